@@ -1,0 +1,151 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Registry is the atomic later-wins tool registry. The zero value is not
+// usable; call New.
+type Registry struct {
+	current atomic.Pointer[Snapshot]
+
+	mu       sync.Mutex // serialises writers; readers never take it
+	layers   map[LayerID][]*tool.Tool
+	watchers map[*Watcher]struct{}
+	logger   *slog.Logger
+	onChange []func(prev, next *Snapshot)
+}
+
+// Option configures New.
+type Option func(*Registry)
+
+// WithLogger sets where shadowing warnings go (slog.Default otherwise).
+func WithLogger(l *slog.Logger) Option { return func(r *Registry) { r.logger = l } }
+
+// OnChange registers a hook called, under the writer lock and in revision
+// order, after every published change. Keep it quick: it delays writers,
+// never readers.
+func OnChange(fn func(prev, next *Snapshot)) Option {
+	return func(r *Registry) { r.onChange = append(r.onChange, fn) }
+}
+
+// New makes an empty registry at revision 0.
+func New(opts ...Option) *Registry {
+	r := &Registry{
+		layers:   map[LayerID][]*tool.Tool{},
+		watchers: map[*Watcher]struct{}{},
+		logger:   slog.Default(),
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	r.current.Store(emptySnapshot)
+	return r
+}
+
+// Snapshot returns the current immutable view. It never blocks.
+func (r *Registry) Snapshot() *Snapshot { return r.current.Load() }
+
+// Replace swaps the whole content of one layer for tools (defaults filled in,
+// as tool.New does) and publishes the result. Within the layer a repeated
+// name is an error; nothing changes then. An empty list keeps the layer, so
+// ListSources can still show it with zero tools; use Remove to drop it.
+func (r *Registry) Replace(id LayerID, tools []tool.Tool) error {
+	ptrs := make([]*tool.Tool, len(tools))
+	seen := make(map[string]struct{}, len(tools))
+	for i := range tools {
+		t := tools[i] // copy: the caller's slice stays theirs
+		if err := t.Normalize(); err != nil {
+			return fmt.Errorf("layer %s: %w", id, err)
+		}
+		if _, dup := seen[t.Name]; dup {
+			return fmt.Errorf("layer %s: tool name %q appears twice", id, t.Name)
+		}
+		seen[t.Name] = struct{}{}
+		ptrs[i] = &t
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.layers[id] = ptrs
+	r.publishLocked()
+	return nil
+}
+
+// Remove drops a layer entirely (a source that was removed from the config).
+// Removing an absent layer changes nothing and publishes nothing.
+func (r *Registry) Remove(id LayerID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.layers[id]; !ok {
+		return
+	}
+	delete(r.layers, id)
+	r.publishLocked()
+}
+
+// Layers lists the layer ids present, in precedence order.
+func (r *Registry) Layers() []LayerID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]LayerID, 0, len(r.layers))
+	for id := range r.layers {
+		ids = append(ids, id)
+	}
+	sortIDs(ids)
+	return ids
+}
+
+func (r *Registry) publishLocked() {
+	prev := r.current.Load()
+	next := build(prev.revision+1, r.layers)
+	r.current.Store(next)
+	r.warnNewShadows(prev, next)
+	for _, fn := range r.onChange {
+		fn(prev, next)
+	}
+	for w := range r.watchers {
+		w.deliver(Change{Prev: prev, Next: next})
+	}
+}
+
+// warnNewShadows logs each shadowing once, when it first appears, so a
+// collision is never silent but a steady state does not flood the log.
+func (r *Registry) warnNewShadows(prev, next *Snapshot) {
+	if len(next.shadowed) == 0 {
+		return
+	}
+	old := make(map[Shadow]struct{}, len(prev.shadowed))
+	for _, s := range prev.shadowed {
+		old[s] = struct{}{}
+	}
+	for _, s := range next.shadowed {
+		if _, ok := old[s]; !ok {
+			r.logger.Warn("tool shadowed by a later source", "tool", s.Name,
+				"hidden", s.Hidden.String(), "winner", s.WinnerIn.String())
+		}
+	}
+}
+
+// Execute runs the named tool of the current snapshot with the caller's
+// context. It never returns an error: an unknown name is the failure
+// "unknown tool: NAME" (tool.OutcomeUnknownTool) and a panic is a failure
+// with the panic's message (tool.OutcomePanic).
+func (r *Registry) Execute(ctx context.Context, name string, call tool.Call) tool.Result {
+	e, ok := r.current.Load().byName[name]
+	if !ok {
+		return UnknownTool(name)
+	}
+	call.Name = name
+	return e.Tool.Execute(ctx, call)
+}
+
+// UnknownTool is the result for a name no tool has.
+func UnknownTool(name string) tool.Result {
+	return tool.FailureWith(tool.OutcomeUnknownTool, "unknown tool: "+name)
+}

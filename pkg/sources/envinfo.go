@@ -1,0 +1,36 @@
+package sources
+
+import "log/slog"
+
+// Env is what the server hands every source besides its own config section.
+type Env struct {
+	// Logger is the source's logger. Never log a header value or token.
+	Logger *slog.Logger
+	// BaseDir resolves relative paths in the config: the config file's
+	// directory, or the working directory for the embedded default config.
+	BaseDir string
+	// Workspace is the absolute root the builtin file tools are confined to.
+	Workspace string
+	// MaxOutputBytes caps what one call may return (limits.maxOutputBytes);
+	// 0 means the default of 1 MiB.
+	MaxOutputBytes int
+}
+
+// DefaultMaxOutputBytes is the output cap when none is configured.
+const DefaultMaxOutputBytes = 1 << 20
+
+// OutputCap is MaxOutputBytes with the default applied.
+func (e Env) OutputCap() int {
+	if e.MaxOutputBytes > 0 {
+		return e.MaxOutputBytes
+	}
+	return DefaultMaxOutputBytes
+}
+
+// Log is the logger, or slog.Default when none was given.
+func (e Env) Log() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.Default()
+}

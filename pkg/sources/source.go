@@ -1,0 +1,59 @@
+// Package sources holds what every source package shares: the Source
+// interface the server drives, the Publisher it publishes into, status
+// values, the tool filter map and ${ENV} expansion.
+//
+// Each source lives in its own sub-package (builtin, skill, mcp, http, a2a,
+// native, debug) and turns its config into tools published into one or more
+// registry layers. A source never imports the server.
+package sources
+
+import (
+	"context"
+
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// State is a source instance's condition as ListSources shows it.
+type State string
+
+// The states.
+const (
+	Connected  State = "connected"
+	Disabled   State = "disabled"
+	Failed     State = "failed"
+	Restarting State = "restarting"
+)
+
+// Status is one source instance's state for ListSources and the
+// toolnexus_source_up gauge.
+type Status struct {
+	Layer registry.LayerID
+	State State
+	// Error says why the source failed or is restarting. It must never
+	// contain a secret (an expanded ${ENV} header or token).
+	Error string
+}
+
+// Publisher is where a source puts its tools; *registry.Registry satisfies it.
+type Publisher interface {
+	Replace(id registry.LayerID, tools []tool.Tool) error
+	Remove(id registry.LayerID)
+}
+
+// Source is one running source instance.
+//
+// Start loads the tools and publishes them into the source's layer. It is
+// bounded by ctx; a source that cannot load returns an error and reports
+// Failed in Status, and never affects any other source. A source may keep
+// publishing later (an MCP server's list_changed, a restart).
+//
+// Close stops everything the source started (goroutines, child processes,
+// connections) and returns once they are gone. It does not remove the
+// layer: the owner decides that.
+type Source interface {
+	Layer() registry.LayerID
+	Start(ctx context.Context, pub Publisher) error
+	Status() Status
+	Close() error
+}

@@ -1,0 +1,119 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// NativeFunc is a plain Go function exposed as a tool.
+type NativeFunc func(ctx context.Context, args map[string]any) (any, error)
+
+// Native wraps a plain Go function. What it returns becomes the result:
+// a string is the output as is, nil an empty output, a Result passes through
+// untouched, any other value is rendered as JSON; a returned error is a
+// failure with the error's text.
+func Native(name string, fn NativeFunc, opts ...Option) (Tool, error) {
+	if fn == nil {
+		return New(name, nil, opts...)
+	}
+	return New(name, func(ctx context.Context, call Call) Result {
+		var args map[string]any
+		if err := call.Decode(&args); err != nil {
+			return FailureWith(OutcomeInvalidArguments, "invalid arguments: "+err.Error())
+		}
+		if args == nil {
+			args = map[string]any{}
+		}
+		return valueResult(fn(ctx, args))
+	}, opts...)
+}
+
+// Typed wraps a Go function whose arguments decode into T. The input schema
+// is derived from T (see SchemaFor), unless WithInputSchema overrides it.
+// Arguments that do not decode into T are a failure naming the field.
+func Typed[T any](name string, fn func(ctx context.Context, args T) (any, error), opts ...Option) (Tool, error) {
+	if fn == nil {
+		return New(name, nil, opts...)
+	}
+	schema, err := SchemaFor[T]()
+	if err != nil {
+		return Tool{}, fmt.Errorf("tool %q: %w", name, err)
+	}
+	opts = append([]Option{WithInputSchema(schema)}, opts...)
+	return New(name, func(ctx context.Context, call Call) Result {
+		var args T
+		if err := decodeStrict(call.Arguments, &args); err != nil {
+			return FailureWith(OutcomeInvalidArguments, err.Error())
+		}
+		return valueResult(fn(ctx, args))
+	}, opts...)
+}
+
+func valueResult(v any, err error) Result {
+	if err != nil {
+		return Failure(err.Error(), nil)
+	}
+	switch out := v.(type) {
+	case nil:
+		return Success("", nil)
+	case string:
+		return Success(out, nil)
+	case Result:
+		return out
+	case *Result:
+		if out == nil {
+			return Success("", nil)
+		}
+		return *out
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Failure("tool returned a value that is not JSON-encodable: "+err.Error(), nil)
+	}
+	return Success(string(b), nil)
+}
+
+// decodeStrict decodes args into v, rejecting unknown fields (the derived
+// schema says additionalProperties: false) and naming the offending field.
+func decodeStrict(args json.RawMessage, v any) error {
+	if len(args) == 0 {
+		args = emptyObject
+	}
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		field := typeErr.Field
+		if field == "" {
+			return fmt.Errorf("invalid arguments: expected a JSON object, got %s", typeErr.Value)
+		}
+		return fmt.Errorf("invalid arguments: field %q: expected %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("invalid arguments: unknown field %s", msg)
+	}
+	return fmt.Errorf("invalid arguments: %v", err)
+}
+
+func jsonKind(goKind string) string {
+	switch {
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
+		return "integer"
+	case strings.HasPrefix(goKind, "float"):
+		return "number"
+	case goKind == "bool":
+		return "boolean"
+	case goKind == "slice", goKind == "array":
+		return "array"
+	case goKind == "map", goKind == "struct":
+		return "object"
+	}
+	return goKind
+}

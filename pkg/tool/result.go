@@ -1,0 +1,122 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Outcome classifies how a call ended. The zero value means "derive it from
+// IsError": OutcomeOK for a success, OutcomeToolError for a failure.
+type Outcome uint8
+
+// The outcomes, mirroring toolnexus.v1.Outcome.
+const (
+	OutcomeUnspecified Outcome = iota
+	OutcomeOK
+	OutcomeToolError
+	OutcomeUnknownTool
+	OutcomePanic
+	OutcomeTimeout
+	OutcomeCanceled
+	OutcomeInvalidArguments
+	OutcomeDenied
+	OutcomePending
+)
+
+var outcomeNames = [...]string{
+	OutcomeUnspecified:      "unspecified",
+	OutcomeOK:               "ok",
+	OutcomeToolError:        "tool_error",
+	OutcomeUnknownTool:      "unknown_tool",
+	OutcomePanic:            "panic",
+	OutcomeTimeout:          "timeout",
+	OutcomeCanceled:         "canceled",
+	OutcomeInvalidArguments: "invalid_arguments",
+	OutcomeDenied:           "denied",
+	OutcomePending:          "pending",
+}
+
+// String is the lowercase name used as the metrics label ("ok", "tool_error", ...).
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unspecified"
+}
+
+// Result is what one tool call produced.
+type Result struct {
+	// Output is the text the model reads.
+	Output string
+	// IsError marks a failed call; Output then says why.
+	IsError bool
+	// Metadata holds structured, tool-specific details. It must be
+	// JSON-encodable (strings, numbers, bools, nil, []any, map[string]any, or
+	// values that encoding/json handles).
+	Metadata map[string]any
+	// Outcome refines IsError. Leave it zero and Resolved derives it.
+	Outcome Outcome
+	// Pending is set when the tool suspended (Outcome == OutcomePending).
+	Pending *Pending
+}
+
+// Resolved returns the outcome, deriving it from IsError when unset.
+func (r Result) Resolved() Outcome {
+	if r.Outcome != OutcomeUnspecified {
+		return r.Outcome
+	}
+	if r.IsError {
+		return OutcomeToolError
+	}
+	return OutcomeOK
+}
+
+// Success is a successful result.
+func Success(output string, metadata map[string]any) Result {
+	return Result{Output: output, Metadata: metadata}
+}
+
+// Failure is a failed result the model can read and retry from.
+func Failure(output string, metadata map[string]any) Result {
+	return Result{Output: output, IsError: true, Metadata: metadata}
+}
+
+// FailureWith is a failed result with a specific outcome.
+func FailureWith(outcome Outcome, output string) Result {
+	return Result{Output: output, IsError: true, Outcome: outcome}
+}
+
+// Pending describes what a suspended call waits for.
+type Pending struct {
+	ID        string
+	Kind      string
+	Prompt    string
+	URL       string
+	Data      map[string]any
+	ExpiresAt time.Time
+}
+
+// Suspend is the result of a call that waits for an answer: IsError is set
+// (the call did not finish) and the outcome is OutcomePending.
+func Suspend(p Pending) Result {
+	return Result{Output: p.Prompt, IsError: true, Outcome: OutcomePending, Pending: &p}
+}
+
+// Answer resumes a suspended call.
+type Answer struct {
+	ID     string
+	OK     bool
+	Data   any
+	Reason string
+}
+
+// ContextResult is the failure for a call stopped by its context: outcome
+// OutcomeTimeout for a deadline, OutcomeCanceled for a cancellation. what
+// names the tool in the text ("bash: canceled").
+func ContextResult(ctx context.Context, what string) Result {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return FailureWith(OutcomeTimeout, what+": deadline exceeded")
+	}
+	return FailureWith(OutcomeCanceled, what+": canceled")
+}

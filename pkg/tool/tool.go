@@ -1,0 +1,153 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+)
+
+// DefaultSource is the source label of a tool built without WithSource.
+const DefaultSource = "custom"
+
+// DefaultInputSchema is the input schema of a tool built without WithInputSchema.
+var DefaultInputSchema = json.RawMessage(`{"type":"object"}`)
+
+// Func runs one call. It returns a failure Result rather than an error, and
+// should stop promptly when ctx is done.
+type Func func(ctx context.Context, call Call) Result
+
+// Call is one invocation as the model made it.
+type Call struct {
+	// Name is the tool name as called.
+	Name string
+	// Arguments is the arguments object as JSON text. It is never empty:
+	// a call without arguments carries "{}".
+	Arguments json.RawMessage
+	// Answer is set when the call resumes an earlier OutcomePending result.
+	Answer *Answer
+}
+
+// Decode unmarshals the arguments into v.
+func (c Call) Decode(v any) error {
+	if len(c.Arguments) == 0 {
+		return json.Unmarshal([]byte("{}"), v)
+	}
+	return json.Unmarshal(c.Arguments, v)
+}
+
+// Tool is one callable tool. Build it with New (or Native/Typed) so the
+// defaults are filled in; treat a registered Tool as read-only.
+type Tool struct {
+	// Name is what the model calls the tool by.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the arguments object.
+	InputSchema json.RawMessage
+	// Source labels where the tool came from; metrics break down by it.
+	Source string
+	// Run executes a call. Prefer Tool.Execute, which also contains panics.
+	Run Func
+}
+
+// Option configures New.
+type Option func(*Tool)
+
+// WithDescription sets the description.
+func WithDescription(d string) Option { return func(t *Tool) { t.Description = d } }
+
+// WithInputSchema sets the JSON Schema of the arguments object.
+func WithInputSchema(schema json.RawMessage) Option {
+	return func(t *Tool) { t.InputSchema = schema }
+}
+
+// WithSource sets the source label.
+func WithSource(source string) Option { return func(t *Tool) { t.Source = source } }
+
+// ErrNoName and ErrNoFunc are returned by New for an incomplete tool.
+var (
+	ErrNoName = errors.New("tool: name is required")
+	ErrNoFunc = errors.New("tool: execute function is required")
+)
+
+// New builds a tool: name and fn are required; the description defaults to
+// "", the input schema to {"type":"object"} and the source to "custom". The
+// name is used exactly as written.
+func New(name string, fn Func, opts ...Option) (Tool, error) {
+	t := Tool{Name: name, Run: fn}
+	for _, o := range opts {
+		o(&t)
+	}
+	if err := t.Normalize(); err != nil {
+		return Tool{}, err
+	}
+	return t, nil
+}
+
+// Must is New that panics on error, for package-level tool tables.
+func Must(t Tool, err error) Tool {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Normalize checks the required fields and fills in the defaults. A schema
+// that is not valid JSON is an error naming the tool.
+func (t *Tool) Normalize() error {
+	if t.Name == "" {
+		return ErrNoName
+	}
+	if t.Run == nil {
+		return fmt.Errorf("%w (tool %q)", ErrNoFunc, t.Name)
+	}
+	if len(t.InputSchema) == 0 {
+		t.InputSchema = DefaultInputSchema
+	} else if !json.Valid(t.InputSchema) {
+		return fmt.Errorf("tool %q: input schema is not valid JSON", t.Name)
+	}
+	if t.Source == "" {
+		t.Source = DefaultSource
+	}
+	return nil
+}
+
+// Execute runs the call and turns a panic into a failure whose output is the
+// panic message (OutcomePanic); the stack goes to the log, never to the model.
+func (t *Tool) Execute(ctx context.Context, call Call) (res Result) {
+	if len(call.Arguments) == 0 {
+		call.Arguments = emptyObject
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			res = PanicResult(t.Name, v)
+		}
+	}()
+	return t.Run(ctx, call)
+}
+
+var emptyObject = json.RawMessage("{}")
+
+// PanicResult converts a recovered panic value into the failure result the
+// model sees, and logs the stack.
+func PanicResult(name string, v any) Result {
+	msg := PanicMessage(v)
+	slog.Error("tool panicked", "tool", name, "panic", msg, "stack", string(debug.Stack()))
+	return FailureWith(OutcomePanic, msg)
+}
+
+// PanicMessage renders a recovered panic value: an error's text, a string
+// as is, anything else through fmt.
+func PanicMessage(v any) string {
+	switch p := v.(type) {
+	case error:
+		return p.Error()
+	case string:
+		return p
+	default:
+		return fmt.Sprint(p)
+	}
+}
