@@ -1,0 +1,13 @@
+// Command toolnexus-server serves every configured tool source over gRPC.
+// Run it with --help for the flags; see the README for the config file.
+package main
+
+import (
+	"os"
+
+	"github.com/toolnexus/toolnexus/pkg/server"
+)
+
+func main() {
+	os.Exit(server.Main(os.Args[1:]))
+}

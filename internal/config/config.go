@@ -1,0 +1,350 @@
+// Package config reads the toolnexus config file: a superset of the
+// Claude-desktop mcp.json, validated up front so a typo fails loudly with
+// the key that is wrong instead of silently disabling a source.
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
+	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
+	"github.com/toolnexus/toolnexus/pkg/sources/http"
+	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
+	"github.com/toolnexus/toolnexus/pkg/sources/skill"
+)
+
+//go:embed default.json
+var defaultJSON []byte
+
+// Default returns the embedded default config text: builtins confined to
+// ./workspace and the sample skills in ./skills.
+func Default() []byte { return bytes.Clone(defaultJSON) }
+
+// Config is a parsed, validated config file.
+type Config struct {
+	// MCP holds the MCP servers by name (from mcpServers | servers | mcp, or a bare server map).
+	MCP      map[string]mcp.ServerConfig
+	Builtins builtin.Config
+	Skills   skill.Config
+	HTTP     http.Config
+	Agents   map[string]a2a.AgentConfig
+	Limits   Limits
+	Auth     Auth
+	Server   Server
+	Debug    bool
+
+	// Path is the file the config came from; empty for the embedded default.
+	Path string
+	// BaseDir resolves relative paths: the file's directory, or the working
+	// directory for the embedded default.
+	BaseDir string
+	// Warnings are non-fatal findings (unknown names in filter maps...).
+	Warnings []string
+}
+
+// Error is a config problem: the key that is wrong and what to do about it.
+type Error struct {
+	Key string
+	Msg string
+}
+
+func (e *Error) Error() string {
+	if e.Key == "" {
+		return "config: " + e.Msg
+	}
+	return "config: " + e.Key + ": " + e.Msg
+}
+
+func keyErr(key string, format string, args ...any) error {
+	return &Error{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// wrapSection turns a source package's error ("fs.command: ...") into a
+// config error under its section key ("mcpServers.fs.command: ...").
+func wrapSection(section string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var ce *Error
+	if errors.As(err, &ce) {
+		return &Error{Key: section + "." + ce.Key, Msg: ce.Msg}
+	}
+	if strings.HasPrefix(msg, "[") {
+		return &Error{Key: section + msg[:strings.Index(msg, ":")], Msg: strings.TrimSpace(msg[strings.Index(msg, ":")+1:])}
+	}
+	if i := strings.Index(msg, ": "); i > 0 && !strings.Contains(msg[:i], " ") {
+		return &Error{Key: section + "." + msg[:i], Msg: msg[i+2:]}
+	}
+	return &Error{Key: section, Msg: msg}
+}
+
+var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
+	"openapi", "agents", "limits", "auth", "server", "debug"}
+
+// Load reads and parses the file at path. An empty path means the embedded default.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, &Error{Msg: "cannot determine the working directory: " + err.Error()}
+		}
+		return Parse(defaultJSON, "", wd)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("cannot read config file %s: %v (check --config / TOOLNEXUS_CONFIG)", path, err)}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	return Parse(data, abs, filepath.Dir(abs))
+}
+
+// Parse validates config text. path is recorded for messages; baseDir
+// resolves relative paths.
+func Parse(data []byte, path, baseDir string) (*Config, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, &Error{Msg: "not a JSON object: " + describeJSONError(data, err)}
+	}
+	cfg := &Config{Path: path, BaseDir: baseDir}
+
+	if isBareServerMap(top) {
+		top = map[string]json.RawMessage{"mcpServers": data}
+	}
+	var unknown []string
+	for k := range top {
+		if !contains(topLevelKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		k := unknown[0]
+		msg := "unknown top-level key"
+		if s := suggest(k, topLevelKeys); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		} else {
+			msg += "; valid keys are " + strings.Join(topLevelKeys, ", ")
+		}
+		return nil, &Error{Key: k, Msg: msg}
+	}
+
+	for _, key := range []string{"mcpServers", "servers", "mcp"} {
+		raw, ok := top[key]
+		if !ok || isNull(raw) {
+			continue
+		}
+		servers, warns, err := mcp.ParseConfig(raw)
+		if err != nil {
+			return nil, wrapSection(key, err)
+		}
+		cfg.MCP = servers
+		cfg.Warnings = append(cfg.Warnings, prefix(key, warns)...)
+		break // the first present key wins
+	}
+
+	var err error
+	var warns []string
+	if cfg.Builtins, warns, err = builtin.ParseConfig(nonNull(top["builtins"])); err != nil {
+		return nil, wrapSection("builtins", err)
+	}
+	cfg.Warnings = append(cfg.Warnings, prefix("builtins", warns)...)
+
+	if cfg.Skills, warns, err = skill.ParseConfig(nonNull(top["skills"])); err != nil {
+		return nil, wrapSection("skills", err)
+	}
+	cfg.Warnings = append(cfg.Warnings, prefix("skills", warns)...)
+
+	if cfg.HTTP, warns, err = http.ParseConfig(nonNull(top["http"]), nonNull(top["openapi"])); err != nil {
+		// Errors about the openapi list arrive already prefixed with "openapi".
+		if msg := err.Error(); strings.HasPrefix(msg, "openapi") {
+			if i := strings.Index(msg, ": "); i > 0 {
+				return nil, &Error{Key: msg[:i], Msg: msg[i+2:]}
+			}
+			return nil, &Error{Key: "openapi", Msg: msg}
+		}
+		return nil, wrapSection("http", err)
+	}
+	cfg.Warnings = append(cfg.Warnings, warns...)
+
+	if cfg.Agents, warns, err = a2a.ParseConfig(nonNull(top["agents"])); err != nil {
+		return nil, wrapSection("agents", err)
+	}
+	cfg.Warnings = append(cfg.Warnings, prefix("agents", warns)...)
+
+	if cfg.Limits, err = parseLimits(nonNull(top["limits"])); err != nil {
+		return nil, err
+	}
+	if cfg.Auth, err = parseAuth(nonNull(top["auth"])); err != nil {
+		return nil, err
+	}
+	if cfg.Server, err = parseServer(nonNull(top["server"])); err != nil {
+		return nil, err
+	}
+	if raw := nonNull(top["debug"]); raw != nil {
+		if err := json.Unmarshal(raw, &cfg.Debug); err != nil {
+			return nil, keyErr("debug", "must be true or false")
+		}
+	}
+	return cfg, nil
+}
+
+// isBareServerMap recognises a file that is nothing but a server map
+// ({"fs": {"command": ...}}): no known top-level key, and every value is an
+// object with a command or a url.
+func isBareServerMap(top map[string]json.RawMessage) bool {
+	if len(top) == 0 {
+		return false
+	}
+	for k, v := range top {
+		if contains(topLevelKeys, k) {
+			return false
+		}
+		var probe struct {
+			Command json.RawMessage `json:"command"`
+			URL     json.RawMessage `json:"url"`
+		}
+		if json.Unmarshal(v, &probe) != nil || (probe.Command == nil && probe.URL == nil) {
+			return false
+		}
+	}
+	return true
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if isNull(raw) {
+		return nil
+	}
+	return raw
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+func prefix(section string, warns []string) []string {
+	out := make([]string, len(warns))
+	for i, w := range warns {
+		out[i] = section + "." + w
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns the closest candidate within edit distance 3, for typos.
+func suggest(s string, candidates []string) string {
+	best, bestD := "", 4
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// describeJSONError adds the line and column to a syntax error.
+func describeJSONError(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := 1, 1
+		for _, c := range data[:min(int(se.Offset), len(data))] {
+			if c == '\n' {
+				line++
+				col = 1
+			} else {
+				col++
+			}
+		}
+		return fmt.Sprintf("%v at line %d, column %d", err, line, col)
+	}
+	return err.Error()
+}
+
+// strictDecode decodes raw into v rejecting unknown keys, and turns the
+// decoder's message into a config error under section.
+func strictDecode(section string, raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			key := section
+			if te.Field != "" {
+				key += "." + te.Field
+			}
+			return keyErr(key, "must be %s, not %s", jsonType(te.Type.Kind().String()), te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return keyErr(section+"."+field, "unknown key (check the spelling; see the README's config reference)")
+		}
+		return keyErr(section, "%v", err)
+	}
+	return nil
+}
+
+func jsonType(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
+		return "an integer"
+	case strings.HasPrefix(kind, "float"):
+		return "a number"
+	case kind == "bool":
+		return "true or false"
+	case kind == "string":
+		return "a string"
+	case kind == "slice":
+		return "an array"
+	case kind == "map", kind == "struct", kind == "ptr":
+		return "an object"
+	}
+	return kind
+}
+
+// Resolve makes a config-relative path absolute (against BaseDir).
+func (c *Config) Resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.BaseDir, p)
+}

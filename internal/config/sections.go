@@ -1,0 +1,286 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"path"
+	"time"
+
+	"github.com/toolnexus/toolnexus/pkg/sources"
+)
+
+// Defaults for the limits and server sections.
+const (
+	DefaultTimeout         = 60 * time.Second
+	DefaultMaxOutputBytes  = 1 << 20
+	DefaultMaxRequestBytes = 4 << 20
+	DefaultGracePeriod     = 10 * time.Second
+	DefaultListen          = "127.0.0.1:50051"
+	DefaultMetricsListen   = "127.0.0.1:9464"
+)
+
+// Limits is the `limits` section: global limits plus per-tool overrides.
+type Limits struct {
+	// Timeout bounds every call (0 = no limit beyond the caller's deadline).
+	Timeout time.Duration
+	// MaxConcurrency caps calls running at once across all tools (0 = no cap).
+	MaxConcurrency int
+	// MaxOutputBytes truncates longer outputs, with a marker.
+	MaxOutputBytes int
+	// ValidateArguments checks arguments against the input schema.
+	ValidateArguments bool
+	// MaxRequestBytes caps one gRPC request message.
+	MaxRequestBytes int
+	// Tools holds per-tool overrides by exact tool name.
+	Tools map[string]ToolLimits
+}
+
+// ToolLimits overrides the global limits for one tool; nil fields inherit.
+type ToolLimits struct {
+	Timeout           *time.Duration
+	MaxConcurrency    *int
+	MaxOutputBytes    *int
+	ValidateArguments *bool
+}
+
+// For resolves the effective limits of one tool.
+func (l Limits) For(name string) ToolLimits {
+	eff := ToolLimits{Timeout: &l.Timeout, MaxConcurrency: new(int), MaxOutputBytes: &l.MaxOutputBytes, ValidateArguments: &l.ValidateArguments}
+	if t, ok := l.Tools[name]; ok {
+		if t.Timeout != nil {
+			eff.Timeout = t.Timeout
+		}
+		if t.MaxConcurrency != nil {
+			eff.MaxConcurrency = t.MaxConcurrency
+		}
+		if t.MaxOutputBytes != nil {
+			eff.MaxOutputBytes = t.MaxOutputBytes
+		}
+		if t.ValidateArguments != nil {
+			eff.ValidateArguments = t.ValidateArguments
+		}
+	}
+	return eff
+}
+
+type rawToolLimits struct {
+	Timeout           *int64 `json:"timeout"`
+	MaxConcurrency    *int   `json:"maxConcurrency"`
+	MaxOutputBytes    *int   `json:"maxOutputBytes"`
+	ValidateArguments *bool  `json:"validateArguments"`
+}
+
+func parseLimits(raw json.RawMessage) (Limits, error) {
+	l := Limits{Timeout: DefaultTimeout, MaxOutputBytes: DefaultMaxOutputBytes, ValidateArguments: true, MaxRequestBytes: DefaultMaxRequestBytes}
+	if raw == nil {
+		return l, nil
+	}
+	var r struct {
+		rawToolLimits
+		MaxRequestBytes *int                     `json:"maxRequestBytes"`
+		Tools           map[string]rawToolLimits `json:"tools"`
+	}
+	if err := strictDecode("limits", raw, &r); err != nil {
+		return l, err
+	}
+	if err := checkToolLimits("limits", r.rawToolLimits); err != nil {
+		return l, err
+	}
+	if r.Timeout != nil {
+		l.Timeout = time.Duration(*r.Timeout) * time.Millisecond
+	}
+	if r.MaxConcurrency != nil {
+		l.MaxConcurrency = *r.MaxConcurrency
+	}
+	if r.MaxOutputBytes != nil {
+		l.MaxOutputBytes = *r.MaxOutputBytes
+	}
+	if r.ValidateArguments != nil {
+		l.ValidateArguments = *r.ValidateArguments
+	}
+	if r.MaxRequestBytes != nil {
+		if *r.MaxRequestBytes < 1024 {
+			return l, keyErr("limits.maxRequestBytes", "must be at least 1024 bytes")
+		}
+		l.MaxRequestBytes = *r.MaxRequestBytes
+	}
+	if len(r.Tools) > 0 {
+		l.Tools = make(map[string]ToolLimits, len(r.Tools))
+	}
+	for name, t := range r.Tools {
+		if err := checkToolLimits("limits.tools."+name, t); err != nil {
+			return l, err
+		}
+		tl := ToolLimits{MaxConcurrency: t.MaxConcurrency, MaxOutputBytes: t.MaxOutputBytes, ValidateArguments: t.ValidateArguments}
+		if t.Timeout != nil {
+			d := time.Duration(*t.Timeout) * time.Millisecond
+			tl.Timeout = &d
+		}
+		l.Tools[name] = tl
+	}
+	return l, nil
+}
+
+func checkToolLimits(key string, t rawToolLimits) error {
+	if t.Timeout != nil && *t.Timeout < 0 {
+		return keyErr(key+".timeout", "must be >= 0 milliseconds (0 = no limit)")
+	}
+	if t.MaxConcurrency != nil && *t.MaxConcurrency < 0 {
+		return keyErr(key+".maxConcurrency", "must be >= 0 (0 = no cap)")
+	}
+	if t.MaxOutputBytes != nil && *t.MaxOutputBytes < 0 {
+		return keyErr(key+".maxOutputBytes", "must be >= 0 bytes (0 = no cap)")
+	}
+	return nil
+}
+
+// Auth is the `auth` section: bearer tokens, each with an optional allowlist.
+type Auth struct {
+	Tokens []Token
+}
+
+// Enabled reports whether any token is configured (then every RPC but
+// health and reflection needs one).
+func (a Auth) Enabled() bool { return len(a.Tokens) > 0 }
+
+// Token is one bearer token. Value is the expanded secret: never log it.
+type Token struct {
+	Name  string
+	Value string
+	// Tools are glob patterns (path.Match syntax) on tool names, or
+	// "source:PATTERN" on source labels; nil allows every tool.
+	Tools []string
+}
+
+// String hides the secret, so a Token printed by accident leaks nothing.
+func (t Token) String() string { return fmt.Sprintf("Token{%s}", t.Name) }
+
+func parseAuth(raw json.RawMessage) (Auth, error) {
+	var a Auth
+	if raw == nil {
+		return a, nil
+	}
+	var r struct {
+		Tokens []struct {
+			Name  string   `json:"name"`
+			Token string   `json:"token"`
+			Tools []string `json:"tools"`
+		} `json:"tokens"`
+	}
+	if err := strictDecode("auth", raw, &r); err != nil {
+		return a, err
+	}
+	names := map[string]bool{}
+	for i, t := range r.Tokens {
+		key := fmt.Sprintf("auth.tokens[%d]", i)
+		if t.Name == "" {
+			return a, keyErr(key+".name", "is required (it names the caller in logs and metrics)")
+		}
+		if names[t.Name] {
+			return a, keyErr(key+".name", "%q is used twice; token names must be unique", t.Name)
+		}
+		names[t.Name] = true
+		val, err := sources.ExpandEnv(t.Token)
+		if err != nil {
+			return a, keyErr(key+".token", "%v", err)
+		}
+		if len(val) < 8 {
+			return a, keyErr(key+".token", "is empty or shorter than 8 characters; use a long random secret, e.g. \"${AGENT_TOKEN}\"")
+		}
+		for j, p := range t.Tools {
+			pat := p
+			if len(pat) > 7 && pat[:7] == "source:" {
+				pat = pat[7:]
+			}
+			if _, err := path.Match(pat, ""); err != nil {
+				return a, keyErr(fmt.Sprintf("%s.tools[%d]", key, j), "bad glob pattern %q: %v", p, err)
+			}
+		}
+		a.Tokens = append(a.Tokens, Token{Name: t.Name, Value: val, Tools: t.Tools})
+	}
+	return a, nil
+}
+
+// Server is the `server` section (flags override it).
+type Server struct {
+	Listen        string
+	MetricsListen string
+	TLS           TLS
+	MCP           MCPGateway
+	// GracePeriod bounds draining in-flight calls on shutdown.
+	GracePeriod time.Duration
+	// WatchConfig reloads when the config file changes.
+	WatchConfig bool
+}
+
+// TLS holds certificate paths; ClientCA turns on mutual TLS.
+type TLS struct {
+	Cert     string `json:"cert"`
+	Key      string `json:"key"`
+	ClientCA string `json:"clientCA"`
+}
+
+// Enabled reports whether TLS is configured.
+func (t TLS) Enabled() bool { return t.Cert != "" }
+
+// MCPGateway is `server.mcp`: serve the registry as an MCP server too.
+type MCPGateway struct {
+	Listen  string   `json:"listen"`
+	Name    string   `json:"name"`
+	Version string   `json:"version"`
+	Tools   []string `json:"tools"`
+}
+
+func parseServer(raw json.RawMessage) (Server, error) {
+	s := Server{Listen: DefaultListen, MetricsListen: DefaultMetricsListen, GracePeriod: DefaultGracePeriod}
+	if raw == nil {
+		return s, nil
+	}
+	var r struct {
+		Listen        *string    `json:"listen"`
+		MetricsListen *string    `json:"metricsListen"`
+		TLS           TLS        `json:"tls"`
+		MCP           MCPGateway `json:"mcp"`
+		GracePeriod   *int64     `json:"gracePeriod"`
+		WatchConfig   bool       `json:"watchConfig"`
+	}
+	if err := strictDecode("server", raw, &r); err != nil {
+		return s, err
+	}
+	if r.Listen != nil {
+		if _, _, err := net.SplitHostPort(*r.Listen); err != nil {
+			return s, keyErr("server.listen", "%q is not HOST:PORT (e.g. 127.0.0.1:50051)", *r.Listen)
+		}
+		s.Listen = *r.Listen
+	}
+	if r.MetricsListen != nil {
+		if *r.MetricsListen != "" {
+			if _, _, err := net.SplitHostPort(*r.MetricsListen); err != nil {
+				return s, keyErr("server.metricsListen", "%q is not HOST:PORT (empty disables metrics)", *r.MetricsListen)
+			}
+		}
+		s.MetricsListen = *r.MetricsListen
+	}
+	if (r.TLS.Cert == "") != (r.TLS.Key == "") {
+		return s, keyErr("server.tls", "cert and key must be given together")
+	}
+	if r.TLS.ClientCA != "" && r.TLS.Cert == "" {
+		return s, keyErr("server.tls.clientCA", "needs server.tls.cert and server.tls.key too")
+	}
+	s.TLS = r.TLS
+	if r.MCP.Listen != "" {
+		if _, _, err := net.SplitHostPort(r.MCP.Listen); err != nil {
+			return s, keyErr("server.mcp.listen", "%q is not HOST:PORT", r.MCP.Listen)
+		}
+	}
+	s.MCP = r.MCP
+	if r.GracePeriod != nil {
+		if *r.GracePeriod < 0 {
+			return s, keyErr("server.gracePeriod", "must be >= 0 milliseconds")
+		}
+		s.GracePeriod = time.Duration(*r.GracePeriod) * time.Millisecond
+	}
+	s.WatchConfig = r.WatchConfig
+	return s, nil
+}

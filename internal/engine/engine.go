@@ -1,0 +1,342 @@
+// Package engine turns a config into running sources feeding one registry,
+// and swaps them when the config changes: only instances whose config
+// changed are rebuilt, each swap is one atomic layer replace, and a source
+// that fails never affects another.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
+	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
+	"github.com/toolnexus/toolnexus/pkg/sources/debug"
+	"github.com/toolnexus/toolnexus/pkg/sources/http"
+	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
+	"github.com/toolnexus/toolnexus/pkg/sources/native"
+	"github.com/toolnexus/toolnexus/pkg/sources/skill"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Options configures an Engine.
+type Options struct {
+	Logger *slog.Logger
+	// Workspace overrides builtins.workspace (the --workspace flag).
+	Workspace string
+	// Native are the embedding program's own Go tools (layer "native").
+	Native []tool.Tool
+}
+
+// Engine owns the sources and the registry they publish into.
+type Engine struct {
+	reg  *registry.Registry
+	opts Options
+	log  *slog.Logger
+
+	// ctx outlives every Start; it is cancelled by Close so background work
+	// a source hangs on it ends with the engine.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex // serialises Apply and Close
+	instances map[registry.LayerID]*instance
+	skills    *skill.Source
+	closed    bool
+}
+
+type instance struct {
+	src         sources.Source
+	fingerprint string
+	startErr    error
+}
+
+// New makes an engine publishing into reg. Call Apply to load a config.
+func New(reg *registry.Registry, opts Options) *Engine {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Engine{reg: reg, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
+		instances: map[registry.LayerID]*instance{}}
+}
+
+// Registry returns the registry the engine publishes into.
+func (e *Engine) Registry() *registry.Registry { return e.reg }
+
+// Report says what an Apply changed.
+type Report struct {
+	Started []registry.LayerID // new or rebuilt instances
+	Removed []registry.LayerID
+	Failed  map[registry.LayerID]error
+}
+
+// planned is one source instance the config asks for.
+type planned struct {
+	id          registry.LayerID
+	fingerprint string
+	build       func() sources.Source
+}
+
+// Apply makes the running sources match cfg. Unchanged instances keep
+// running untouched; changed ones are started anew and swapped in (the new
+// instance replaces the layer atomically, then the old one is closed);
+// instances no longer configured are closed and their layers removed.
+// A source that fails to start is reported, never fatal.
+func (e *Engine) Apply(cfg *config.Config) (Report, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return Report{}, errors.New("engine is closed")
+	}
+	plan, err := e.plan(cfg)
+	if err != nil {
+		return Report{}, err
+	}
+
+	rep := Report{Failed: map[registry.LayerID]error{}}
+	want := map[registry.LayerID]bool{}
+	var toStart []planned
+	for _, p := range plan {
+		want[p.id] = true
+		if old, ok := e.instances[p.id]; ok && old.fingerprint == p.fingerprint {
+			continue
+		}
+		toStart = append(toStart, p)
+	}
+
+	// Start every new instance at once: each bounds itself by its own
+	// timeout, so one slow MCP server does not delay the rest.
+	started := make([]*instance, len(toStart))
+	var wg sync.WaitGroup
+	for i, p := range toStart {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			src := p.build()
+			err := src.Start(e.ctx, e.reg)
+			started[i] = &instance{src: src, fingerprint: p.fingerprint, startErr: err}
+		}()
+	}
+	wg.Wait()
+
+	for i, p := range toStart {
+		inst := started[i]
+		old := e.instances[p.id]
+		if inst.startErr != nil {
+			rep.Failed[p.id] = inst.startErr
+			e.log.Warn("source failed to start", "source", p.id.String(), "error", inst.startErr)
+			if old != nil {
+				// The old instance's tools must not outlive it.
+				_ = e.reg.Replace(p.id, nil)
+			}
+		}
+		e.instances[p.id] = inst
+		rep.Started = append(rep.Started, p.id)
+		if old != nil {
+			closeQuietly(e.log, p.id, old.src)
+		}
+		if s, ok := inst.src.(*skill.Source); ok {
+			e.skills = s
+		}
+	}
+	for id, inst := range e.instances {
+		if want[id] {
+			continue
+		}
+		closeQuietly(e.log, id, inst.src)
+		e.reg.Remove(id)
+		delete(e.instances, id)
+		rep.Removed = append(rep.Removed, id)
+		if id.Kind == registry.KindSkill {
+			e.skills = nil
+		}
+	}
+	sortIDs(rep.Started)
+	sortIDs(rep.Removed)
+	return rep, nil
+}
+
+func closeQuietly(log *slog.Logger, id registry.LayerID, src sources.Source) {
+	if err := src.Close(); err != nil {
+		log.Warn("closing source", "source", id.String(), "error", err)
+	}
+}
+
+// plan lists the instances cfg asks for, each with a fingerprint of
+// everything that shapes it, so Apply can tell what changed.
+func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
+	env := sources.Env{
+		Logger:         e.log,
+		BaseDir:        cfg.BaseDir,
+		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
+	}
+	ws, err := e.workspace(cfg)
+	if err != nil {
+		return nil, err
+	}
+	env.Workspace = ws
+
+	var plan []planned
+	add := func(id registry.LayerID, section any, build func() sources.Source) error {
+		fp, err := json.Marshal(struct {
+			Section any
+			Env     sources.Env
+		}{section, sources.Env{BaseDir: env.BaseDir, Workspace: env.Workspace, MaxOutputBytes: env.MaxOutputBytes}})
+		if err != nil {
+			return fmt.Errorf("fingerprint %s: %w", id, err)
+		}
+		plan = append(plan, planned{id: id, fingerprint: string(fp), build: build})
+		return nil
+	}
+
+	bcfg := cfg.Builtins
+	bcfg.Workspace = ws
+	if err := add(registry.Layer(registry.KindBuiltin), bcfg, func() sources.Source { return builtin.New(bcfg, env) }); err != nil {
+		return nil, err
+	}
+	scfg := cfg.Skills
+	if err := add(registry.Layer(registry.KindSkill), scfg, func() sources.Source { return skill.New(scfg, env) }); err != nil {
+		return nil, err
+	}
+	hcfg := cfg.HTTP
+	if err := add(registry.Layer(registry.KindHTTP), hcfg, func() sources.Source { return http.New(hcfg, env) }); err != nil {
+		return nil, err
+	}
+	for name, sc := range cfg.MCP {
+		if err := add(registry.LayerID{Kind: registry.KindMCP, Name: name}, sc, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
+			return nil, err
+		}
+	}
+	for id, ac := range cfg.Agents {
+		if err := add(registry.LayerID{Kind: registry.KindA2A, Name: id}, ac, func() sources.Source { return a2a.New(id, ac, env) }); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Debug {
+		if err := add(registry.Layer(registry.KindDebug), true, func() sources.Source { return debug.New() }); err != nil {
+			return nil, err
+		}
+	}
+	if len(e.opts.Native) > 0 {
+		// Native tools come from code, not config: same fingerprint every
+		// time, so a reload never rebuilds them.
+		plan = append(plan, planned{id: registry.Layer(registry.KindNative), fingerprint: "native",
+			build: func() sources.Source { return native.New(e.opts.Native...) }})
+	}
+	return plan, nil
+}
+
+// workspace resolves the builtin tools' root: --workspace, else
+// builtins.workspace, else ./workspace; relative to the config's directory.
+// It is created if missing, so a fresh checkout's `make run` just works.
+func (e *Engine) workspace(cfg *config.Config) (string, error) {
+	ws := e.opts.Workspace
+	if ws == "" {
+		ws = cfg.Builtins.Workspace
+	}
+	if ws == "" {
+		ws = "workspace"
+	}
+	ws = cfg.Resolve(ws)
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return "", &config.Error{Key: "builtins.workspace", Msg: err.Error()}
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", &config.Error{Key: "builtins.workspace", Msg: fmt.Sprintf("cannot create %s: %v", abs, err)}
+	}
+	return abs, nil
+}
+
+// Close stops every source (child processes included) and waits for them.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var errs []error
+	var wg sync.WaitGroup
+	var emu sync.Mutex
+	for id, inst := range e.instances {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := inst.src.Close(); err != nil {
+				emu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", id, err))
+				emu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	e.cancel()
+	return errors.Join(errs...)
+}
+
+// SourceInfo is one row of ListSources.
+type SourceInfo struct {
+	sources.Status
+	ToolCount int
+	Shadowed  []string
+}
+
+// Sources reports every instance, sorted by precedence then name.
+func (e *Engine) Sources() []SourceInfo {
+	e.mu.Lock()
+	insts := make([]*instance, 0, len(e.instances))
+	for _, inst := range e.instances {
+		insts = append(insts, inst)
+	}
+	e.mu.Unlock()
+
+	snap := e.reg.Snapshot()
+	shadowed := map[registry.LayerID][]string{}
+	for _, s := range snap.Shadowed() {
+		shadowed[s.Hidden] = append(shadowed[s.Hidden], s.Name)
+	}
+	out := make([]SourceInfo, 0, len(insts))
+	for _, inst := range insts {
+		st := inst.src.Status()
+		st.Layer = inst.src.Layer()
+		if inst.startErr != nil && st.State == "" {
+			st.State, st.Error = sources.Failed, inst.startErr.Error()
+		}
+		out = append(out, SourceInfo{Status: st, ToolCount: snap.LayerCount(st.Layer), Shadowed: shadowed[st.Layer]})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Layer, out[j].Layer
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// Skills returns the skill source, or nil when none runs.
+func (e *Engine) Skills() *skill.Source {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.skills
+}
+
+func sortIDs(ids []registry.LayerID) {
+	sort.Slice(ids, func(i, j int) bool {
+		if ids[i].Kind != ids[j].Kind {
+			return ids[i].Kind < ids[j].Kind
+		}
+		return ids[i].Name < ids[j].Name
+	})
+}

@@ -1,0 +1,358 @@
+// Package executor is the one Execute path every protocol shares (gRPC and
+// the MCP gateway): resolve the name in the current snapshot, check the
+// caller's allowlist, validate the arguments, apply the limits, run the tool
+// and record the per-source metrics. Everything a call needs is prepared per
+// snapshot, off the hot path: a call is an atomic load, a map read and the
+// tool itself — no lock, no per-call compile.
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Protocol labels for the per-source series.
+const (
+	ProtocolGRPC = "grpc"
+	ProtocolMCP  = "mcp"
+)
+
+var protocols = [...]string{ProtocolGRPC, ProtocolMCP}
+
+func protocolIndex(p string) int {
+	if p == ProtocolMCP {
+		return 1
+	}
+	return 0
+}
+
+// Allow decides whether the caller may use a tool; nil allows everything.
+type Allow func(name, source string) bool
+
+// Request is one call.
+type Request struct {
+	Name string
+	// Arguments is the arguments object as JSON; nil or empty means {}.
+	Arguments json.RawMessage
+	Answer    *tool.Answer
+	// Protocol is ProtocolGRPC or ProtocolMCP (the metrics label).
+	Protocol string
+	// Allow is the caller's allowlist (nil = every tool).
+	Allow Allow
+}
+
+// Executor runs calls against a registry under the configured limits.
+type Executor struct {
+	reg     *registry.Registry
+	metrics *metrics.Metrics
+	log     *slog.Logger
+
+	table atomic.Pointer[table]
+
+	mu     sync.Mutex // serialises table rebuilds (writers only)
+	limits config.Limits
+	global chan struct{}            // global concurrency cap, nil = none
+	sems   map[string]chan struct{} // per-tool caps by name, kept across rebuilds
+}
+
+// New makes an executor for reg and subscribes it to reg's changes. Use it
+// as: x := executor.New(...); reg's OnChange must call x.Rebuild (see Hook).
+func New(reg *registry.Registry, m *metrics.Metrics, limits config.Limits, log *slog.Logger) *Executor {
+	if log == nil {
+		log = slog.Default()
+	}
+	x := &Executor{reg: reg, metrics: m, log: log, sems: map[string]chan struct{}{}}
+	x.SetLimits(limits)
+	return x
+}
+
+// Hook is the registry.OnChange callback that keeps the executor's table in
+// step with the registry. Pass it to registry.New: registry.OnChange(x.Hook)
+// — or call Rebuild after changes when the registry was built first.
+func (x *Executor) Hook(_, next *registry.Snapshot) { x.rebuild(next) }
+
+// Rebuild refreshes the table from the registry's current snapshot.
+func (x *Executor) Rebuild() { x.rebuild(x.reg.Snapshot()) }
+
+// SetLimits swaps the limits (on reload) and rebuilds the table.
+func (x *Executor) SetLimits(l config.Limits) {
+	x.mu.Lock()
+	x.limits = l
+	if l.MaxConcurrency > 0 {
+		if x.global == nil || cap(x.global) != l.MaxConcurrency {
+			x.global = make(chan struct{}, l.MaxConcurrency)
+		}
+	} else {
+		x.global = nil
+	}
+	x.mu.Unlock()
+	x.rebuild(x.reg.Snapshot())
+}
+
+// Snapshot is the snapshot the current table was built from.
+func (x *Executor) Snapshot() *registry.Snapshot {
+	if t := x.table.Load(); t != nil {
+		return t.snap
+	}
+	return x.reg.Snapshot()
+}
+
+// Execute runs one call. It always returns a Result; a failure is a value.
+// The returned source is the label the call was counted under.
+func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, source string) {
+	proto := protocolIndex(req.Protocol)
+	tab := x.table.Load()
+	st := tab.tools[req.Name]
+	if st == nil {
+		x.countUnknown(proto)
+		return registry.UnknownTool(req.Name), metrics.UnknownLabel
+	}
+	source = st.source
+	start := time.Now()
+	ss := tab.sources[source]
+	ss.inFlight[proto].Inc()
+	defer func() {
+		if v := recover(); v != nil {
+			// Anything around the tool itself (validation, truncation...)
+			// that panics is still a result, never a crashed call.
+			res = tool.PanicResult(req.Name, v)
+		}
+		ss.inFlight[proto].Dec()
+		ss.duration[proto].Observe(time.Since(start).Seconds())
+		st.counter(x.metrics, proto, res.Resolved()).Inc()
+	}()
+	return x.run(ctx, tab, st, req), source
+}
+
+func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Request) tool.Result {
+	if req.Allow != nil && !req.Allow(req.Name, st.source) {
+		return tool.FailureWith(tool.OutcomeDenied, fmt.Sprintf("denied: your token does not allow the tool %q", req.Name))
+	}
+	args := req.Arguments
+	if len(args) == 0 {
+		args = emptyObject
+	}
+	if !isObject(args) {
+		return tool.FailureWith(tool.OutcomeInvalidArguments, fmt.Sprintf("invalid arguments for %s: the arguments must be a JSON object, e.g. {}", req.Name))
+	}
+	if st.validate {
+		if msg := st.check(args); msg != "" {
+			return tool.FailureWith(tool.OutcomeInvalidArguments, msg)
+		}
+	}
+	if tab.global != nil {
+		if !acquire(ctx, tab.global) {
+			return limitResult(ctx, req.Name, "the server-wide concurrency limit (limits.maxConcurrency)")
+		}
+		defer func() { <-tab.global }()
+	}
+	if st.sem != nil {
+		if !acquire(ctx, st.sem) {
+			return limitResult(ctx, req.Name, fmt.Sprintf("its concurrency limit of %d (limits.tools.%s.maxConcurrency)", cap(st.sem), req.Name))
+		}
+		defer func() { <-st.sem }()
+	}
+	callCtx := ctx
+	if st.timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, st.timeout)
+		defer cancel()
+	}
+	res := st.entry.Tool.Execute(callCtx, tool.Call{Name: req.Name, Arguments: args, Answer: req.Answer})
+	if err := callCtx.Err(); err != nil && res.Outcome != tool.OutcomePending {
+		res.IsError = true
+		switch {
+		case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
+			res.Outcome = tool.OutcomeCanceled
+		case ctx.Err() != nil:
+			res.Outcome = tool.OutcomeTimeout
+		default:
+			// Our limit fired, not the caller's deadline: say which limit.
+			res.Outcome = tool.OutcomeTimeout
+			if res.Output == "" || res.Output == req.Name+": deadline exceeded" {
+				res.Output = fmt.Sprintf("%s: timed out after %dms (limits.timeout)", req.Name, st.timeout.Milliseconds())
+			}
+		}
+	}
+	if st.maxOutput > 0 && len(res.Output) > st.maxOutput {
+		res = truncate(res, st.maxOutput)
+	}
+	return res
+}
+
+var emptyObject = json.RawMessage("{}")
+
+// isObject reports whether args is one well-formed JSON object. json.Valid
+// does not allocate, so this costs one pass over the bytes.
+func isObject(args []byte) bool {
+	for _, c := range args {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return json.Valid(args)
+		}
+		return false
+	}
+	return false
+}
+
+func acquire(ctx context.Context, sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func limitResult(ctx context.Context, name, which string) tool.Result {
+	r := tool.ContextResult(ctx, name)
+	r.Output = fmt.Sprintf("%s: not started: waited for %s until the call's deadline; retry later", name, which)
+	return r
+}
+
+// TruncationMarker introduces the note appended to a truncated output.
+const TruncationMarker = "\n[output truncated: "
+
+func truncate(res tool.Result, limit int) tool.Result {
+	omitted := len(res.Output) - limit
+	cut := limit
+	// Never split a UTF-8 character: back up to a rune start.
+	for cut > 0 && cut < len(res.Output) && res.Output[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	res.Output = res.Output[:cut] + fmt.Sprintf("%s%d bytes omitted; limits.maxOutputBytes is %d]", TruncationMarker, omitted+(limit-cut), limit)
+	meta := make(map[string]any, len(res.Metadata)+1)
+	for k, v := range res.Metadata {
+		meta[k] = v
+	}
+	meta["truncated"] = true
+	res.Metadata = meta
+	return res
+}
+
+func (x *Executor) countUnknown(proto int) {
+	x.metrics.Calls.WithLabelValues(metrics.UnknownLabel, metrics.UnknownLabel, tool.OutcomeUnknownTool.String(), protocols[proto]).Inc()
+}
+
+// table is everything Execute needs for one snapshot, built off the hot path.
+type table struct {
+	snap    *registry.Snapshot
+	tools   map[string]*toolState
+	sources map[string]*sourceState
+	global  chan struct{}
+}
+
+type sourceState struct {
+	inFlight [len(protocols)]prometheus.Gauge
+	duration [len(protocols)]prometheus.Observer
+}
+
+// toolState is one tool's prepared call state. It is carried over to the
+// next table when neither the tool nor its limits changed, so a reload keeps
+// compiled schemas and metric handles.
+type toolState struct {
+	entry     *registry.Entry
+	source    string
+	validate  bool
+	timeout   time.Duration
+	maxOutput int
+	sem       chan struct{}
+
+	counters [len(protocols)][tool.OutcomePending + 1]atomic.Pointer[prometheus.Counter]
+
+	schemaOnce sync.Once
+	schema     schemaChecker
+}
+
+// counter returns the calls_total child for this tool, created on first use
+// so idle tools and unused outcomes add no series.
+func (s *toolState) counter(m *metrics.Metrics, proto int, o tool.Outcome) prometheus.Counter {
+	if int(o) >= len(s.counters[proto]) {
+		o = tool.OutcomeToolError
+	}
+	slot := &s.counters[proto][o]
+	if c := slot.Load(); c != nil {
+		return *c
+	}
+	c := m.Calls.WithLabelValues(s.source, s.entry.Tool.Name, o.String(), protocols[proto])
+	slot.Store(&c)
+	return c
+}
+
+func (x *Executor) rebuild(snap *registry.Snapshot) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	old := x.table.Load()
+	if old != nil && old.snap.Revision() > snap.Revision() {
+		return // a newer snapshot is already in place
+	}
+	t := &table{
+		snap:    snap,
+		tools:   make(map[string]*toolState, snap.Len()),
+		sources: map[string]*sourceState{},
+		global:  x.global,
+	}
+	for _, e := range snap.Entries() {
+		lim := x.limits.For(e.Tool.Name)
+		var sem chan struct{}
+		if n := *lim.MaxConcurrency; n > 0 {
+			sem = x.sems[e.Tool.Name]
+			if sem == nil || cap(sem) != n {
+				sem = make(chan struct{}, n)
+				x.sems[e.Tool.Name] = sem
+			}
+		}
+		if old != nil {
+			if prev := old.tools[e.Tool.Name]; prev != nil && prev.entry.Tool == e.Tool &&
+				prev.timeout == *lim.Timeout && prev.maxOutput == *lim.MaxOutputBytes &&
+				prev.validate == *lim.ValidateArguments && prev.sem == sem {
+				t.tools[e.Tool.Name] = prev
+				x.ensureSource(t, prev.source)
+				continue
+			}
+		}
+		st := &toolState{
+			entry:     e,
+			source:    e.Tool.Source,
+			validate:  *lim.ValidateArguments,
+			timeout:   *lim.Timeout,
+			maxOutput: *lim.MaxOutputBytes,
+			sem:       sem,
+		}
+		t.tools[e.Tool.Name] = st
+		x.ensureSource(t, st.source)
+	}
+	x.table.Store(t)
+}
+
+func (x *Executor) ensureSource(t *table, source string) {
+	if _, ok := t.sources[source]; ok {
+		return
+	}
+	ss := &sourceState{}
+	for i, p := range protocols {
+		ss.inFlight[i] = x.metrics.InFlight.WithLabelValues(source, p)
+		ss.duration[i] = x.metrics.Duration.WithLabelValues(source, p)
+	}
+	t.sources[source] = ss
+}

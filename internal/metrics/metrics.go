@@ -1,0 +1,96 @@
+// Package metrics defines the toolnexus_* Prometheus series. Names and
+// labels are part of the public contract (DESIGN §5): dashboards and alerts
+// are built on them.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// UnknownLabel stands in for source and tool of calls to names no tool has,
+// so a flood of junk names cannot blow up cardinality.
+const UnknownLabel = "unknown"
+
+// Metrics holds the per-source call series.
+type Metrics struct {
+	Calls    *prometheus.CounterVec   // source, tool, outcome, protocol
+	Duration *prometheus.HistogramVec // source, protocol
+	InFlight *prometheus.GaugeVec     // source, protocol
+	Reloads  *prometheus.CounterVec   // result
+}
+
+// New creates the series and registers them with reg.
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolnexus_tool_calls_total",
+			Help: "Tool calls by source, tool and outcome (ok, tool_error, unknown_tool, panic, timeout, canceled, invalid_arguments, denied, pending) and protocol (grpc, mcp).",
+		}, []string{"source", "tool", "outcome", "protocol"}),
+		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toolnexus_tool_call_duration_seconds",
+			Help:    "Tool call latency by source (no per-tool histogram, to bound cardinality).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"source", "protocol"}),
+		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "toolnexus_tool_calls_in_flight",
+			Help: "Tool calls running now, by source.",
+		}, []string{"source", "protocol"}),
+		Reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolnexus_reloads_total",
+			Help: "Config reloads by result (ok, error).",
+		}, []string{"result"}),
+	}
+	reg.MustRegister(m.Calls, m.Duration, m.InFlight, m.Reloads)
+	return m
+}
+
+// SourceState is one source instance as the state collector sees it.
+type SourceState struct {
+	Kind, Name string
+	Up         bool
+}
+
+// StateFunc reports the live state at scrape time: tools per source label,
+// each source instance, and the registry revision.
+type StateFunc func() (toolsBySource map[string]int, instances []SourceState, revision uint64)
+
+// stateCollector computes the registry and source gauges at scrape time, so
+// nothing on the Execute path or in the sources has to keep them current.
+type stateCollector struct {
+	fn       StateFunc
+	tools    *prometheus.Desc
+	up       *prometheus.Desc
+	revision *prometheus.Desc
+}
+
+// RegisterState registers toolnexus_tools, toolnexus_source_up and
+// toolnexus_registry_revision, computed by fn at every scrape.
+func RegisterState(reg prometheus.Registerer, fn StateFunc) {
+	reg.MustRegister(&stateCollector{
+		fn:       fn,
+		tools:    prometheus.NewDesc("toolnexus_tools", "Tools currently registered (visible), by source label.", []string{"source"}, nil),
+		up:       prometheus.NewDesc("toolnexus_source_up", "1 when a source instance is connected, 0 otherwise (failed, restarting, disabled).", []string{"source", "name"}, nil),
+		revision: prometheus.NewDesc("toolnexus_registry_revision", "The registry revision; goes up by one with every change.", nil, nil),
+	})
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.tools
+	ch <- c.up
+	ch <- c.revision
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	tools, instances, rev := c.fn()
+	for src, n := range tools {
+		ch <- prometheus.MustNewConstMetric(c.tools, prometheus.GaugeValue, float64(n), src)
+	}
+	for _, s := range instances {
+		v := 0.0
+		if s.Up {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, v, s.Kind, s.Name)
+	}
+	ch <- prometheus.MustNewConstMetric(c.revision, prometheus.GaugeValue, float64(rev))
+}

@@ -1,0 +1,248 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/executor"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+)
+
+// Paging limits for ListTools (AIP-158).
+const (
+	defaultPageSize = 1000
+	maxPageSize     = 10000
+)
+
+type registryService struct {
+	pb.UnimplementedRegistryServiceServer
+	s *Server
+}
+
+// filter is a ListTools/WatchTools/ExportTools selection plus the caller's
+// allowlist; a nil set means "any".
+type filter struct {
+	sources map[string]bool
+	names   map[string]bool
+	p       *principal
+}
+
+func newFilter(ctx context.Context, sources, names []string) filter {
+	f := filter{p: principalFrom(ctx)}
+	if len(sources) > 0 {
+		f.sources = make(map[string]bool, len(sources))
+		for _, s := range sources {
+			f.sources[s] = true
+		}
+	}
+	if len(names) > 0 {
+		f.names = make(map[string]bool, len(names))
+		for _, n := range names {
+			f.names[n] = true
+		}
+	}
+	return f
+}
+
+func (f filter) match(e *registry.Entry) bool {
+	if f.sources != nil && !f.sources[e.Tool.Source] {
+		return false
+	}
+	if f.names != nil && !f.names[e.Tool.Name] {
+		return false
+	}
+	return f.p.allows(e.Tool.Name, e.Tool.Source)
+}
+
+func (r *registryService) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, status.Error(codes.InvalidArgument, "page_size must be >= 0 (0 means the default of 1000)")
+	case size == 0:
+		size = defaultPageSize
+	case size > maxPageSize:
+		size = maxPageSize
+	}
+	after, err := decodePageToken(req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	snap := r.s.exec.Snapshot()
+	pt := r.s.protos.get(snap)
+	f := newFilter(ctx, req.GetSources(), req.GetNames())
+	entries := snap.Entries()
+	start := 0
+	if after != "" {
+		start = snap.Seek(after)
+	}
+	resp := &pb.ListToolsResponse{Revision: snap.Revision(), Tools: make([]*pb.Tool, 0, min(size, len(entries)-start))}
+	for i := start; i < len(entries); i++ {
+		if !f.match(entries[i]) {
+			continue
+		}
+		if len(resp.Tools) == size {
+			resp.NextPageToken = encodePageToken(resp.Tools[len(resp.Tools)-1].Name)
+			break
+		}
+		resp.Tools = append(resp.Tools, pt.tools[i])
+	}
+	return resp, nil
+}
+
+// Page tokens carry the last name returned, so paging stays correct in name
+// order even when the registry changes between pages.
+func encodePageToken(lastName string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("after:" + lastName))
+}
+
+func decodePageToken(tok string) (string, error) {
+	if tok == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || !strings.HasPrefix(string(b), "after:") {
+		return "", status.Error(codes.InvalidArgument, "page_token is not one this server issued; pass the next_page_token of a previous response, or empty for the first page")
+	}
+	return string(b[len("after:"):]), nil
+}
+
+func (r *registryService) GetTool(ctx context.Context, req *pb.GetToolRequest) (*pb.GetToolResponse, error) {
+	if req.GetName() == "" {
+		return nil, status.Error(codes.InvalidArgument, "name is required")
+	}
+	snap := r.s.exec.Snapshot()
+	e, ok := snap.Lookup(req.GetName())
+	if !ok || !principalFrom(ctx).allows(e.Tool.Name, e.Tool.Source) {
+		return nil, status.Errorf(codes.NotFound, "no tool named %q (ListTools shows the available names)", req.GetName())
+	}
+	return &pb.GetToolResponse{Tool: r.s.protos.get(snap).byName[e.Tool.Name]}, nil
+}
+
+func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	if req.GetName() == "" {
+		return nil, status.Error(codes.InvalidArgument, "name is required: set ExecuteRequest.name to the tool to run")
+	}
+	var args json.RawMessage
+	switch in := req.GetInput().(type) {
+	case *pb.ExecuteRequest_ArgumentsJson:
+		args = json.RawMessage(in.ArgumentsJson)
+		if len(args) == 0 {
+			args = nil
+		}
+	case *pb.ExecuteRequest_Arguments:
+		if in.Arguments != nil {
+			b, err := protojson.Marshal(in.Arguments)
+			if err != nil {
+				return nil, status.Errorf(codes.InvalidArgument, "arguments: %v", err)
+			}
+			args = b
+		}
+	}
+	xreq := executor.Request{Name: req.GetName(), Arguments: args, Answer: answerFromProto(req.GetAnswer()), Protocol: executor.ProtocolGRPC}
+	if p := principalFrom(ctx); p != nil {
+		xreq.Allow = p.allows
+	}
+	res, _ := r.s.exec.Execute(ctx, xreq)
+	if err := ctx.Err(); err != nil {
+		// The caller gave up: it gets the status it asked for; the call
+		// itself was recorded as timeout/canceled.
+		return nil, status.FromContextError(err).Err()
+	}
+	return &pb.ExecuteResponse{Result: resultToProto(res)}, nil
+}
+
+func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.RegistryService_WatchToolsServer) error {
+	ctx := stream.Context()
+	f := newFilter(ctx, req.GetSources(), req.GetNames())
+	w, snap := r.s.reg.Watch()
+	defer w.Close()
+
+	sendFull := func(snap *registry.Snapshot) error {
+		msg := &pb.WatchToolsResponse{Revision: snap.Revision(), Snapshot: true}
+		pt := r.s.protos.get(snap)
+		for i, e := range snap.Entries() {
+			if f.match(e) {
+				msg.Tools = append(msg.Tools, pt.tools[i])
+				msg.Added = append(msg.Added, e.Tool.Name)
+			}
+		}
+		return stream.Send(msg)
+	}
+	if err := sendFull(snap); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.s.shutdown:
+			return status.Error(codes.Unavailable, "server is shutting down; reconnect to another replica")
+		case ch, ok := <-w.C():
+			if !ok {
+				return nil
+			}
+			if ch.Resync {
+				if err := sendFull(ch.Next); err != nil {
+					return err
+				}
+				continue
+			}
+			msg := &pb.WatchToolsResponse{Revision: ch.Next.Revision()}
+			added, removed, changed := registry.Diff(ch.Prev, ch.Next)
+			msg.Added = f.names2(ch.Next, added)
+			msg.Removed = f.names2(ch.Prev, removed)
+			msg.Changed = f.names2(ch.Next, changed)
+			if len(msg.Added)+len(msg.Removed)+len(msg.Changed) == 0 && (f.sources != nil || f.names != nil || f.p != nil) {
+				continue // nothing this watcher can see changed
+			}
+			pt := r.s.protos.get(ch.Next)
+			for i, e := range ch.Next.Entries() {
+				if f.match(e) {
+					msg.Tools = append(msg.Tools, pt.tools[i])
+				}
+			}
+			if err := stream.Send(msg); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// names2 keeps the names whose entry in snap passes the filter.
+func (f filter) names2(snap *registry.Snapshot, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if e, ok := snap.Lookup(n); ok && f.match(e) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRequest) (*pb.ExportToolsResponse, error) {
+	snap := r.s.exec.Snapshot()
+	f := newFilter(ctx, req.GetSources(), req.GetNames())
+	var sel []*registry.Entry
+	for _, e := range snap.Entries() {
+		if f.match(e) {
+			sel = append(sel, e)
+		}
+	}
+	out, err := exportJSON(req.GetFormat(), sel)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ExportToolsResponse{Json: string(out)}, nil
+}
+
+func (r *registryService) GetSkillsPrompt(ctx context.Context, _ *pb.GetSkillsPromptRequest) (*pb.GetSkillsPromptResponse, error) {
+	return &pb.GetSkillsPromptResponse{Prompt: r.s.skillsPrompt()}, nil
+}
