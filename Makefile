@@ -1,0 +1,65 @@
+# toolnexus — every command a developer or CI needs. Only Go is required;
+# buf and the protoc plugins are pinned Go tools in tools/go.mod. npm is used
+# when present, for the third-party peers of the integration tests.
+GO        ?= go
+BUF       := $(GO) tool -modfile=tools/go.mod buf
+BIN       := bin
+PKGS      := ./...
+FUZZTIME  ?= 20s
+
+.PHONY: all generate lint build run test test-short e2e-deps bench soak fuzz clean check-generated
+
+all: lint build test
+
+## generate: regenerate gen/ from proto/ (the only way gen/ changes)
+generate:
+	$(BUF) generate
+
+## check-generated: fail when gen/ is not what `make generate` produces
+check-generated: generate
+	@git diff --exit-code --stat -- gen/ || { echo "gen/ is stale: run 'make generate' and commit gen/"; exit 1; }
+	@test -z "$$(git status --porcelain -- gen/)" || { git status --porcelain -- gen/; echo "gen/ has untracked files: run 'make generate' and commit gen/"; exit 1; }
+
+## lint: gofmt, go vet, buf lint
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(BUF) lint
+
+## build: bin/toolnexus-server and bin/toolnexus
+build:
+	$(GO) build -o $(BIN)/toolnexus-server ./cmd/server
+	$(GO) build -o $(BIN)/toolnexus ./cmd/client
+
+## run: serve the embedded default config on 127.0.0.1:50051 (metrics on :9464)
+run: build
+	$(BIN)/toolnexus-server
+
+## e2e-deps: install the npm peers the integration tests run against (skipped without npm)
+e2e-deps:
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix e2e/node --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: integration tests against npm peers will be skipped"; fi
+
+## test: every test with the race detector (installs the npm peers first)
+test: e2e-deps
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+## test-short: quick unit pass without the race detector
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+## bench: the benchmark suite; writes BENCHMARKS.md
+bench: build
+	$(GO) run ./bench -out BENCHMARKS.md
+
+## fuzz: run each fuzz target for FUZZTIME
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for fn in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$fn ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+clean:
+	rm -rf $(BIN)

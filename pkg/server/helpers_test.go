@@ -1,0 +1,125 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// fixture is a real server on loopback TCP plus a client connection.
+type fixture struct {
+	srv     *server.Server
+	conn    *grpc.ClientConn
+	reg     pb.RegistryServiceClient
+	src     pb.SourceServiceClient
+	cfgPath string
+	stop    func()
+}
+
+// start serves cfgJSON (written to a temp file) with the given native tools.
+func start(t *testing.T, cfgJSON string, native ...tool.Tool) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "toolnexus.json")
+	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{
+		ConfigPath:    cfgPath,
+		Listen:        "127.0.0.1:0",
+		MetricsListen: "127.0.0.1:0",
+		Workspace:     filepath.Join(dir, "ws"),
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Native:        native,
+	})
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	conn, err := grpc.NewClient(srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{srv: srv, conn: conn, reg: pb.NewRegistryServiceClient(conn), src: pb.NewSourceServiceClient(conn), cfgPath: cfgPath}
+	var stopped bool
+	f.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		conn.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}
+	t.Cleanup(f.stop)
+	return f
+}
+
+func (f *fixture) exec(t *testing.T, name, argsJSON string) *pb.ToolResult {
+	t.Helper()
+	resp, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: argsJSON}})
+	if err != nil {
+		t.Fatalf("Execute(%s): gRPC error %v; tool failures must be results", name, err)
+	}
+	return resp.GetResult()
+}
+
+func (f *fixture) scrape(t *testing.T) string {
+	t.Helper()
+	resp, err := http.Get("http://" + f.srv.MetricsAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// metricLine finds the sample line with all the given label pairs.
+func metricLine(body, name string, labels ...string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		ok := true
+		for _, l := range labels {
+			if !strings.Contains(line, l) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return line
+		}
+	}
+	return ""
+}
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
