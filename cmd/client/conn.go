@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/resolver"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+)
+
+// roundRobin spreads calls over every address a dns target resolves to:
+// N stateless server replicas behind one headless-service name all get work.
+const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+
+// maxRecvBytes leaves room for a 10,000-tool ListTools page and large tool
+// outputs; grpc-go's 4 MiB default is too small for both.
+const maxRecvBytes = 256 << 20
+
+// dialOptions turns the global flags into grpc dial options. Problems with
+// the flags or the files they name are usage errors.
+func (g *globals) dialOptions() ([]grpc.DialOption, error) {
+	opts := []grpc.DialOption{
+		grpc.WithUserAgent("toolnexus-cli"),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvBytes)),
+	}
+	if g.addr == "" {
+		return nil, usagef("--addr is empty; give HOST:PORT (default %s)", defaultAddr)
+	}
+	secure := g.tls || g.ca != "" || g.cert != "" || g.key != ""
+	if secure {
+		tc, err := g.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(tc)))
+	} else {
+		if g.serverName != "" {
+			return nil, usagef("--server-name only applies to TLS; add --tls")
+		}
+		opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	}
+	if g.token != "" {
+		if strings.ContainsAny(g.token, "\r\n\t ") {
+			return nil, usagef("--token / TOOLNEXUS_TOKEN contains whitespace; pass the bare token")
+		}
+		opts = append(opts, grpc.WithPerRPCCredentials(bearer{token: g.token}))
+	}
+	if isDNSTarget(g.addr) {
+		opts = append(opts, grpc.WithDefaultServiceConfig(roundRobin))
+	}
+	return opts, nil
+}
+
+func (g *globals) tlsConfig() (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: g.serverName}
+	if g.ca != "" {
+		pem, err := os.ReadFile(g.ca)
+		if err != nil {
+			return nil, usagef("--ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, usagef("--ca %s holds no PEM certificate", g.ca)
+		}
+		tc.RootCAs = pool
+	}
+	if (g.cert == "") != (g.key == "") {
+		return nil, usagef("--cert and --key go together: mutual TLS needs the certificate and its private key")
+	}
+	if g.cert != "" {
+		cert, err := tls.LoadX509KeyPair(g.cert, g.key)
+		if err != nil {
+			return nil, usagef("--cert %s / --key %s: %v", g.cert, g.key, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// isDNSTarget reports whether grpc resolves target through DNS: an explicit
+// dns: scheme, or a bare HOST:PORT (grpc.NewClient's default resolver).
+func isDNSTarget(target string) bool {
+	scheme, _, ok := strings.Cut(target, ":")
+	if !ok {
+		return true
+	}
+	if scheme == "dns" {
+		return true
+	}
+	// unix:, passthrough:, xds: ... name their own resolver.
+	return resolver.Get(scheme) == nil
+}
+
+// bearer sends the token with every call. It is allowed on plaintext on
+// purpose: the server listens on loopback by default, and refusing there
+// would push people to drop auth instead.
+type bearer struct{ token string }
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + b.token}, nil
+}
+
+func (b bearer) RequireTransportSecurity() bool { return false }
+
+// conn is an open connection with the two service clients.
+type conn struct {
+	cc      *grpc.ClientConn
+	reg     pb.RegistryServiceClient
+	sources pb.SourceServiceClient
+}
+
+// dial connects lazily: grpc.NewClient does no I/O, the first call does.
+func (c *cli) dial() (*conn, error) {
+	opts, err := c.g.dialOptions()
+	if err != nil {
+		return nil, err
+	}
+	cc, err := grpc.NewClient(c.g.addr, opts...)
+	if err != nil {
+		return nil, usagef("--addr %q: %v", c.g.addr, err)
+	}
+	return &conn{cc: cc, reg: pb.NewRegistryServiceClient(cc), sources: pb.NewSourceServiceClient(cc)}, nil
+}
+
+func (k *conn) Close() { k.cc.Close() }
+
+// callContext bounds one unary call by --timeout.
+func (c *cli) callContext() (context.Context, context.CancelFunc) {
+	if c.g.timeout <= 0 {
+		return context.WithCancel(c.ctx)
+	}
+	return context.WithTimeout(c.ctx, c.g.timeout)
+}

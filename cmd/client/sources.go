@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+)
+
+// errorWidth keeps a long source error (a stack of wrapped causes) from
+// blowing up the table; --json has the whole text.
+const errorWidth = 60
+
+var cmdSources = &command{
+	name:     "sources",
+	synopsis: "[--json]",
+	summary:  "list the sources (KIND NAME STATUS TOOLS ERROR) and shadowed tools",
+	run:      runSources,
+}
+
+func runSources(c *cli, args []string) error {
+	fs := c.flags(`List every source and sub-source (each MCP server, each A2A agent) with its
+status and tool count, then the tools hidden by a higher-precedence source.`)
+	if _, err := fs.parse(args, 0, 0); err != nil {
+		return err
+	}
+	k, err := c.dial()
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	ctx, cancel := c.callContext()
+	defer cancel()
+	resp, err := k.sources.ListSources(ctx, &pb.ListSourcesRequest{})
+	if err != nil {
+		return err
+	}
+	if c.g.json {
+		return writeJSON(c.stdout, resp)
+	}
+	tw := newTable(c.stdout)
+	fmt.Fprintln(tw, "KIND\tNAME\tSTATUS\tTOOLS\tERROR")
+	for _, s := range resp.GetSources() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.GetKind(), s.GetName(), s.GetStatus(), s.GetToolCount(), orDash(cell(s.GetError(), errorWidth)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Shadowing is listed apart: a name per line would break the table.
+	first := true
+	for _, s := range resp.GetSources() {
+		if len(s.GetShadowed()) == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(c.stdout, "\nShadowed (hidden by a higher-precedence source with the same name):")
+			first = false
+		}
+		fmt.Fprintf(c.stdout, "  %s/%s: %s\n", s.GetKind(), s.GetName(), strings.Join(s.GetShadowed(), ", "))
+	}
+	return nil
+}
+
+var cmdSkills = &command{
+	name:     "skills",
+	synopsis: "[--json]",
+	summary:  "list the discovered skills and the SKILL.md files skipped, with reasons",
+	run:      runSkills,
+}
+
+func runSkills(c *cli, args []string) error {
+	fs := c.flags(`List the skills the skill tool can load, then the SKILL.md files that were
+skipped and why (missing-name, malformed-frontmatter, duplicate-name, unreadable).`)
+	if _, err := fs.parse(args, 0, 0); err != nil {
+		return err
+	}
+	k, err := c.dial()
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	ctx, cancel := c.callContext()
+	defer cancel()
+	resp, err := k.sources.ListSkills(ctx, &pb.ListSkillsRequest{})
+	if err != nil {
+		return err
+	}
+	if c.g.json {
+		return writeJSON(c.stdout, resp)
+	}
+	if len(resp.GetSkills()) == 0 {
+		fmt.Fprintln(c.stdout, "No skills found.")
+	} else {
+		tw := newTable(c.stdout)
+		fmt.Fprintln(tw, "NAME\tDESCRIPTION\tDIR")
+		for _, s := range resp.GetSkills() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.GetName(), orDash(cell(s.GetDescription(), descriptionWidth)), s.GetDir())
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(resp.GetSkipped()) > 0 {
+		fmt.Fprintln(c.stdout, "\nSkipped:")
+		tw := newTable(c.stdout)
+		fmt.Fprintln(tw, "PATH\tREASON\tDETAIL")
+		for _, s := range resp.GetSkipped() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.GetPath(), s.GetReason(), orDash(cell(s.GetDetail(), errorWidth)))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+var cmdSkillsPrompt = &command{
+	name:     "skills-prompt",
+	synopsis: "",
+	summary:  "print the skills catalog text for a system prompt",
+	run:      runSkillsPrompt,
+}
+
+func runSkillsPrompt(c *cli, args []string) error {
+	fs := c.flags(`Print the skills catalog text to put in an agent's system prompt.`)
+	if _, err := fs.parse(args, 0, 0); err != nil {
+		return err
+	}
+	k, err := c.dial()
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	ctx, cancel := c.callContext()
+	defer cancel()
+	resp, err := k.reg.GetSkillsPrompt(ctx, &pb.GetSkillsPromptRequest{})
+	if err != nil {
+		return err
+	}
+	if c.g.json {
+		return writeJSON(c.stdout, resp)
+	}
+	printText(c.stdout, resp.GetPrompt())
+	return nil
+}
+
+var cmdReload = &command{
+	name:     "reload",
+	synopsis: "[--json]",
+	summary:  "make the server re-read its config (as SIGHUP does)",
+	run:      runReload,
+}
+
+func runReload(c *cli, args []string) error {
+	fs := c.flags(`Make the server re-read its config file and swap the changed sources
+atomically. A config that does not validate is refused with the reason and
+the old one keeps serving.`)
+	if _, err := fs.parse(args, 0, 0); err != nil {
+		return err
+	}
+	k, err := c.dial()
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	ctx, cancel := c.callContext()
+	defer cancel()
+	resp, err := k.sources.Reload(ctx, &pb.ReloadRequest{})
+	if err != nil {
+		return err
+	}
+	if c.g.json {
+		return writeJSON(c.stdout, resp)
+	}
+	fmt.Fprintf(c.stdout, "reloaded: revision %d\n", resp.GetRevision())
+	fmt.Fprintf(c.stdout, "rebuilt: %s\n", orNone(resp.GetRebuilt()))
+	fmt.Fprintf(c.stdout, "removed: %s\n", orNone(resp.GetRemoved()))
+	return nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
