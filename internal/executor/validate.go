@@ -5,19 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // schemaChecker validates arguments against one tool's input schema. It is
 // compiled once, on the tool's first call, and kept while the tool lives.
 type schemaChecker struct {
 	schema *jsonschema.Schema
+	// props are the top-level property names the schema declares, sorted,
+	// to tell the model what it may send instead of an unknown property.
+	props []string
 	// broken is set when the tool's own schema does not compile: the calls
-	// then go through unvalidated (the tool is still usable), and the
-	// problem is logged once.
+	// then go through unvalidated (the tool is still usable).
 	broken bool
 }
 
@@ -27,12 +34,12 @@ func (s *toolState) check(args json.RawMessage) string {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return fmt.Sprintf("invalid arguments for %s: the arguments must be a JSON object, e.g. {}", s.entry.Tool.Name)
 	}
+	if s.schema.broken || s.schema.schema == nil {
+		return ""
+	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
 		return fmt.Sprintf("invalid arguments for %s: not valid JSON: %v", s.entry.Tool.Name, err)
-	}
-	if s.schema.broken || s.schema.schema == nil {
-		return ""
 	}
 	err = s.schema.schema.Validate(inst)
 	if err == nil {
@@ -42,7 +49,7 @@ func (s *toolState) check(args json.RawMessage) string {
 	if !errors.As(err, &ve) {
 		return fmt.Sprintf("invalid arguments for %s: %v", s.entry.Tool.Name, err)
 	}
-	return describe(s.entry.Tool.Name, ve)
+	return describe(s.entry.Tool.Name, ve, s.schema.props)
 }
 
 func compileSchema(name string, schema json.RawMessage) schemaChecker {
@@ -59,34 +66,149 @@ func compileSchema(name string, schema json.RawMessage) schemaChecker {
 	if err != nil {
 		return schemaChecker{broken: true}
 	}
-	return schemaChecker{schema: sch}
+	var props []string
+	if m, ok := doc.(map[string]any); ok {
+		if p, ok := m["properties"].(map[string]any); ok {
+			for k := range p {
+				props = append(props, k)
+			}
+			sort.Strings(props)
+		}
+	}
+	return schemaChecker{schema: sch, props: props}
 }
 
-// describe flattens a validation error into one line per failing field,
-// naming the field by its JSON pointer and saying what was expected, so
-// the model can correct the call.
-func describe(name string, ve *jsonschema.ValidationError) string {
+// english renders the error kinds this file has no wording of its own for.
+// jsonschema's LocalizedString needs a non-nil printer (nil panics).
+var english = message.NewPrinter(language.English)
+
+// describe flattens a validation error into one line per failing field:
+// the field as a path the model can read (user.tags[2]) and what was
+// expected, e.g.
+//
+//	invalid arguments for debug_sleep (fix these and call again):
+//	- ms: expected integer, got string
+func describe(name string, ve *jsonschema.ValidationError, topProps []string) string {
 	var lines []string
 	seen := map[string]bool{}
+	add := func(field, msg string) {
+		line := "- " + field + ": " + msg
+		if !seen[line] {
+			seen[line] = true
+			lines = append(lines, line)
+		}
+	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			field := "/" + strings.Join(e.InstanceLocation, "/")
-			if field == "/" {
-				field = "(arguments)"
-			}
-			line := fmt.Sprintf("- %s: %s", field, e.ErrorKind.LocalizedString(nil))
-			if !seen[line] {
-				seen[line] = true
-				lines = append(lines, line)
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
 			}
 			return
 		}
-		for _, c := range e.Causes {
-			walk(c)
+		at := e.InstanceLocation
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			for _, m := range k.Missing {
+				add(fieldPath(append(at[:len(at):len(at)], m)), "missing; this field is required")
+			}
+		case *kind.AdditionalProperties:
+			msg := "unknown property; remove it"
+			if len(at) == 0 && len(topProps) > 0 {
+				msg += " (this tool takes: " + strings.Join(topProps, ", ") + ")"
+			}
+			for _, p := range k.Properties {
+				add(fieldPath(append(at[:len(at):len(at)], p)), msg)
+			}
+		default:
+			add(fieldPath(at), kindMessage(e.ErrorKind))
 		}
 	}
 	walk(ve)
 	sort.Strings(lines)
-	return fmt.Sprintf("invalid arguments for %s:\n%s", name, strings.Join(lines, "\n"))
+	return fmt.Sprintf("invalid arguments for %s (fix these and call again):\n%s", name, strings.Join(lines, "\n"))
+}
+
+// kindMessage says what was expected, in words a model can act on.
+func kindMessage(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Type:
+		return fmt.Sprintf("expected %s, got %s", strings.Join(k.Want, " or "), k.Got)
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = jsonText(w)
+		}
+		return fmt.Sprintf("expected one of %s, got %s", strings.Join(want, ", "), jsonText(k.Got))
+	case *kind.Const:
+		return fmt.Sprintf("expected %s, got %s", jsonText(k.Want), jsonText(k.Got))
+	case *kind.Minimum:
+		return fmt.Sprintf("must be >= %s, got %s", ratText(k.Want), ratText(k.Got))
+	case *kind.Maximum:
+		return fmt.Sprintf("must be <= %s, got %s", ratText(k.Want), ratText(k.Got))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("must be > %s, got %s", ratText(k.Want), ratText(k.Got))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("must be < %s, got %s", ratText(k.Want), ratText(k.Got))
+	case *kind.MultipleOf:
+		return fmt.Sprintf("must be a multiple of %s, got %s", ratText(k.Want), ratText(k.Got))
+	case *kind.MinLength:
+		return fmt.Sprintf("must be at least %d characters long, got %d", k.Want, k.Got)
+	case *kind.MaxLength:
+		return fmt.Sprintf("must be at most %d characters long, got %d", k.Want, k.Got)
+	case *kind.MinItems:
+		return fmt.Sprintf("must have at least %d items, got %d", k.Want, k.Got)
+	case *kind.MaxItems:
+		return fmt.Sprintf("must have at most %d items, got %d", k.Want, k.Got)
+	case *kind.MinProperties:
+		return fmt.Sprintf("must have at least %d properties, got %d", k.Want, k.Got)
+	case *kind.MaxProperties:
+		return fmt.Sprintf("must have at most %d properties, got %d", k.Want, k.Got)
+	case *kind.Pattern:
+		return fmt.Sprintf("must match the regular expression %s", strconv.Quote(k.Want))
+	case *kind.Format:
+		return fmt.Sprintf("must be a valid %s", k.Want)
+	case *kind.FalseSchema:
+		return "not allowed here; remove it"
+	}
+	return k.LocalizedString(english)
+}
+
+// fieldPath renders an instance location as user.tags[2]; the arguments
+// object itself is "(arguments)".
+func fieldPath(loc []string) string {
+	if len(loc) == 0 {
+		return "(arguments)"
+	}
+	var b strings.Builder
+	for i, seg := range loc {
+		if _, err := strconv.Atoi(seg); err == nil && i > 0 {
+			b.WriteString("[" + seg + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func ratText(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

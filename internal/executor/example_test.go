@@ -1,0 +1,33 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/executor"
+	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources/debug"
+)
+
+// A model's arguments that do not match the tool's input schema come back
+// as a result naming each failing field, so the model can fix its call.
+func ExampleExecutor_Execute() {
+	var x *executor.Executor
+	reg := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) { x.Hook(prev, next) }))
+	cfg, _ := config.Parse([]byte(`{}`), "", ".")
+	x = executor.New(reg, metrics.New(prometheus.NewRegistry()), cfg.Limits, nil)
+	_ = reg.Replace(registry.Layer(registry.KindDebug), debug.Tools())
+
+	res, _ := x.Execute(context.Background(), executor.Request{Name: "debug_sleep", Arguments: json.RawMessage(`{"ms": "soon"}`)})
+	fmt.Println(res.Outcome)
+	fmt.Println(res.Output)
+	// Output:
+	// invalid_arguments
+	// invalid arguments for debug_sleep (fix these and call again):
+	// - ms: expected integer, got string
+}

@@ -1,0 +1,451 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"go.uber.org/goleak"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/executor"
+	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources/debug"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// rig is a real registry with the debug tools and an executor hooked to it,
+// configured from a real config text.
+type rig struct {
+	reg *registry.Registry
+	x   *executor.Executor
+	m   *metrics.Metrics
+}
+
+func limits(t testing.TB, limitsJSON string) config.Limits {
+	t.Helper()
+	text := `{}`
+	if limitsJSON != "" {
+		text = `{"limits": ` + limitsJSON + `}`
+	}
+	cfg, err := config.Parse([]byte(text), "", t.TempDir())
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return cfg.Limits
+}
+
+func newRig(t testing.TB, limitsJSON string, native ...tool.Tool) *rig {
+	t.Helper()
+	var x *executor.Executor
+	reg := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) {
+		if x != nil {
+			x.Hook(prev, next)
+		}
+	}))
+	m := metrics.New(prometheus.NewRegistry())
+	x = executor.New(reg, m, limits(t, limitsJSON), nil)
+	if err := reg.Replace(registry.Layer(registry.KindDebug), debug.Tools()); err != nil {
+		t.Fatal(err)
+	}
+	if len(native) > 0 {
+		if err := reg.Replace(registry.Layer(registry.KindNative), native); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &rig{reg: reg, x: x, m: m}
+}
+
+func (r *rig) call(name, args string) tool.Result {
+	res, _ := r.x.Execute(context.Background(), executor.Request{Name: name, Arguments: json.RawMessage(args)})
+	return res
+}
+
+// counted is a tool that records whether it ran.
+func counted(name, schema string, runs *atomic.Int64) tool.Tool {
+	return tool.Must(tool.New(name, func(context.Context, tool.Call) tool.Result {
+		runs.Add(1)
+		return tool.Success("ran", nil)
+	}, tool.WithInputSchema(json.RawMessage(schema))))
+}
+
+const profileSchema = `{"type":"object","properties":{
+	"user":{"type":"object","properties":{"age":{"type":"integer","minimum":0},"name":{"type":"string","minLength":1}},"required":["name"]},
+	"mode":{"enum":["fast","slow"]},
+	"tags":{"type":"array","items":{"type":"string"},"maxItems":3},
+	"ratio":{"type":"number","exclusiveMaximum":1}},
+	"required":["user"],"additionalProperties":false}`
+
+func TestSchemaMismatchNamesEachFieldAndWhatWasExpected(t *testing.T) {
+	var runs atomic.Int64
+	r := newRig(t, "", counted("profile", profileSchema, &runs))
+	cases := []struct{ name, args, want string }{
+		{"debug_sleep", `{"ms":"x"}`, "invalid arguments for debug_sleep (fix these and call again):\n" +
+			"- ms: expected integer, got string"},
+		{"debug_sleep", `{}`, "invalid arguments for debug_sleep (fix these and call again):\n" +
+			"- ms: missing; this field is required"},
+		{"debug_sleep", `{"ms":1.5}`, "invalid arguments for debug_sleep (fix these and call again):\n" +
+			"- ms: expected integer, got number"},
+		{"debug_sleep", `{"ms":-1,"extra":true}`, "invalid arguments for debug_sleep (fix these and call again):\n" +
+			"- extra: unknown property; remove it (this tool takes: ms)\n" +
+			"- ms: must be >= 0, got -1"},
+		{"profile", `{"user":{"age":"old"},"mode":"turbo","tags":[1,"x",2,"y"],"ratio":1.5,"zz":1}`,
+			"invalid arguments for profile (fix these and call again):\n" +
+				"- mode: expected one of \"fast\", \"slow\", got \"turbo\"\n" +
+				"- ratio: must be < 1, got 1.5\n" +
+				"- tags: must have at most 3 items, got 4\n" +
+				"- tags[0]: expected string, got number\n" +
+				"- tags[2]: expected string, got number\n" +
+				"- user.age: expected integer, got string\n" +
+				"- user.name: missing; this field is required\n" +
+				"- zz: unknown property; remove it (this tool takes: mode, ratio, tags, user)"},
+		{"profile", `{"user":{"name":""}}`, "invalid arguments for profile (fix these and call again):\n" +
+			"- user.name: must be at least 1 characters long, got 0"},
+	}
+	for _, c := range cases {
+		res := r.call(c.name, c.args)
+		if !res.IsError || res.Outcome != tool.OutcomeInvalidArguments || res.Output != c.want {
+			t.Errorf("%s %s:\n got {is_error=%v %v}\n%s\nwant {true invalid_arguments}\n%s", c.name, c.args, res.IsError, res.Outcome, res.Output, c.want)
+		}
+	}
+	if runs.Load() != 0 {
+		t.Fatalf("the tool ran %d times on invalid arguments", runs.Load())
+	}
+	if res := r.call("profile", `{"user":{"name":"ada","age":36},"mode":"fast","tags":["a"],"ratio":0.5}`); res.IsError || runs.Load() != 1 {
+		t.Fatalf("valid arguments: %+v (runs %d)", res, runs.Load())
+	}
+	got := value(r.m.Calls.WithLabelValues("debug", "debug_sleep", "invalid_arguments", "grpc"))
+	if got != 4 {
+		t.Fatalf("calls_total{debug_sleep, invalid_arguments} = %v, want 4", got)
+	}
+}
+
+func TestArgumentsMustBeAJSONObject(t *testing.T) {
+	r := newRig(t, "")
+	for _, args := range []string{`[1]`, `"x"`, `{"a":`, `null`, ` 7`} {
+		res := r.call("debug_echo", args)
+		if res.Outcome != tool.OutcomeInvalidArguments || res.Output != "invalid arguments for debug_echo: the arguments must be a JSON object, e.g. {}" {
+			t.Errorf("%s: %+v", args, res)
+		}
+	}
+	// Absent arguments mean {}.
+	if res := r.call("debug_echo", ""); res.IsError || res.Output != "{}" {
+		t.Fatalf("empty arguments: %+v", res)
+	}
+}
+
+func TestValidationCanBeTurnedOff(t *testing.T) {
+	// The tool's own check answers when the server's is off.
+	const own = `debug_sleep: "ms" must be an integer >= 0`
+	t.Run("globally", func(t *testing.T) {
+		r := newRig(t, `{"validateArguments": false}`)
+		if res := r.call("debug_sleep", `{"ms":"x"}`); res.Output != own {
+			t.Fatalf("got %q, want the tool's own message", res.Output)
+		}
+		if res := r.call("debug_fail", `{"message": 5}`); strings.HasPrefix(res.Output, "invalid arguments") {
+			t.Fatalf("debug_fail validated although validation is off: %q", res.Output)
+		}
+	})
+	t.Run("per tool", func(t *testing.T) {
+		r := newRig(t, `{"tools": {"debug_sleep": {"validateArguments": false}}}`)
+		if res := r.call("debug_sleep", `{"ms":"x"}`); res.Output != own {
+			t.Fatalf("got %q, want the tool's own message", res.Output)
+		}
+		if res := r.call("debug_fail", `{"message": 5}`); res.Output != "invalid arguments for debug_fail (fix these and call again):\n- message: expected string, got number" {
+			t.Fatalf("other tools must stay validated: %q", res.Output)
+		}
+	})
+	t.Run("per tool on while global off", func(t *testing.T) {
+		r := newRig(t, `{"validateArguments": false, "tools": {"debug_sleep": {"validateArguments": true}}}`)
+		if res := r.call("debug_sleep", `{}`); res.Outcome != tool.OutcomeInvalidArguments {
+			t.Fatalf("got %+v", res)
+		}
+	})
+}
+
+func TestToolWithUncompilableSchemaStillRuns(t *testing.T) {
+	var runs atomic.Int64
+	r := newRig(t, "", counted("odd", `{"type": 12}`, &runs))
+	if res := r.call("odd", `{"a":1}`); res.IsError || runs.Load() != 1 {
+		t.Fatalf("got %+v, runs %d; a tool whose own schema is broken must stay usable", res, runs.Load())
+	}
+}
+
+// gate is a native tool that counts how many of its calls run at once and
+// holds each call until released.
+type gate struct {
+	running, max atomic.Int64
+	entered      chan struct{}
+	release      chan struct{}
+}
+
+func newGate() *gate {
+	return &gate{entered: make(chan struct{}, 1024), release: make(chan struct{})}
+}
+
+func (g *gate) tool(name string) tool.Tool {
+	return tool.Must(tool.New(name, func(ctx context.Context, _ tool.Call) tool.Result {
+		n := g.running.Add(1)
+		for {
+			m := g.max.Load()
+			if n <= m || g.max.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		g.entered <- struct{}{}
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+		}
+		runtime.Gosched()
+		g.running.Add(-1)
+		return tool.Success("done", nil)
+	}))
+}
+
+func TestPerToolConcurrencyLimitHolds(t *testing.T) {
+	const limit, calls = 3, 40
+	g := newGate()
+	other := newGate()
+	close(other.release)
+	r := newRig(t, fmt.Sprintf(`{"tools": {"held": {"maxConcurrency": %d}}}`, limit), g.tool("held"), other.tool("free"))
+	done := make(chan []tool.Result)
+	go func() {
+		var wg sync.WaitGroup
+		res := make([]tool.Result, calls)
+		for i := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i], _ = r.x.Execute(context.Background(), executor.Request{Name: "held"})
+			}()
+		}
+		wg.Wait()
+		done <- res
+	}()
+	// Exactly limit calls get in; then a tool without a limit is not
+	// held up by them.
+	for range limit {
+		<-g.entered
+	}
+	if got := g.running.Load(); got != limit {
+		t.Fatalf("%d calls running, want %d", got, limit)
+	}
+	if res := r.call("free", `{}`); res.IsError {
+		t.Fatalf("free tool: %+v", res)
+	}
+	close(g.release)
+	for _, res := range <-done {
+		if res.IsError || res.Output != "done" {
+			t.Fatalf("queued call: %+v", res)
+		}
+	}
+	if m := g.max.Load(); m != limit {
+		t.Fatalf("at most %d calls ran at once, want exactly the limit %d", m, limit)
+	}
+}
+
+func TestGlobalConcurrencyLimitSpansTools(t *testing.T) {
+	const limit = 2
+	g := newGate()
+	r := newRig(t, fmt.Sprintf(`{"maxConcurrency": %d}`, limit), g.tool("a"), g.tool("b"), g.tool("c"))
+	results := make(chan tool.Result, 30)
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, _ := r.x.Execute(context.Background(), executor.Request{Name: []string{"a", "b", "c"}[i%3]})
+			results <- res
+		}()
+	}
+	for range limit {
+		<-g.entered
+	}
+	close(g.release)
+	wg.Wait()
+	close(results)
+	for res := range results {
+		if res.IsError {
+			t.Fatalf("call failed: %+v", res)
+		}
+	}
+	if m := g.max.Load(); m != limit {
+		t.Fatalf("max running across tools = %d, want %d", m, limit)
+	}
+}
+
+func TestExcessCallWaitsUntilItsDeadlineThenFails(t *testing.T) {
+	g := newGate()
+	r := newRig(t, `{"tools": {"held": {"maxConcurrency": 1}}}`, g.tool("held"))
+	first := make(chan tool.Result, 1)
+	go func() {
+		res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+		first <- res
+	}()
+	<-g.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	res, src := r.x.Execute(ctx, executor.Request{Name: "held"})
+	want := "held: not started: waited for its concurrency limit of 1 (limits.tools.held.maxConcurrency) until the call's deadline; retry later"
+	if !res.IsError || res.Outcome != tool.OutcomeTimeout || res.Output != want || src != "custom" {
+		t.Fatalf("got %+v from %q, want timeout %q", res, src, want)
+	}
+	// A cancelled waiter is "canceled", not "timeout".
+	cctx, ccancel := context.WithCancel(context.Background())
+	ccancel()
+	if res, _ := r.x.Execute(cctx, executor.Request{Name: "held"}); res.Outcome != tool.OutcomeCanceled {
+		t.Fatalf("cancelled waiter: %+v", res)
+	}
+	close(g.release)
+	if res := <-first; res.IsError {
+		t.Fatalf("the running call: %+v", res)
+	}
+	if g.max.Load() != 1 {
+		t.Fatalf("max running %d", g.max.Load())
+	}
+}
+
+func TestLimitsSwapWhileCallsRun(t *testing.T) {
+	g := newGate()
+	r := newRig(t, `{"tools": {"held": {"maxConcurrency": 1}}}`, g.tool("held"))
+	first := make(chan tool.Result, 1)
+	go func() {
+		res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+		first <- res
+	}()
+	<-g.entered
+	// Raise the limit: a new call gets in beside the one still running on
+	// the old limit, and the old call's slot is released into the old
+	// semaphore without blocking anyone.
+	r.x.SetLimits(limits(t, `{"tools": {"held": {"maxConcurrency": 2}}}`))
+	second := make(chan tool.Result, 1)
+	go func() {
+		res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+		second <- res
+	}()
+	<-g.entered
+	close(g.release)
+	if a, b := <-first, <-second; a.IsError || b.IsError {
+		t.Fatalf("results %+v %+v", a, b)
+	}
+}
+
+func TestOutputTruncation(t *testing.T) {
+	big := func(name, out string) tool.Tool {
+		return tool.Must(tool.New(name, func(context.Context, tool.Call) tool.Result {
+			return tool.Success(out, map[string]any{"kept": 1})
+		}))
+	}
+	r := newRig(t, `{"maxOutputBytes": 10, "tools": {"roomy": {"maxOutputBytes": 0}, "tiny": {"maxOutputBytes": 5}}}`,
+		big("long", "0123456789abcdef"), big("exact", "0123456789"), big("roomy", strings.Repeat("x", 100)), big("tiny", "ééééé"))
+
+	res := r.call("long", `{}`)
+	if res.Output != "0123456789\n[output truncated: 6 bytes omitted; limits.maxOutputBytes is 10]" || res.Metadata["truncated"] != true || res.Metadata["kept"] != 1 || res.IsError {
+		t.Fatalf("long: %+v", res)
+	}
+	if !strings.Contains(res.Output, executor.TruncationMarker) {
+		t.Fatal("marker constant not used")
+	}
+	if res := r.call("exact", `{}`); res.Output != "0123456789" || res.Metadata["truncated"] != nil {
+		t.Fatalf("exact fit must not be truncated: %+v", res)
+	}
+	if res := r.call("roomy", `{}`); len(res.Output) != 100 || res.Metadata["truncated"] != nil {
+		t.Fatalf("per-tool 0 must lift the cap: %+v", res)
+	}
+	// "é" is two bytes: a cap of 5 keeps two whole characters, never half of one.
+	if res := r.call("tiny", `{}`); res.Output != "éé\n[output truncated: 6 bytes omitted; limits.maxOutputBytes is 5]" {
+		t.Fatalf("tiny: %q", res.Output)
+	}
+}
+
+func TestTimeoutLimitAndDenial(t *testing.T) {
+	r := newRig(t, `{"tools": {"debug_sleep": {"timeout": 20}}}`)
+	if res := r.call("debug_sleep", `{"ms": 600000}`); res.Outcome != tool.OutcomeTimeout || res.Output != "debug_sleep: timed out after 20ms (limits.timeout)" {
+		t.Fatalf("timeout: %+v", res)
+	}
+	deny := func(name, source string) bool { return source != "debug" }
+	res, src := r.x.Execute(context.Background(), executor.Request{Name: "debug_echo", Allow: deny})
+	if res.Outcome != tool.OutcomeDenied || res.Output != `denied: your token does not allow the tool "debug_echo"` || src != "debug" {
+		t.Fatalf("denied: %+v %s", res, src)
+	}
+	res, src = r.x.Execute(context.Background(), executor.Request{Name: "nope"})
+	if res.Outcome != tool.OutcomeUnknownTool || src != metrics.UnknownLabel {
+		t.Fatalf("unknown: %+v %s", res, src)
+	}
+	if got := value(r.m.Calls.WithLabelValues("unknown", "unknown", "unknown_tool", "grpc")); got != 1 {
+		t.Fatalf("unknown counted %v times", got)
+	}
+	if got := value(r.m.Calls.WithLabelValues("debug", "debug_echo", "denied", "grpc")); got != 1 {
+		t.Fatalf("denied counted %v times", got)
+	}
+}
+
+func TestCallsFinishOnTheToolTheyStartedWith(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	v1 := tool.Must(tool.New("swap", func(context.Context, tool.Call) tool.Result {
+		close(started)
+		<-release
+		return tool.Success("v1", nil)
+	}))
+	r := newRig(t, "", v1)
+	out := make(chan tool.Result, 1)
+	go func() { out <- r.call("swap", `{}`) }()
+	<-started
+	v2 := tool.Must(tool.New("swap", func(context.Context, tool.Call) tool.Result { return tool.Success("v2", nil) }))
+	if err := r.reg.Replace(registry.Layer(registry.KindNative), []tool.Tool{v2}); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.call("swap", `{}`); res.Output != "v2" {
+		t.Fatalf("new call ran %q", res.Output)
+	}
+	close(release)
+	if res := <-out; res.Output != "v1" {
+		t.Fatalf("in-flight call ended on %q, want the v1 it started with", res.Output)
+	}
+}
+
+func BenchmarkExecuteValidated(b *testing.B) {
+	r := newRig(b, "")
+	args := json.RawMessage(`{"ms": 0}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, _ := r.x.Execute(ctx, executor.Request{Name: "debug_sleep", Arguments: args}); res.IsError {
+			b.Fatal(res.Output)
+		}
+	}
+}
+
+func BenchmarkExecuteInvalid(b *testing.B) {
+	r := newRig(b, "")
+	args := json.RawMessage(`{"ms": "x"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, _ := r.x.Execute(ctx, executor.Request{Name: "debug_sleep", Arguments: args}); !res.IsError {
+			b.Fatal("validated")
+		}
+	}
+}
+
+// value reads a counter without pulling in prometheus/testutil.
+func value(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}
