@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -19,6 +21,10 @@ type protoTools struct {
 	snap   *registry.Snapshot
 	tools  []*pb.Tool // same order as snap.Entries()
 	byName map[string]*pb.Tool
+	// wire holds each tool already marshalled. Listing responses are
+	// assembled from these bytes instead of re-marshalling thousands of
+	// Struct schemas on every call; see preEncoded.
+	wire [][]byte
 }
 
 // protoCache keeps the latest protoTools; a reader that finds it stale
@@ -36,26 +42,65 @@ func (c *protoCache) get(snap *registry.Snapshot) *protoTools {
 		return cur
 	}
 	entries := snap.Entries()
-	pt := &protoTools{snap: snap, tools: make([]*pb.Tool, len(entries)), byName: make(map[string]*pb.Tool, len(entries))}
-	var reuse map[*tool.Tool]*pb.Tool
+	pt := &protoTools{snap: snap, tools: make([]*pb.Tool, len(entries)), byName: make(map[string]*pb.Tool, len(entries)), wire: make([][]byte, len(entries))}
+	type converted struct {
+		p    *pb.Tool
+		wire []byte
+	}
+	var reuse map[*tool.Tool]converted
 	if cur != nil {
-		reuse = make(map[*tool.Tool]*pb.Tool, len(cur.tools))
+		reuse = make(map[*tool.Tool]converted, len(cur.tools))
 		for i, e := range cur.snap.Entries() {
-			reuse[e.Tool] = cur.tools[i]
+			reuse[e.Tool] = converted{cur.tools[i], cur.wire[i]}
 		}
 	}
 	for i, e := range entries {
-		p := reuse[e.Tool]
-		if p == nil {
-			p = toolToProto(e.Tool)
+		c, ok := reuse[e.Tool]
+		if !ok {
+			c.p = toolToProto(e.Tool)
+			c.wire = encodeToolField(c.p)
 		}
-		pt.tools[i] = p
-		pt.byName[e.Tool.Name] = p
+		pt.tools[i] = c.p
+		pt.wire[i] = c.wire
+		pt.byName[e.Tool.Name] = c.p
 	}
 	if cur == nil || cur.snap.Revision() < snap.Revision() {
 		c.cur.Store(pt)
 	}
 	return pt
+}
+
+// The field numbers of `repeated Tool tools` in the listing responses.
+const (
+	listToolsField  protowire.Number = 1 // ListToolsResponse.tools
+	watchToolsField protowire.Number = 2 // WatchToolsResponse.tools
+)
+
+func encodeToolField(t *pb.Tool) []byte {
+	body, err := proto.Marshal(t)
+	if err != nil {
+		return nil
+	}
+	return body
+}
+
+// preEncoded sets the tools of a listing response from pre-encoded field
+// bytes. They go in as the message's unknown fields, which proto.Marshal
+// writes out verbatim: on the wire this is exactly a repeated `tools`
+// field, so every client decodes it normally, while the server copies
+// bytes instead of marshalling every Struct schema again. The Go message
+// itself keeps Tools empty, so this is only for responses headed to the wire.
+func preEncoded(m proto.Message, field protowire.Number, wire [][]byte) {
+	n := 0
+	for _, w := range wire {
+		n += len(w) + 8 // tag and length fit in 8 bytes for any sane tool
+	}
+	buf := make([]byte, 0, n)
+	for _, w := range wire {
+		buf = protowire.AppendTag(buf, field, protowire.BytesType)
+		buf = protowire.AppendBytes(buf, w)
+	}
+	m.ProtoReflect().SetUnknown(buf)
 }
 
 func toolToProto(t *tool.Tool) *pb.Tool {

@@ -83,17 +83,21 @@ func (r *registryService) ListTools(ctx context.Context, req *pb.ListToolsReques
 	if after != "" {
 		start = snap.Seek(after)
 	}
-	resp := &pb.ListToolsResponse{Revision: snap.Revision(), Tools: make([]*pb.Tool, 0, min(size, len(entries)-start))}
+	resp := &pb.ListToolsResponse{Revision: snap.Revision()}
+	wire := make([][]byte, 0, min(size, len(entries)-start))
+	last := -1
 	for i := start; i < len(entries); i++ {
 		if !f.match(entries[i]) {
 			continue
 		}
-		if len(resp.Tools) == size {
-			resp.NextPageToken = encodePageToken(resp.Tools[len(resp.Tools)-1].Name)
+		if len(wire) == size {
+			resp.NextPageToken = encodePageToken(entries[last].Tool.Name)
 			break
 		}
-		resp.Tools = append(resp.Tools, pt.tools[i])
+		wire = append(wire, pt.wire[i])
+		last = i
 	}
+	preEncoded(resp, listToolsField, wire)
 	return resp, nil
 }
 
@@ -168,12 +172,14 @@ func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.Regist
 	sendFull := func(snap *registry.Snapshot) error {
 		msg := &pb.WatchToolsResponse{Revision: snap.Revision(), Snapshot: true}
 		pt := r.s.protos.get(snap)
+		var wire [][]byte
 		for i, e := range snap.Entries() {
 			if f.match(e) {
-				msg.Tools = append(msg.Tools, pt.tools[i])
+				wire = append(wire, pt.wire[i])
 				msg.Added = append(msg.Added, e.Tool.Name)
 			}
 		}
+		preEncoded(msg, watchToolsField, wire)
 		return stream.Send(msg)
 	}
 	if err := sendFull(snap); err != nil {
@@ -204,11 +210,13 @@ func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.Regist
 				continue // nothing this watcher can see changed
 			}
 			pt := r.s.protos.get(ch.Next)
+			var wire [][]byte
 			for i, e := range ch.Next.Entries() {
 				if f.match(e) {
-					msg.Tools = append(msg.Tools, pt.tools[i])
+					wire = append(wire, pt.wire[i])
 				}
 			}
+			preEncoded(msg, watchToolsField, wire)
 			if err := stream.Send(msg); err != nil {
 				return err
 			}

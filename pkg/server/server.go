@@ -66,6 +66,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Native are your own Go tools, served in layer "native".
 	Native []tool.Tool
+	// DisableInterceptors serves without the interceptor chain. It exists
+	// for `make bench`, which measures what the chain costs; never use it in
+	// production (no auth, no panic guard, no metrics).
+	DisableInterceptors bool
 }
 
 // Server is one toolnexus server.
@@ -149,13 +153,15 @@ func New(opts Options) (*Server, error) {
 		log.Warn("source failed; serving the others", "source", id.String(), "error", err)
 	}
 
-	gopts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.unaryChain()...),
-		grpc.ChainStreamInterceptor(s.streamChain()...),
+	var gopts []grpc.ServerOption
+	if !opts.DisableInterceptors {
+		gopts = append(gopts, grpc.ChainUnaryInterceptor(s.unaryChain()...), grpc.ChainStreamInterceptor(s.streamChain()...))
+	}
+	gopts = append(gopts,
 		grpc.MaxRecvMsgSize(cfg.Limits.MaxRequestBytes),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 15 * time.Minute}),
-	}
+	)
 	if cfg.Server.TLS.Enabled() {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(&tls.Config{
 			MinVersion:         tls.VersionTLS12,

@@ -1,0 +1,221 @@
+// Command bench is `make bench`: it measures toolnexus against baselines in
+// the same run and writes the table to BENCHMARKS.md. Every row is a ratio
+// of two measurements taken side by side, alternating, on this machine, so
+// the numbers say what toolnexus adds rather than how fast the machine is.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+const payload = `{"message":"hello, toolnexus","n":42,"tags":["a","b","c"]}`
+
+func main() {
+	out := flag.String("out", "BENCHMARKS.md", "markdown file to write (- for stdout only)")
+	dur := flag.Duration("d", 1500*time.Millisecond, "duration of one measured run")
+	reps := flag.Int("reps", 3, "alternating repetitions per comparison (best of)")
+	flag.Parse()
+	if err := run(*out, *dur, *reps); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type report struct {
+	rows  []string
+	notes []string
+}
+
+func (r *report) row(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	r.rows = append(r.rows, line)
+	fmt.Println(line)
+}
+
+func run(outPath string, d time.Duration, reps int) error {
+	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	full, err := startServer(tmp, false)
+	if err != nil {
+		return err
+	}
+	defer full.stop()
+	bareChain, err := startServer(tmp, true)
+	if err != nil {
+		return err
+	}
+	defer bareChain.stop()
+	bareAddr, stopBare, err := startBare()
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+	bareConn, err := dial(bareAddr)
+	if err != nil {
+		return err
+	}
+	defer bareConn.Close()
+
+	execCall := func(c pb.RegistryServiceClient) func(context.Context) error {
+		req := &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
+		return func(ctx context.Context) error {
+			resp, err := c.Execute(ctx, req)
+			if err == nil && resp.GetResult().GetIsError() {
+				return fmt.Errorf("tool error: %s", resp.GetResult().GetOutput())
+			}
+			return err
+		}
+	}
+	bareCall := func(ctx context.Context) error {
+		req := &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
+		resp := new(pb.ExecuteResponse)
+		return bareConn.Invoke(ctx, bareEchoMethod, req, resp)
+	}
+
+	rep := &report{}
+	header := "| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|"
+	fmt.Println(header)
+
+	// 1. Execute through the full server vs a bare grpc-go unary echo.
+	for _, conc := range []int{1, 16, 64} {
+		a, b := pair(reps, conc, d, execCall(full.client), bareCall)
+		checkErrors(rep, "Execute", a)
+		rep.row("| 1 | Execute (debug_echo) vs bare grpc-go echo: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.87× |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
+		rep.row("| 1 | … p50 latency | %d | %s | %s | %.2f× | ≤ 1.15× |", conc, us(a.p50), us(b.p50), float64(a.p50)/float64(b.p50))
+		rep.row("| 1 | … p99 latency | %d | %s | %s | %.2f× | — |", conc, us(a.p99), us(b.p99), float64(a.p99)/float64(b.p99))
+	}
+
+	// 2. The interceptor chain: the same server with and without it.
+	for _, conc := range []int{1, 64} {
+		a, b := pair(reps, conc, d, execCall(full.client), execCall(bareChain.client))
+		cost := (1/a.perSecond() - 1/b.perSecond()) / (1 / b.perSecond()) * 100
+		rep.row("| 2 | interceptor chain on vs off: calls/s | %d | %.0f | %.0f | +%.1f%% time/call | ≤ 8%% |", conc, a.perSecond(), b.perSecond(), cost)
+	}
+
+	// 3. ListTools and ExportTools at 100 / 1,000 / 10,000 tools.
+	for _, n := range []int{100, 1000, 10000} {
+		if err := full.srv.Registry().Replace(registry.LayerID{Kind: registry.KindNative, Name: "bulk"}, bulkTools(n)); err != nil {
+			return err
+		}
+		ctx := context.Background()
+		// Warm the per-revision proto cache once, as the first caller after a change does.
+		if _, err := full.client.ListTools(ctx, &pb.ListToolsRequest{PageSize: 10000}); err != nil {
+			return err
+		}
+		list := timeIt(50, func() { _, _ = full.client.ListTools(ctx, &pb.ListToolsRequest{PageSize: 10000}) })
+		page := timeIt(50, func() { _, _ = full.client.ListTools(ctx, &pb.ListToolsRequest{}) })
+		export := timeIt(50, func() {
+			_, _ = full.client.ExportTools(ctx, &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_OPENAI})
+		})
+		target := "—"
+		if n == 10000 {
+			target = "≤ 2 ms"
+		}
+		rep.row("| 3 | ListTools, all %d tools in one page: p50 | — | %s | — | — | %s |", n+4, ms(list), target)
+		rep.row("| 3 | ListTools, first page (default 1000): p50 | — | %s | — | — | — |", ms(page))
+		rep.row("| 3 | ExportTools (OpenAI), %d tools: p50 | — | %s | — | — | — |", n+4, ms(export))
+	}
+	full.srv.Registry().Remove(registry.LayerID{Kind: registry.KindNative, Name: "bulk"})
+
+	if outPath == "-" {
+		return nil
+	}
+	return writeMarkdown(outPath, header, rep, d, reps)
+}
+
+func checkErrors(rep *report, what string, r result) {
+	if r.errors > 0 {
+		rep.notes = append(rep.notes, fmt.Sprintf("%s: %d of %d calls failed", what, r.errors, r.calls))
+	}
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d.Nanoseconds())/1e3) }
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Nanoseconds())/1e6) }
+
+func bulkTools(n int) []tool.Tool {
+	out := make([]tool.Tool, n)
+	schema := []byte(`{"type":"object","properties":{"path":{"type":"string","description":"A file path"},"limit":{"type":"integer"}},"required":["path"],"additionalProperties":false}`)
+	for i := range out {
+		out[i] = tool.Must(tool.New(fmt.Sprintf("bulk_tool_%05d", i), func(context.Context, tool.Call) tool.Result { return tool.Success("", nil) },
+			tool.WithDescription("A generated tool for the listing benchmark."), tool.WithInputSchema(schema)))
+	}
+	return out
+}
+
+type running struct {
+	srv    *server.Server
+	conn   *grpc.ClientConn
+	client pb.RegistryServiceClient
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (r *running) stop() {
+	r.conn.Close()
+	r.cancel()
+	<-r.done
+}
+
+func startServer(tmp string, noChain bool) (*running, error) {
+	cfg := filepath.Join(tmp, fmt.Sprintf("bench-%v.json", noChain))
+	if err := os.WriteFile(cfg, []byte(`{"debug": true, "builtins": false, "skills": []}`), 0o600); err != nil {
+		return nil, err
+	}
+	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
+		Workspace: filepath.Join(tmp, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DisableInterceptors: noChain})
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Listen(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	conn, err := dial(srv.Addr().String())
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &running{srv: srv, conn: conn, client: pb.NewRegistryServiceClient(conn), cancel: cancel, done: done}, nil
+}
+
+func dial(addr string) (*grpc.ClientConn, error) {
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
+func writeMarkdown(path, header string, rep *report, d time.Duration, reps int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Benchmarks\n\nProduced by `make bench` (`go run ./bench -out BENCHMARKS.md`) on %s, %s/%s, %d CPUs, %s.\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	fmt.Fprintf(&b, "Each comparison alternates toolnexus and its baseline %d times, %s per run, and keeps each side's best run; client and server share the machine's cores.\n\n", reps, d)
+	b.WriteString(header + "\n")
+	for _, r := range rep.rows {
+		b.WriteString(r + "\n")
+	}
+	for _, n := range rep.notes {
+		fmt.Fprintf(&b, "\nNote: %s\n", n)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
