@@ -42,18 +42,12 @@ A tool that needs a person (e.g. question) answers with a pending request;
 resume it by running the same call again with --answer JSON (and
 --answer-id ID), or refuse it with --decline REASON.`)
 	var ef execFlags
-	fs.StringVar(&ef.args, "args", "", "arguments as a `JSON` object")
-	fs.StringVar(&ef.argsFile, "args-file", "", "read the arguments JSON from `FILE`")
-	fs.StringVar(&ef.answer, "answer", "", "answer a pending request with this `JSON` value, e.g. '{\"answers\":[\"red\"]}'")
-	fs.StringVar(&ef.answerID, "answer-id", "", "the pending request `ID` being answered")
-	fs.StringVar(&ef.decline, "decline", "", "decline a pending request, giving the `REASON`")
+	ef.register(fs)
 	pos, err := fs.parse(args, 1, 2)
 	if err != nil {
 		return err
 	}
-	ef.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { ef.set[f.Name] = true })
-	req, err := ef.request(pos, c.stdin)
+	req, err := ef.request(fs, pos, c.stdin)
 	if err != nil {
 		return err
 	}
@@ -87,9 +81,20 @@ resume it by running the same call again with --answer JSON (and
 	return nil
 }
 
-// request builds the ExecuteRequest from the positional arguments (NAME
-// and an optional "-") and the flags; stdin is read only for "-".
-func (ef *execFlags) request(pos []string, stdin io.Reader) (*pb.ExecuteRequest, error) {
+func (ef *execFlags) register(fs *flagSet) {
+	fs.StringVar(&ef.args, "args", "", "arguments as a `JSON` object")
+	fs.StringVar(&ef.argsFile, "args-file", "", "read the arguments JSON from `FILE`")
+	fs.StringVar(&ef.answer, "answer", "", "answer a pending request with this `JSON` value, e.g. '{\"answers\":[\"red\"]}'")
+	fs.StringVar(&ef.answerID, "answer-id", "", "the pending request `ID` being answered")
+	fs.StringVar(&ef.decline, "decline", "", "decline a pending request, giving the `REASON`")
+}
+
+// request builds the ExecuteRequest from the parsed fs, the positional
+// arguments (NAME and an optional "-"); stdin is read only for "-".
+func (ef *execFlags) request(fs *flagSet, pos []string, stdin io.Reader) (*pb.ExecuteRequest, error) {
+	// Which flags were given matters, not their values: --args '' is a choice.
+	ef.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { ef.set[f.Name] = true })
 	req := &pb.ExecuteRequest{Name: pos[0]}
 	if req.Name == "" {
 		return nil, usagef("the tool NAME is empty")

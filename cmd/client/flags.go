@@ -141,7 +141,7 @@ func (fs *flagSet) parse(args []string, min, max int) ([]string, error) {
 				fs.usage(fs.c.stdout)
 				return nil, errHelpShown
 			}
-			return nil, usagef("%v", err)
+			return nil, usagef("%s", flagProblem(err))
 		}
 		rest := fs.Args()
 		consumed := args[:len(args)-len(rest)]
@@ -157,7 +157,7 @@ func (fs *flagSet) parse(args []string, min, max int) ([]string, error) {
 	}
 	fs.c.g.noteSet(fs.FlagSet)
 	switch {
-	case len(pos) < min && min == 1 && max == 1:
+	case len(pos) == 0 && min > 0:
 		return nil, usagef("missing the %s argument", strings.Fields(fs.c.cmd.synopsis)[0])
 	case len(pos) < min:
 		return nil, usagef("expected at least %d arguments, got %d", min, len(pos))
@@ -211,4 +211,13 @@ func (m *multi) Set(v string) error {
 		}
 	}
 	return nil
+}
+
+// flagProblem words the flag package's errors the way the flags are
+// documented (with two dashes).
+func flagProblem(err error) string {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		return "unknown flag --" + name
+	}
+	return err.Error()
 }

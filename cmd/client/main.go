@@ -87,7 +87,7 @@ func runContext(ctx context.Context, stdin io.Reader, args []string, stdout, std
 			c.mainUsage(stdout)
 			return 0
 		}
-		fmt.Fprintf(stderr, "toolnexus: %v\nRun 'toolnexus --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "toolnexus: %s\nRun 'toolnexus --help' for usage.\n", flagProblem(err))
 		return 2
 	}
 	c.g.noteSet(fs)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
@@ -88,10 +89,14 @@ skipped and why (missing-name, malformed-frontmatter, duplicate-name, unreadable
 	if c.g.json {
 		return writeJSON(c.stdout, resp)
 	}
+	return printSkills(c.stdout, resp)
+}
+
+func printSkills(w io.Writer, resp *pb.ListSkillsResponse) error {
 	if len(resp.GetSkills()) == 0 {
-		fmt.Fprintln(c.stdout, "No skills found.")
+		fmt.Fprintln(w, "No skills found.")
 	} else {
-		tw := newTable(c.stdout)
+		tw := newTable(w)
 		fmt.Fprintln(tw, "NAME\tDESCRIPTION\tDIR")
 		for _, s := range resp.GetSkills() {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.GetName(), orDash(cell(s.GetDescription(), descriptionWidth)), s.GetDir())
@@ -101,8 +106,8 @@ skipped and why (missing-name, malformed-frontmatter, duplicate-name, unreadable
 		}
 	}
 	if len(resp.GetSkipped()) > 0 {
-		fmt.Fprintln(c.stdout, "\nSkipped:")
-		tw := newTable(c.stdout)
+		fmt.Fprintln(w, "\nSkipped:")
+		tw := newTable(w)
 		fmt.Fprintln(tw, "PATH\tREASON\tDETAIL")
 		for _, s := range resp.GetSkipped() {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.GetPath(), s.GetReason(), orDash(cell(s.GetDetail(), errorWidth)))

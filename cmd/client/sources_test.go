@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+)
+
+func TestSources(t *testing.T) {
+	// A native debug_echo shadows the debug one (native > debug).
+	srv := startServer(t, debugOnly, nativeEcho("debug_echo"), nativeEcho("mine"))
+
+	out := against(t, srv, "sources").want(t, 0).stdout
+	lines := strings.Split(out, "\n")
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "KIND NAME STATUS TOOLS ERROR" {
+		t.Fatalf("header %q", lines[0])
+	}
+	rows := map[string]string{}
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) == 5 {
+			rows[f[0]+"/"+f[1]] = strings.Join(f[2:], " ")
+		}
+	}
+	if rows["debug/debug"] != "connected 4 -" || rows["native/native"] != "connected 2 -" {
+		t.Errorf("rows %v\n%s", rows, out)
+	}
+	if !strings.Contains(out, "\nShadowed (hidden by a higher-precedence source with the same name):\n  debug/debug: debug_echo\n") {
+		t.Errorf("shadowed tool not listed:\n%s", out)
+	}
+
+	var doc struct {
+		Sources []struct {
+			Kind      string   `json:"kind"`
+			ToolCount int      `json:"tool_count"`
+			Shadowed  []string `json:"shadowed"`
+		} `json:"sources"`
+	}
+	js := against(t, srv, "sources", "--json").want(t, 0).stdout
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Sources) == 0 {
+		t.Fatalf("sources --json: %v\n%s", err, js)
+	}
+	for _, s := range doc.Sources {
+		if s.Kind == "debug" && (s.ToolCount != 4 || len(s.Shadowed) != 1) {
+			t.Errorf("debug source %+v", s)
+		}
+	}
+}
+
+func TestSkills(t *testing.T) {
+	srv := startServer(t, debugOnly)
+	var doc map[string]any
+	js := against(t, srv, "skills", "--json").want(t, 0).stdout
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatalf("skills --json: %v\n%s", err, js)
+	}
+	if out := against(t, srv, "skills").want(t, 0).stdout; out != "No skills found.\n" {
+		t.Errorf("skills with none configured: %q", out)
+	}
+	if out := against(t, srv, "skills-prompt").want(t, 0).stdout; out != "No skills are currently available.\n" {
+		t.Errorf("skills-prompt with none: %q", out)
+	}
+}
+
+func TestPrintSkills(t *testing.T) {
+	var b strings.Builder
+	err := printSkills(&b, &pb.ListSkillsResponse{
+		Skills: []*pb.Skill{
+			{Name: "pdf", Description: "Read PDFs.\nMore detail.", Dir: "/s/pdf"},
+			{Name: "bare", Dir: "/s/bare"},
+		},
+		Skipped: []*pb.SkippedSkill{{Path: "/s/x/SKILL.md", Reason: "missing-name", Detail: "frontmatter has no name"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME  DESCRIPTION   DIR\n" +
+		"pdf   Read PDFs. …  /s/pdf\n" +
+		"bare  -             /s/bare\n" +
+		"\nSkipped:\n" +
+		"PATH           REASON        DETAIL\n" +
+		"/s/x/SKILL.md  missing-name  frontmatter has no name\n"
+	if b.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestReload(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServerIn(t, dir, debugOnly)
+	cfg := filepath.Join(dir, "toolnexus.json")
+
+	out := against(t, srv, "reload").want(t, 0).stdout
+	if !strings.HasPrefix(out, "reloaded: revision ") || !strings.Contains(out, "\nrebuilt: ") {
+		t.Fatalf("reload: %q", out)
+	}
+
+	// A broken config is refused with the server's reason; exit 1.
+	if err := os.WriteFile(cfg, []byte(`{"debug": true, "bogus": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := against(t, srv, "reload").want(t, 1)
+	if !strings.Contains(r.stderr, "toolnexus reload: FailedPrecondition: ") || !strings.Contains(r.stderr, "bogus") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	srv := startServer(t, debugOnly)
+	if out := against(t, srv, "health").want(t, 0).stdout; out != "SERVING\n" {
+		t.Fatalf("health: %q", out)
+	}
+	if out := against(t, srv, "health", "--service", "toolnexus.v1.RegistryService").want(t, 0).stdout; out != "SERVING\n" {
+		t.Fatalf("health --service: %q", out)
+	}
+	js := against(t, srv, "--json", "health").want(t, 0).stdout
+	var doc struct{ Status string }
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.Status != "SERVING" {
+		t.Fatalf("health --json: %v %q", err, js)
+	}
+	r := against(t, srv, "health", "--service", "no.Such").want(t, 1)
+	if !strings.Contains(r.stderr, "NotFound") {
+		t.Fatalf("unknown service: %q", r.stderr)
+	}
+
+	// After shutdown there is no server: exit 1, not SERVING.
+	srv.Shutdown()
+	r = against(t, srv, "health").want(t, 1)
+	if strings.Contains(r.stdout, "SERVING") {
+		t.Fatalf("stopped server reported %q", r.stdout)
+	}
+}
