@@ -23,6 +23,10 @@ type schemaChecker struct {
 	// props are the top-level property names the schema declares, sorted,
 	// to tell the model what it may send instead of an unknown property.
 	props []string
+	// permissive is set for a schema that accepts any object (only "type":
+	// "object" plus annotations): the caller has already checked for an
+	// object, so the call skips decoding and validating entirely.
+	permissive bool
 	// broken is set when the tool's own schema does not compile: the calls
 	// then go through unvalidated (the tool is still usable).
 	broken bool
@@ -34,8 +38,11 @@ func (s *toolState) check(args json.RawMessage) string {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return fmt.Sprintf("invalid arguments for %s: the arguments must be a JSON object, e.g. {}", s.entry.Tool.Name)
 	}
-	if s.schema.broken || s.schema.schema == nil {
+	if s.schema.broken || s.schema.schema == nil || s.schema.permissive {
 		return ""
+	}
+	if s.schema.permissive {
+		return "" // the object check above is all this schema asks for
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
@@ -52,10 +59,26 @@ func (s *toolState) check(args json.RawMessage) string {
 	return describe(s.entry.Tool.Name, ve, s.schema.props)
 }
 
+// annotationKeys change nothing about which objects a schema accepts.
+var annotationKeys = map[string]bool{"type": true, "$schema": true, "$id": true, "title": true,
+	"description": true, "$comment": true, "examples": true, "default": true}
+
 func compileSchema(name string, schema json.RawMessage) schemaChecker {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return schemaChecker{broken: true}
+	}
+	if m, ok := doc.(map[string]any); ok && m["type"] == "object" {
+		permissive := true
+		for k := range m {
+			if !annotationKeys[k] {
+				permissive = false
+				break
+			}
+		}
+		if permissive {
+			return schemaChecker{permissive: true}
+		}
 	}
 	c := jsonschema.NewCompiler()
 	url := "toolnexus:///" + name + ".json"
