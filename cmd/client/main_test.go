@@ -20,6 +20,8 @@ func TestMain(m *testing.M) {
 	// The CLI reads these; a developer's own settings must not leak in.
 	os.Unsetenv("TOOLNEXUS_ADDR")
 	os.Unsetenv("TOOLNEXUS_TOKEN")
+	// Some server parts log through the default logger (debug_panic's stack).
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	goleak.VerifyTestMain(m)
 }
 

@@ -6,6 +6,9 @@ import (
 	"io"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"google.golang.org/protobuf/encoding/protojson"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
@@ -194,8 +197,10 @@ JSON object per revision per line.`)
 	for n := 0; *count == 0 || n < *count; n++ {
 		msg, err := stream.Recv()
 		if err != nil {
-			// Ctrl-C or the --timeout given: the watch ended as asked.
-			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+			// Ctrl-C or the --timeout given: the watch ended as asked. The
+			// server may notice the propagated deadline before our own timer.
+			if errors.Is(err, io.EOF) || ctx.Err() != nil ||
+				(c.g.set["timeout"] && status.Code(err) == codes.DeadlineExceeded) {
 				return nil
 			}
 			return err
