@@ -65,7 +65,7 @@ type Loop struct {
 
 type namedEmbed struct {
 	idNote `json:"meta"` // a tagged embedded struct is a property, not flattened
-	Flag   bool           `json:"flag,omitempty"`
+	Flag   bool          `json:"flag,omitempty"`
 }
 
 func propsAndRequired(t *testing.T, schema json.RawMessage) (props map[string]json.RawMessage, required []string) {
