@@ -18,7 +18,7 @@ import (
 )
 
 // write creates path (and its parents) with content.
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-func symlink(t *testing.T, target, link string) {
+func symlink(t testing.TB, target, link string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		t.Fatal(err)

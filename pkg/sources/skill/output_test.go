@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // pdfSkill lays out a skill with resources in nested folders, plus things
 // the file list must leave out: .git, node_modules and a nested SKILL.md.
-func pdfSkill(t *testing.T, root string) {
+func pdfSkill(t testing.TB, root string) {
 	write(t, filepath.Join(root, "pdf", "SKILL.md"), "---\n"+
 		"name: pdf\n"+
 		"description: Fill and inspect PDF forms.\n"+
@@ -37,12 +37,12 @@ func TestOutputGolden(t *testing.T) {
 		golden      string
 		skill       string
 		sampleLimit int
-		layout      func(t *testing.T, root string)
+		layout      func(t testing.TB, root string)
 	}{
 		{"nested.golden", "pdf", 0, pdfSkill},
 		{"limit2.golden", "pdf", 2, pdfSkill},
 		{"nolist.golden", "pdf", -1, pdfSkill},
-		{"none.golden", "lonely", 0, func(t *testing.T, root string) {
+		{"none.golden", "lonely", 0, func(t testing.TB, root string) {
 			write(t, filepath.Join(root, "lonely", "SKILL.md"), skillMD("lonely", "Has no files.", "Just this text."))
 		}},
 	}
