@@ -229,3 +229,16 @@ func TestRelativeDirsResolveAgainstBaseDir(t *testing.T) {
 		t.Errorf("dirs = %s", got)
 	}
 }
+
+func TestHomeDirs(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	write(t, filepath.Join(home, ".skills", "h", "SKILL.md"), skillMD("h", "Home skill.", "x"))
+	f := start(t, skill.Config{Dirs: []string{"~/.skills"}}, t.TempDir())
+	if got := join(f.src.Dirs()); got != filepath.Join(home, ".skills") {
+		t.Errorf("dirs = %s", got)
+	}
+	if got := join(f.names()); got != "h" {
+		t.Errorf("skills = %s", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -50,7 +51,8 @@ var (
 
 // New makes the skill source. Nothing is read until Start. Relative
 // directories resolve against env.BaseDir (the working directory when that
-// is empty).
+// is empty); a leading ~/ means the user's home directory, where personal
+// skill folders usually live.
 func New(cfg Config, env sources.Env) *Source {
 	s := &Source{
 		id:     registry.Layer(registry.KindSkill),
@@ -59,6 +61,7 @@ func New(cfg Config, env sources.Env) *Source {
 		log:    env.Log().With("source", SourceLabel),
 	}
 	for _, d := range cfg.Dirs {
+		d = expandHome(d)
 		if !filepath.IsAbs(d) && env.BaseDir != "" {
 			d = filepath.Join(env.BaseDir, d)
 		}
@@ -68,6 +71,20 @@ func New(cfg Config, env sources.Env) *Source {
 		s.roots = append(s.roots, filepath.Clean(d))
 	}
 	return s
+}
+
+// expandHome turns "~" and "~/x" into paths under the home directory. When
+// the home directory is unknown the path is left as written and resolves
+// like any relative path.
+func expandHome(d string) string {
+	if d != "~" && !strings.HasPrefix(d, "~/") && !strings.HasPrefix(d, "~"+string(filepath.Separator)) {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return d
+	}
+	return filepath.Join(home, d[1:])
 }
 
 // Layer implements sources.Source.
