@@ -82,6 +82,11 @@ func parseDocument(data []byte) (document, error) {
 			if key != "name" && key != "description" {
 				continue
 			}
+			if _, twice := fields[key]; twice {
+				// The YAML node tree keeps both; silently picking one would
+				// hide the author's mistake.
+				return document{}, &parseError{ReasonMalformedFrontmatter, key + ": appears twice; keep one"}
+			}
 			s, err := scalarString(v)
 			if err != nil {
 				return document{}, &parseError{ReasonMalformedFrontmatter, fmt.Sprintf("%s: %v", key, err)}
