@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,6 +30,7 @@ type session struct {
 	cs     *sdk.ClientSession
 	cancel context.CancelFunc // ends the transport's lifetime context
 	cmd    *exec.Cmd          // local servers only
+	pgid   atomic.Int64       // the child's process group, once it runs
 	stderr *tailWriter        // local servers only
 	http   *http.Transport    // remote servers only
 
@@ -101,8 +103,8 @@ func (s *session) close() {
 // killGroup kills the child's process group, which also takes the
 // grandchildren that a launcher such as npx leaves behind.
 func (s *session) killGroup() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	if pgid := s.pgid.Load(); pgid > 0 {
+		_ = syscall.Kill(-int(pgid), syscall.SIGKILL)
 	}
 }
 
@@ -206,7 +208,8 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	cmd.WaitDelay = time.Second
 	sess.cmd = cmd
 
-	tr := &phased{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: stdinGrace}, life: life}
+	tr := &phased{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: stdinGrace}, life: life,
+		onStart: func() { sess.pgid.Store(int64(cmd.Process.Pid)) }}
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		if !tr.started {
@@ -263,12 +266,16 @@ func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess 
 type phased struct {
 	inner   sdk.Transport
 	life    context.Context
+	onStart func() // optional
 	started bool
 }
 
 func (p *phased) Connect(context.Context) (sdk.Connection, error) {
 	c, err := p.inner.Connect(p.life)
 	p.started = err == nil
+	if p.started && p.onStart != nil {
+		p.onStart()
+	}
 	return c, err
 }
 
