@@ -41,7 +41,7 @@ type api struct {
 	arrived chan struct{} // one value per request to /slow
 }
 
-func newAPI(t *testing.T) *api {
+func newAPI(t testing.TB) *api {
 	t.Helper()
 	a := &api{arrived: make(chan struct{}, 8)}
 	mux := http.NewServeMux()
@@ -99,7 +99,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func parse(t *testing.T, httpJSON, openapiJSON string) httpsrc.Config {
+func parse(t testing.TB, httpJSON, openapiJSON string) httpsrc.Config {
 	t.Helper()
 	var h, o json.RawMessage
 	if httpJSON != "" {
@@ -116,7 +116,7 @@ func parse(t *testing.T, httpJSON, openapiJSON string) httpsrc.Config {
 }
 
 // start runs the source into a fresh registry and closes it after the test.
-func start(t *testing.T, cfg httpsrc.Config, env sources.Env) (*registry.Registry, sources.Source, error) {
+func start(t testing.TB, cfg httpsrc.Config, env sources.Env) (*registry.Registry, sources.Source, error) {
 	t.Helper()
 	if env.Logger == nil {
 		env.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
