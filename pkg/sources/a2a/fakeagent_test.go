@@ -329,4 +329,3 @@ func (a *fakeAgent) setOnPoll(fn func(id string, n int)) {
 	a.onPoll = fn
 	a.mu.Unlock()
 }
-
