@@ -115,13 +115,17 @@ func TestResultModes(t *testing.T) {
 		{"name":"as_text","url":`+u+`},
 		{"name":"as_json","url":`+u+`,"resultMode":"json"},
 		{"name":"as_status","url":`+u+`,"resultMode":"status+text"},
-		{"name":"json_of_text","url":`+q(a.URL+"/text/plain")+`,"resultMode":"json"}]`, ""))
+		{"name":"json_of_text","url":`+q(a.URL+"/text/plain")+`,"resultMode":"json"},
+		{"name":"latin1_json","url":`+q(a.URL+"/latin1")+`,"resultMode":"json"},
+		{"name":"latin1_text","url":`+q(a.URL+"/latin1")+`}]`, ""))
 	raw := "{ \"a\" : [1, 2],\n  \"b\": \"x\" }"
 	for name, want := range map[string]string{
 		"as_text":      raw,
 		"as_json":      `{"a":[1,2],"b":"x"}`,
 		"as_status":    "HTTP 200\n" + raw,
 		"json_of_text": "plain",
+		"latin1_json":  "{\"name\":\"caf\uFFFD\"}",
+		"latin1_text":  "{\"name\": \"caf\uFFFD\"}",
 	} {
 		res := call(t, reg, name, `{}`)
 		if res.IsError || res.Output != want {

@@ -46,6 +46,9 @@ type endpoint struct {
 
 func (e *endpoint) run(ctx context.Context, call tool.Call) tool.Result {
 	var args map[string]json.RawMessage
+	if len(call.Arguments) == 0 {
+		call.Arguments = json.RawMessage("{}")
+	}
 	if err := json.Unmarshal(call.Arguments, &args); err != nil {
 		return tool.FailureWith(tool.OutcomeInvalidArguments, e.name+": invalid arguments: expected a JSON object")
 	}
@@ -215,7 +218,7 @@ func (e *endpoint) send(ctx context.Context, req *http.Request) tool.Result {
 	switch e.resultMode {
 	case ResultJSON:
 		if _, cut := meta["truncated"]; !cut && json.Valid(data) {
-			text = string(compact(data))
+			text = strings.ToValidUTF8(string(compact(data)), "\uFFFD")
 		}
 	case ResultStatusText:
 		text = "HTTP " + strconv.Itoa(resp.StatusCode) + "\n" + text

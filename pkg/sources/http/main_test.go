@@ -57,6 +57,9 @@ func newAPI(t testing.TB) *api {
 	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "{ \"a\" : [1, 2],\n  \"b\": \"x\" }")
 	})
+	mux.HandleFunc("/latin1", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "{\"name\": \"caf\xe9\"}") // valid JSON to encoding/json, but not UTF-8
+	})
 	mux.HandleFunc("/text/{body}", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.PathValue("body"))
 	})
