@@ -81,8 +81,9 @@
 // server (variables at their defaults, a relative URL resolved against the
 // spec's URL). Path, query and header parameters become top-level
 // properties with their schemas; cookie parameters are not sent. The
-// request body prefers JSON, then form, then any other media type (sent
-// raw from a string `body`). A JSON or form body whose schema is a plain
+// request body prefers JSON (any +json type; sent with the spec's media
+// type), then form, then any other media type (sent raw from a string
+// `body`). A JSON or form body whose schema is a plain
 // object, none of whose properties shares a parameter's name, is merged:
 // its properties become top-level arguments (required ones required when
 // the body is) and every argument that is not a parameter goes into the

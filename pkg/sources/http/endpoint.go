@@ -37,7 +37,7 @@ type endpoint struct {
 	restToQuery bool
 	body        string // "", BodyJSON, BodyForm or BodyRaw
 	bodyArg     string
-	contentType string // for BodyRaw when the headers set none
+	contentType string // for BodyJSON and BodyRaw when the headers set none
 	timeout     time.Duration
 	resultMode  string
 	client      *http.Client
@@ -154,17 +154,21 @@ func (e *endpoint) request(ctx context.Context, args map[string]json.RawMessage)
 func (e *endpoint) encodeBody(members map[string]json.RawMessage, value json.RawMessage) ([]byte, string, error) {
 	switch e.body {
 	case BodyJSON:
+		ct := e.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
 		if e.bodyArg != "" {
 			if value == nil {
 				return nil, "", nil
 			}
-			return compact(value), "application/json", nil
+			return compact(value), ct, nil
 		}
 		if len(members) == 0 {
 			return nil, "", nil
 		}
 		b, err := json.Marshal(members)
-		return b, "application/json", err
+		return b, ct, err
 	case BodyForm:
 		if e.bodyArg != "" {
 			if value == nil {

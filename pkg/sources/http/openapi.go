@@ -211,6 +211,7 @@ func (l *specLoader) operation(base, path, method, id string, item *openapi3.Pat
 		switch {
 		case isJSONMedia(mediaType):
 			e.body = BodyJSON
+			e.contentType = mediaType // application/json, or a +json type such as merge-patch
 		case mediaType == "application/x-www-form-urlencoded":
 			e.body = BodyForm
 		default:

@@ -212,3 +212,73 @@ func TestDeclaredToolWinsANameClash(t *testing.T) {
 		t.Errorf("tools = %d, want 6", reg.Snapshot().Len())
 	}
 }
+
+func TestOpenAPIOtherShapes(t *testing.T) {
+	a := newAPI(t)
+	t.Setenv("TN_HTTP_SPEC_KEY", "spec-key")
+	reg, src, err := start(t, parse(t, "", `[{"spec":`+q(a.URL+"/spec/misc-3.1.yaml")+`,"headers":{"X-Api-Key":"${TN_HTTP_SPEC_KEY}"}}]`), sources.Env{})
+	if err != nil || src.Status().State != sources.Connected {
+		t.Fatalf("Start %v, status %+v", err, src.Status())
+	}
+	snap := reg.Snapshot()
+	schema := func(name string) map[string]any {
+		e, ok := snap.Lookup(name)
+		if !ok {
+			t.Fatalf("no tool %s", name)
+		}
+		var s map[string]any
+		json.Unmarshal(e.Tool.InputSchema, &s)
+		return s
+	}
+
+	// No operationId: named from method and path; a text body is raw.
+	checkJSON(t, "post_notes_name", schema("post_notes_name"), `{"type":"object","required":["body","name"],"properties":{
+		"body":{"type":"string","description":"The request body (text/plain), sent as is."},"name":{"type":"string"}}}`)
+	got := echoed(t, call(t, reg, "post_notes_name", `{"name":"todo","body":"buy milk"}`))
+	if got.Path != "/v2/notes/todo" || got.Body != "buy milk" || got.ContentType != "text/plain" {
+		t.Errorf("note sent %s %q (%s)", got.Path, got.Body, got.ContentType)
+	}
+
+	// A form body from another file on the same host, merged; cookies are not sent.
+	if e, _ := snap.Lookup("login"); e.Tool.Description != "Start a session." {
+		t.Errorf("login description %q", e.Tool.Description)
+	}
+	checkJSON(t, "login", schema("login"), `{"type":"object","properties":{"user":{"type":"string"},"password":{"type":"string","writeOnly":true}}}`)
+	got = echoed(t, call(t, reg, "login", `{"user":"ann","password":"p w"}`))
+	if got.Body != "password=p+w&user=ann" || got.ContentType != "application/x-www-form-urlencoded" {
+		t.Errorf("login sent %q (%s)", got.Body, got.ContentType)
+	}
+
+	// The operation's id parameter overrides the path's; a composed body is
+	// nested, under requestBody because a parameter is called body.
+	s := schema("patchItem")
+	checkJSON(t, "patchItem.id", s["properties"].(map[string]any)["id"], `{"type":"string","description":"The item"}`)
+	checkJSON(t, "patchItem.filter", s["properties"].(map[string]any)["filter"], `{"type":"object","properties":{"k":{"type":"string"}}}`)
+	if _, ok := s["properties"].(map[string]any)["requestBody"].(map[string]any)["allOf"]; !ok {
+		t.Errorf("patchItem.requestBody = %v, want the allOf schema", s["properties"].(map[string]any)["requestBody"])
+	}
+	got = echoed(t, call(t, reg, "patchItem", `{"id":"i1","body":"q","filter":{"k":"v"},"requestBody":{"user":"ann","extra":true}}`))
+	if got.Method != "PATCH" || got.Path != "/v2/items/i1" || got.Query != "body=q&filter=%7B%22k%22%3A%22v%22%7D" ||
+		got.Body != `{"user":"ann","extra":true}` || got.ContentType != "application/merge-patch+json" {
+		t.Errorf("patchItem sent %s %s ? %s %q (%s)", got.Method, got.Path, got.Query, got.Body, got.ContentType)
+	}
+}
+
+func TestOpenAPIRemoteRefToAnotherHostIsRefused(t *testing.T) {
+	a := newAPI(t)
+	t.Setenv("TN_HTTP_SPEC_KEY", "spec-key")
+	_, src, err := start(t, parse(t, "", `[{"spec":`+q(a.URL+"/spec/other-host.yaml")+`,"headers":{"X-Api-Key":"${TN_HTTP_SPEC_KEY}"}}]`), sources.Env{})
+	if err == nil {
+		t.Fatal("Start succeeded")
+	}
+	contains(t, "status error", src.Status().Error, "refusing to read http://192.0.2.1/x.yaml: a remote spec may only reference documents on its own host")
+}
+
+func TestOpenAPISpecFetchTimesOut(t *testing.T) {
+	a := newAPI(t)
+	_, src, err := start(t, parse(t, "", `[{"spec":`+q(a.URL+"/slow")+`,"timeout":30}]`), sources.Env{})
+	<-a.arrived
+	if err == nil || src.Status().Error != "openapi[0] ("+a.URL+"/slow): loading the spec timed out after 30ms; raise timeout or check the address" {
+		t.Errorf("Start %v, status %+v", err, src.Status())
+	}
+}
