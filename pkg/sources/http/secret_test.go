@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	httpsrc "github.com/toolnexus/toolnexus/pkg/sources/http"
 )
@@ -75,5 +76,11 @@ func TestNothingConfiguredIsDisabled(t *testing.T) {
 	reg, src, err := start(t, httpsrc.Config{}, sources.Env{})
 	if err != nil || src.Status().State != sources.Disabled || reg.Snapshot().Len() != 0 {
 		t.Errorf("err %v, status %+v, tools %d", err, src.Status(), reg.Snapshot().Len())
+	}
+	if src.Layer() != registry.Layer(registry.KindHTTP) || src.Status().Layer != src.Layer() {
+		t.Errorf("layer %v, status layer %v", src.Layer(), src.Status().Layer)
+	}
+	if tools := src.(*httpsrc.Source).Tools(); len(tools) != 0 {
+		t.Errorf("tools = %v", tools)
 	}
 }
