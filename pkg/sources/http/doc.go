@@ -65,7 +65,7 @@
 //	             "operations": {"deletePet": false}, "timeout": 30000}]
 //
 // spec is a path (relative to the config's directory) or an http(s) URL,
-// fetched with the headers and bounded by timeout. The parser is
+// fetched with the headers; timeout bounds that fetch and each call. The parser is
 // github.com/getkin/kin-openapi, which reads 3.0 and 3.1, JSON and YAML.
 // A local spec may $ref files inside its own directory tree only; a remote
 // one, documents on its own host only.
