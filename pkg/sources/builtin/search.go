@@ -152,17 +152,20 @@ func (t *toolset) glob(ctx context.Context, c tool.Call) tool.Result {
 		if g.match(relTo(base, p)) {
 			found = append(found, rel)
 		}
+		if len(found) > limit {
+			return errStopWalk // one past the limit says there is more
+		}
 		return nil
 	})
+	if errors.Is(err, errStopWalk) {
+		err = nil
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.ContextResult(ctx, "glob")
 		}
 		return fail("glob: %v", err)
 	}
-	// The walk is lexical per directory, which is not byte order of whole
-	// paths ("a/b" is visited before "a.txt"): sort, then cut.
-	sort.Strings(found)
 	more := len(found) > limit
 	if more {
 		found = found[:limit]
@@ -207,41 +210,74 @@ func searchResult(lines []string, more bool, max int) tool.Result {
 }
 
 // walkFiles calls fn for every file under base (or base itself when it is
-// a file) in lexical order, with its real path and its path relative to the
-// workspace root. It skips .git and node_modules below base, does not
-// descend into symlinked directories, and passes a symlinked file only when
-// its target is a regular file inside the workspace: a link must not let a
-// search read what the file tools may not.
+// a file) with its real path and its path relative to the workspace root,
+// in byte order of those paths, so that a search can stop at its limit
+// and still return the first matches. It skips .git and node_modules below
+// base, does not descend into symlinked directories, and passes a
+// symlinked file only when its target is a regular file inside the
+// workspace: a link must not let a search read what the file tools may not.
 func (t *toolset) walkFiles(ctx context.Context, base string, fn func(p, rel string) error) error {
-	return filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == base {
+	fi, err := os.Stat(base)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			return nil
+		}
+		return fn(base, t.ws.Rel(base))
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return err
+	}
+	return t.walkEntries(ctx, base, entries, fn)
+}
+
+func (t *toolset) walkEntries(ctx context.Context, dir string, entries []fs.DirEntry, fn func(p, rel string) error) error {
+	// Ordering a directory "x" as "x/" puts everything below it where its
+	// full paths sort: after "x.txt", before "xa".
+	key := func(e fs.DirEntry) string {
+		if e.IsDir() {
+			return e.Name() + "/"
+		}
+		return e.Name()
+	}
+	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			if skipDir(e.Name()) {
+				continue
+			}
+			sub, err := os.ReadDir(p)
+			if err != nil {
+				continue // unreadable directories are skipped, not fatal
+			}
+			if err := t.walkEntries(ctx, p, sub, fn); err != nil {
 				return err
 			}
-			return nil // unreadable entries are skipped, not fatal
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		if d.IsDir() {
-			if p != base && skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
+			continue
+		case e.Type()&fs.ModeSymlink != 0:
 			real, err := t.ws.Resolve(p)
 			if err != nil {
-				return nil
+				continue
 			}
 			if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
-				return nil
+				continue
 			}
-		} else if !d.Type().IsRegular() {
-			return nil
+		case !e.Type().IsRegular():
+			continue
 		}
-		return fn(p, t.ws.Rel(p))
-	})
+		if err := fn(p, t.ws.Rel(p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // relTo is p relative to base with forward slashes; base itself (a search
