@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -27,15 +28,24 @@ func SchemaFor[T any]() (json.RawMessage, error) {
 }
 
 func structSchema(typ reflect.Type, seen map[reflect.Type]bool) map[string]any {
-	props := map[string]any{}
-	required := []string{}
 	if seen[typ] {
 		// A recursive type: stop at an open object rather than loop forever.
 		return map[string]any{"type": "object"}
 	}
 	seen[typ] = true
 	defer delete(seen, typ)
-	addFields(typ, props, &required, seen)
+	props := map[string]any{}
+	required := []string{}
+	for _, f := range jsonFields(typ) {
+		prop := typeSchema(f.typ, seen)
+		if d := fieldDescription(f.tag); d != "" {
+			prop["description"] = d
+		}
+		props[f.name] = prop
+		if !f.optional {
+			required = append(required, f.name)
+		}
+	}
 	s := map[string]any{"type": "object", "properties": props}
 	if len(required) > 0 {
 		s["required"] = required
@@ -43,40 +53,110 @@ func structSchema(typ reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	return s
 }
 
-func addFields(typ reflect.Type, props map[string]any, required *[]string, seen map[reflect.Type]bool) {
-	for i := 0; i < typ.NumField(); i++ {
-		f := typ.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
+// jsonField is one property of a struct as encoding/json sees it.
+type jsonField struct {
+	name     string
+	index    []int // path through embedded structs; its length is the depth
+	typ      reflect.Type
+	tag      reflect.StructTag
+	tagged   bool // named by a json tag
+	optional bool // omitempty or omitzero
+}
+
+// jsonFields lists the fields encoding/json decodes into, so that the schema
+// promises exactly what decoding accepts: embedded structs are flattened
+// breadth-first; of several fields with one name the shallowest wins, at equal
+// depth a single tagged one wins, and otherwise the name is dropped (as
+// encoding/json drops it). Each struct type is expanded once, so a struct that
+// embeds itself through a pointer terminates. The result is in field order.
+func jsonFields(root reflect.Type) []jsonField {
+	type embedded struct {
+		typ   reflect.Type
+		index []int
+	}
+	var all []jsonField
+	visited := map[reflect.Type]bool{}
+	next := []embedded{{typ: root}}
+	for len(next) > 0 {
+		current := next
+		next = nil
+		// A type embedded twice at one depth contributes its fields twice,
+		// so that they cancel out below, as in encoding/json.
+		times := map[reflect.Type]int{}
+		for _, e := range current {
+			times[e.typ]++
 		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				// Embedded structs are flattened, as encoding/json does.
-				addFields(ft, props, required, seen)
+		for _, e := range current {
+			if visited[e.typ] {
 				continue
 			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		prop := typeSchema(f.Type, seen)
-		if d := fieldDescription(f.Tag); d != "" {
-			prop["description"] = d
-		}
-		props[name] = prop
-		if !strings.Contains(","+opts+",", ",omitempty,") && !strings.Contains(","+opts+",", ",omitzero,") {
-			*required = append(*required, name)
+			visited[e.typ] = true
+			for i := 0; i < e.typ.NumField(); i++ {
+				f := e.typ.Field(i)
+				tag := f.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				index := append(e.index[:len(e.index):len(e.index)], i)
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+					next = append(next, embedded{typ: ft, index: index})
+					continue
+				}
+				// encoding/json also fills an unexported embedded struct
+				// that a tag names; any other unexported field is private.
+				if !f.IsExported() && !(f.Anonymous && ft.Kind() == reflect.Struct) {
+					continue
+				}
+				jf := jsonField{
+					name: name, index: index, typ: f.Type, tag: f.Tag, tagged: name != "",
+					optional: strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"),
+				}
+				if jf.name == "" {
+					jf.name = f.Name
+				}
+				for range times[e.typ] {
+					all = append(all, jf)
+				}
+			}
 		}
 	}
+
+	// Group by name, the dominant field first: shallowest, then tagged.
+	slices.SortStableFunc(all, func(a, b jsonField) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		if c := len(a.index) - len(b.index); c != 0 {
+			return c
+		}
+		if a.tagged != b.tagged {
+			if a.tagged {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	out := all[:0]
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].name == all[i].name {
+			j++
+		}
+		first := all[i]
+		if j == i+1 || len(all[i+1].index) > len(first.index) ||
+			first.tagged && !all[i+1].tagged {
+			out = append(out, first)
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b jsonField) int { return slices.Compare(a.index, b.index) })
+	return out
 }
 
 var rawMessageType = reflect.TypeFor[json.RawMessage]()

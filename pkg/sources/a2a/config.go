@@ -1,0 +1,175 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Defaults for an agent entry, in milliseconds.
+const (
+	DefaultTimeout   = 300000
+	DefaultPollEvery = 1000
+)
+
+// AgentConfig is one entry of the `agents` section, with defaults applied.
+//
+// It marshals deterministically (fixed field order, sorted header keys) and
+// keeps `${VAR}` header text unexpanded, so the engine can fingerprint it
+// to tell whether a reload changed the agent without ever holding a secret.
+type AgentConfig struct {
+	// Card is the agent card URL (http or https).
+	Card string `json:"card"`
+	// Headers go on every request to the agent, the card fetch included.
+	// Values may hold ${VAR}; they are expanded at Start, never logged.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Timeout bounds one call (submit, polls, result), in milliseconds.
+	Timeout int `json:"timeout"`
+	// PollEvery is the wait between two GetTask polls, in milliseconds.
+	PollEvery int `json:"pollEvery"`
+	// Disabled is the resolved enabled/disabled pair: `disabled: true` wins,
+	// then `enabled: false`.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// knownKeys are the keys an agent entry may carry, for the unknown-key warning.
+var knownKeys = []string{"card", "headers", "timeout", "pollEvery", "enabled", "disabled"}
+
+// ParseConfig reads the `agents` section: an object mapping an agent id to
+// its entry. A missing or null section gives no agents. Errors name the key
+// path inside the section (the caller prefixes "agents"); unknown keys in an
+// entry are warnings, not errors, so a newer config still loads.
+func ParseConfig(raw json.RawMessage) (map[string]AgentConfig, []string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil, nil
+	}
+	var entries map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, nil, fmt.Errorf(`must be an object mapping an agent id to {"card": URL, ...}`)
+	}
+	ids := make([]string, 0, len(entries))
+	for id := range entries {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+
+	out := make(map[string]AgentConfig, len(entries))
+	var warns []string
+	for _, id := range ids {
+		if strings.TrimSpace(id) == "" {
+			return nil, nil, fmt.Errorf(`agent id must not be empty: name the agent, e.g. "reviewer": {"card": URL}`)
+		}
+		cfg, w, err := parseAgent(id, entries[id])
+		if err != nil {
+			return nil, nil, err
+		}
+		warns = append(warns, w...)
+		out[id] = cfg
+	}
+	return out, warns, nil
+}
+
+func parseAgent(id string, raw json.RawMessage) (AgentConfig, []string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return AgentConfig{}, nil, fmt.Errorf(`%s: must be an object such as {"card": "https://host/.well-known/agent-card.json"}`, id)
+	}
+	cfg := AgentConfig{Timeout: DefaultTimeout, PollEvery: DefaultPollEvery}
+	var warns []string
+
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !contains(knownKeys, k) {
+			warns = append(warns, fmt.Sprintf("%s: unknown key %q is ignored (known keys: %s)", id, k, strings.Join(knownKeys, ", ")))
+		}
+	}
+
+	cardRaw, ok := fields["card"]
+	if !ok || isNull(cardRaw) {
+		return AgentConfig{}, nil, fmt.Errorf("%s.card: is required: set it to the agent card URL, e.g. https://host/.well-known/agent-card.json", id)
+	}
+	if err := json.Unmarshal(cardRaw, &cfg.Card); err != nil {
+		return AgentConfig{}, nil, fmt.Errorf("%s.card: must be a string holding the agent card URL", id)
+	}
+	if err := checkCardURL(cfg.Card); err != nil {
+		return AgentConfig{}, nil, fmt.Errorf("%s.card: %v", id, err)
+	}
+
+	if h, ok := fields["headers"]; ok && !isNull(h) {
+		if err := json.Unmarshal(h, &cfg.Headers); err != nil {
+			return AgentConfig{}, nil, fmt.Errorf(`%s.headers: must be an object of strings, e.g. {"Authorization": "Bearer ${TOKEN}"}`, id)
+		}
+		for name := range cfg.Headers {
+			if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\r\n:") {
+				return AgentConfig{}, nil, fmt.Errorf("%s.headers: %q is not a valid header name", id, name)
+			}
+		}
+		if len(cfg.Headers) == 0 {
+			cfg.Headers = nil
+		}
+	}
+
+	var err error
+	if cfg.Timeout, err = positiveMillis(fields, "timeout", DefaultTimeout); err != nil {
+		return AgentConfig{}, nil, fmt.Errorf("%s.%v", id, err)
+	}
+	if cfg.PollEvery, err = positiveMillis(fields, "pollEvery", DefaultPollEvery); err != nil {
+		return AgentConfig{}, nil, fmt.Errorf("%s.%v", id, err)
+	}
+
+	enabled, disabled := true, false
+	if v, ok := fields["enabled"]; ok && !isNull(v) {
+		if json.Unmarshal(v, &enabled) != nil {
+			return AgentConfig{}, nil, fmt.Errorf("%s.enabled: must be true or false", id)
+		}
+	}
+	if v, ok := fields["disabled"]; ok && !isNull(v) {
+		if json.Unmarshal(v, &disabled) != nil {
+			return AgentConfig{}, nil, fmt.Errorf("%s.disabled: must be true or false", id)
+		}
+	}
+	cfg.Disabled = disabled || !enabled
+	return cfg, warns, nil
+}
+
+// positiveMillis reads an optional whole number of milliseconds > 0.
+func positiveMillis(fields map[string]json.RawMessage, key string, def int) (int, error) {
+	v, ok := fields[key]
+	if !ok || isNull(v) {
+		return def, nil
+	}
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil || f <= 0 || f != float64(int64(f)) || f > 1<<31 {
+		return 0, fmt.Errorf("%s: must be a positive whole number of milliseconds (default %d)", key, def)
+	}
+	return int(f), nil
+}
+
+func checkCardURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("must be an http or https URL of the agent card, e.g. https://host/.well-known/agent-card.json (got %q)", s)
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

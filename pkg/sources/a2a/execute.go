@@ -1,0 +1,193 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// The causes that end a call's context, told apart to pick the result.
+var (
+	errTimedOut     = errors.New("a2a: agent timeout")
+	errSourceClosed = errors.New("a2a: source closed")
+)
+
+// maxPollErrors is how many transport failures in a row a poll loop
+// rides out before it gives up: one dropped connection should not throw
+// away a task that runs for minutes.
+const maxPollErrors = 3
+
+// call is one execution's progress, rendered into the result metadata.
+type call struct {
+	src    *Source
+	start  time.Time
+	taskID string
+	state  state
+	polls  int
+}
+
+// execute submits the task without blocking and polls until the task ends,
+// the timeout passes, or the caller gives up; the last two cancel the task
+// on the agent.
+func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.Result {
+	var args struct {
+		Task *string `json:"task"`
+	}
+	if err := tc.Decode(&args); err != nil || args.Task == nil || strings.TrimSpace(*args.Task) == "" {
+		return tool.FailureWith(tool.OutcomeInvalidArguments,
+			`invalid arguments: "task" must be a non-empty string saying what the agent should do`)
+	}
+	if !s.enter() {
+		return tool.FailureWith(tool.OutcomeCanceled, fmt.Sprintf("A2A agent %s is shut down; retry the call", s.id))
+	}
+	defer s.calls.Done()
+
+	r := &call{src: s, start: time.Now(), state: "unknown"}
+	ctx, cancelCause := context.WithCancelCause(parent)
+	defer cancelCause(nil)
+	defer context.AfterFunc(s.base, func() { cancelCause(errSourceClosed) })()
+	ctx, cancel := context.WithTimeoutCause(ctx, time.Duration(s.cfg.Timeout)*time.Millisecond, errTimedOut)
+	defer cancel()
+
+	t, err := c.send(ctx, *args.Task)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.stopped(ctx, c)
+		}
+		return r.failed(c, err)
+	}
+	r.observe(t)
+
+	// One timer for the whole loop: no per-poll allocation.
+	pollEvery := time.Duration(s.cfg.PollEvery) * time.Millisecond
+	timer := time.NewTimer(pollEvery)
+	defer timer.Stop()
+	errorsInRow := 0
+	for !t.Status.State.terminal() && !t.Status.State.interrupted() {
+		select {
+		case <-ctx.Done():
+			return r.stopped(ctx, c)
+		case <-timer.C:
+		}
+		next, err := c.get(ctx, r.taskID)
+		r.polls++
+		switch {
+		case err == nil:
+			t, errorsInRow = next, 0
+			r.observe(t)
+		case ctx.Err() != nil:
+			return r.stopped(ctx, c)
+		default:
+			var rpcErr *rpcError
+			errorsInRow++
+			if errors.As(err, &rpcErr) || errorsInRow >= maxPollErrors {
+				return r.failed(c, err)
+			}
+			s.env.Log().Debug("a2a poll failed; retrying", "agent", s.id, "task", r.taskID, "error", c.clean(err.Error()))
+		}
+		timer.Reset(pollEvery)
+	}
+	return r.finish(t)
+}
+
+func (r *call) observe(t *task) {
+	if t.ID != "" {
+		r.taskID = t.ID
+	}
+	r.state = t.Status.State
+}
+
+func (r *call) metadata() map[string]any {
+	return map[string]any{
+		"agent":  r.src.id,
+		"taskId": r.taskID,
+		"state":  string(r.state),
+		"polls":  r.polls,
+		"ms":     time.Since(r.start).Milliseconds(),
+	}
+}
+
+// label names the task in outputs; before the agent has answered the
+// submit there is no id to name.
+func (r *call) label() string {
+	if r.taskID == "" {
+		return "A2A task (no id yet)"
+	}
+	return "A2A task " + r.taskID
+}
+
+// finish renders a task that reached a terminal or interrupted state.
+func (r *call) finish(t *task) tool.Result {
+	meta := r.metadata()
+	if t.Status.State == "completed" {
+		out := t.output()
+		if limit := r.src.env.OutputCap(); len(out) > limit {
+			out = truncateUTF8(out, limit)
+			meta["truncated"] = true
+		}
+		return tool.Success(out, meta)
+	}
+	out := r.label() + " " + string(t.Status.State)
+	if m := t.Status.Message.text(); m != "" {
+		out += ": " + m
+	}
+	return tool.Failure(out, meta)
+}
+
+// failed turns a JSON-RPC error into a failure with its message, and a
+// transport error into one that names the agent or task.
+func (r *call) failed(c *client, err error) tool.Result {
+	var rpcErr *rpcError
+	if errors.As(err, &rpcErr) {
+		return tool.Failure(c.clean(rpcErr.Error()), r.metadata())
+	}
+	where := "A2A agent " + r.src.id
+	if r.taskID != "" {
+		where = r.label()
+	}
+	return tool.Failure(c.clean(where+": "+err.Error()), r.metadata())
+}
+
+// stopped reports a call whose context ended, and cancels the task on the
+// agent (when it has an id and is still running) on a short detached
+// context, so the agent does not keep working for nobody.
+func (r *call) stopped(ctx context.Context, c *client) tool.Result {
+	cause := context.Cause(ctx)
+	if r.taskID != "" && !r.state.terminal() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+		err := c.cancel(cctx, r.taskID)
+		cancel()
+		if err != nil {
+			r.src.env.Log().Warn("a2a cancel failed", "agent", r.src.id, "task", r.taskID, "error", c.clean(err.Error()))
+		}
+	}
+	meta := r.metadata()
+	switch {
+	case errors.Is(cause, errTimedOut):
+		return tool.Result{IsError: true, Outcome: tool.OutcomeTimeout, Metadata: meta,
+			Output: fmt.Sprintf("%s timed out after %dms (state=%s)", r.label(), r.src.cfg.Timeout, r.state)}
+	case errors.Is(cause, context.DeadlineExceeded):
+		// The caller's own deadline came first: report how long we had.
+		return tool.Result{IsError: true, Outcome: tool.OutcomeTimeout, Metadata: meta,
+			Output: fmt.Sprintf("%s timed out after %dms (state=%s)", r.label(), meta["ms"], r.state)}
+	default:
+		return tool.Result{IsError: true, Outcome: tool.OutcomeCanceled, Metadata: meta,
+			Output: r.label() + " canceled"}
+	}
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,197 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+type applyPatchArgs struct {
+	PatchText string `json:"patchText"`
+}
+
+// fileState is a file as the patch leaves it, while the patch is checked.
+type fileState struct {
+	path    string // as written in the patch (first mention)
+	real    string
+	existed bool // on disk before the patch
+	exists  bool // after the operations so far
+	content string
+}
+
+// applyPatch checks every operation against the files before it changes
+// anything, then writes: all new contents go to temporary files first and
+// are renamed into place only when every one of them was written, so a
+// failing hunk, a missing file or a full disk leaves the workspace as it was.
+func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
+	var a applyPatchArgs
+	if r := decodeArgs("apply_patch", c, &a); r != nil {
+		return *r
+	}
+	if a.PatchText == "" {
+		return *invalid("apply_patch: patchText is required")
+	}
+	ops, err := ParsePatch(a.PatchText)
+	if err != nil {
+		return fail("apply_patch: %s", err.Error())
+	}
+
+	files := map[string]*fileState{}
+	var order []*fileState
+	counts := map[string]int{}
+	for _, op := range ops {
+		real, r := t.resolve("apply_patch", op.Path)
+		if r != nil {
+			return *r
+		}
+		st, seen := files[real]
+		if !seen {
+			var res *tool.Result
+			if st, res = loadState(op.Path, real); res != nil {
+				return *res
+			}
+			files[real] = st
+			order = append(order, st)
+		}
+		switch op.Kind {
+		case OpAdd:
+			if st.exists {
+				return fail("apply_patch: file already exists: %s", op.Path)
+			}
+			st.exists, st.content = true, op.Content
+		case OpUpdate:
+			if !st.exists {
+				return fail("apply_patch: file not found: %s", op.Path)
+			}
+			next, err := applyHunks(st.content, op.Hunks)
+			if err != nil {
+				return tool.Failure("apply_patch: "+err.Error(), map[string]any{"path": op.Path})
+			}
+			st.content = next
+		case OpDelete:
+			if !st.exists {
+				return fail("apply_patch: file not found: %s", op.Path)
+			}
+			st.exists, st.content = false, ""
+		}
+		counts[op.Kind]++
+	}
+	if ctx.Err() != nil {
+		return tool.ContextResult(ctx, "apply_patch")
+	}
+	if err := commit(order); err != nil {
+		return fail("apply_patch: %v; no file was changed", err)
+	}
+	unit := "file operations"
+	if len(ops) == 1 {
+		unit = "file operation"
+	}
+	return tool.Success(fmt.Sprintf("Applied patch: %d %s", len(ops), unit), map[string]any{
+		"added": counts[OpAdd], "updated": counts[OpUpdate], "deleted": counts[OpDelete],
+	})
+}
+
+func loadState(path, real string) (*fileState, *tool.Result) {
+	st := &fileState{path: path, real: real}
+	fi, err := os.Stat(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return st, nil
+	case err != nil:
+		r := fail("apply_patch: cannot read %s: %s", path, osReason(err))
+		return nil, &r
+	case fi.IsDir():
+		r := fail("apply_patch: %s is a directory", path)
+		return nil, &r
+	}
+	data, err := os.ReadFile(real)
+	if err != nil {
+		r := fail("apply_patch: cannot read %s: %s", path, osReason(err))
+		return nil, &r
+	}
+	st.existed, st.exists, st.content = true, true, string(data)
+	return st, nil
+}
+
+// commit writes the final states: every new content is staged in a
+// temporary file beside its target first; only when all are staged are they
+// renamed into place and the deleted files removed. A staging failure
+// removes the temporaries and any directory it created.
+func commit(files []*fileState) (err error) {
+	var staged []string // temp names, parallel to writes
+	var writes []*fileState
+	var madeDirs []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, tmp := range staged {
+			os.Remove(tmp)
+		}
+		for i := len(madeDirs) - 1; i >= 0; i-- {
+			os.Remove(madeDirs[i])
+		}
+	}()
+	for _, st := range files {
+		if !st.exists {
+			continue
+		}
+		dirs, err := mkdirAllTracked(filepath.Dir(st.real))
+		madeDirs = append(madeDirs, dirs...)
+		if err != nil {
+			return fmt.Errorf("cannot create the directory for %s: %s", st.path, osReason(err))
+		}
+		tmp, err := stageFile(st.real, []byte(st.content))
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %s", st.path, osReason(err))
+		}
+		staged = append(staged, tmp)
+		writes = append(writes, st)
+	}
+	for i, st := range writes {
+		if err := os.Rename(staged[i], st.real); err != nil {
+			// Rename within one directory fails only on a broken
+			// filesystem; what was renamed already stays.
+			for _, tmp := range staged[i:] {
+				os.Remove(tmp)
+			}
+			staged = nil
+			return fmt.Errorf("cannot replace %s: %s", st.path, osReason(err))
+		}
+	}
+	for _, st := range files {
+		if st.existed && !st.exists {
+			if err := os.Remove(st.real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("cannot delete %s: %s", st.path, osReason(err))
+			}
+		}
+	}
+	return nil
+}
+
+// mkdirAllTracked is os.MkdirAll that reports the directories it created,
+// outermost first, so they can be removed again.
+func mkdirAllTracked(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(missing)-1; i < j; i, j = i+1, j-1 {
+		missing[i], missing[j] = missing[j], missing[i]
+	}
+	return missing, nil
+}

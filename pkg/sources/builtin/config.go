@@ -1,0 +1,133 @@
+package builtin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Config is the `builtins` config section.
+type Config struct {
+	// Enabled switches the whole source; ParseConfig sets it true unless
+	// the section says false, {"disabled": true} or {"enabled": false}.
+	Enabled bool `json:"enabled"`
+	// Workspace is the root the file tools are confined to; relative to
+	// the config file's directory (sources.Env.BaseDir). Empty means
+	// sources.Env.Workspace.
+	Workspace string `json:"workspace,omitempty"`
+	// Tools drops tools by name: false drops, true (or absent) keeps.
+	Tools map[string]bool `json:"tools,omitempty"`
+}
+
+// Names lists the ten builtin tools in byte order.
+var Names = []string{"apply_patch", "bash", "edit", "glob", "grep", "question", "read", "todowrite", "webfetch", "write"}
+
+var knownKeys = []string{"disabled", "enabled", "tools", "workspace"}
+
+// ParseConfig reads the `builtins` section. Absent or null means every tool
+// on. It accepts true, false, or an object with the keys disabled, enabled,
+// tools and workspace; disabled:true wins over enabled, and a source that is
+// off ignores its tools map. Tool names the map does not know are returned
+// as warnings; errors name the key inside the section and how to fix it.
+func ParseConfig(raw json.RawMessage) (Config, []string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return Config{Enabled: true}, nil, nil
+	}
+	var on bool
+	if err := json.Unmarshal(raw, &on); err == nil {
+		return Config{Enabled: on}, nil, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return Config{}, nil, fmt.Errorf(`must be true, false or an object such as {"workspace": "./workspace", "tools": {"bash": false}}`)
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !contains(knownKeys, k) {
+			return Config{}, nil, fmt.Errorf("%s: unknown key; the known keys are %s", k, strings.Join(knownKeys, ", "))
+		}
+	}
+	cfg := Config{Enabled: true}
+	disabled, err := boolKey(obj, "disabled")
+	if err != nil {
+		return Config{}, nil, err
+	}
+	enabled, err := boolKey(obj, "enabled")
+	if err != nil {
+		return Config{}, nil, err
+	}
+	if raw, ok := obj["workspace"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &cfg.Workspace); err != nil {
+			return Config{}, nil, fmt.Errorf("workspace: must be a string (a directory path, relative to the config file)")
+		}
+	}
+	if (disabled != nil && *disabled) || (enabled != nil && !*enabled) {
+		// Whole-source off: the tools map does not matter, not even
+		// for warnings.
+		cfg.Enabled = false
+		return cfg, nil, nil
+	}
+	var warns []string
+	if raw, ok := obj["tools"]; ok && !isNull(raw) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return Config{}, nil, fmt.Errorf(`tools: must be an object mapping tool names to booleans, such as {"bash": false}`)
+		}
+		names := make([]string, 0, len(m))
+		for name := range m {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		cfg.Tools = make(map[string]bool, len(m))
+		for _, name := range names {
+			var keep bool
+			if err := json.Unmarshal(m[name], &keep); err != nil {
+				return Config{}, nil, fmt.Errorf("tools.%s: must be a boolean (false drops the tool, true keeps it)", name)
+			}
+			cfg.Tools[name] = keep
+			if !contains(Names, name) {
+				warns = append(warns, fmt.Sprintf("tools.%s: unknown builtin tool, ignored; the builtin tools are %s", name, strings.Join(Names, ", ")))
+			}
+		}
+	}
+	return cfg, warns, nil
+}
+
+// Keep reports whether the named tool is on under this config.
+func (c Config) Keep(name string) bool {
+	if !c.Enabled {
+		return false
+	}
+	keep, listed := c.Tools[name]
+	return !listed || keep
+}
+
+func boolKey(obj map[string]json.RawMessage, key string) (*bool, error) {
+	raw, ok := obj[key]
+	if !ok || isNull(raw) {
+		return nil, nil
+	}
+	var v bool
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("%s: must be a boolean (true or false)", key)
+	}
+	return &v, nil
+}
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

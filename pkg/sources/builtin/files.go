@@ -1,0 +1,256 @@
+package builtin
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+type readArgs struct {
+	Path   string `json:"path"`
+	Offset *int   `json:"offset"`
+	Limit  *int   `json:"limit"`
+}
+
+func (t *toolset) read(_ context.Context, c tool.Call) tool.Result {
+	var a readArgs
+	if r := decodeArgs("read", c, &a); r != nil {
+		return *r
+	}
+	if a.Path == "" {
+		return *invalid("read: path is required")
+	}
+	if a.Offset != nil && *a.Offset < 1 {
+		return *invalid("read: offset must be a line number >= 1")
+	}
+	if a.Limit != nil && *a.Limit < 1 {
+		return *invalid("read: limit must be a number of lines >= 1")
+	}
+	p, r := t.resolve("read", a.Path)
+	if r != nil {
+		return *r
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return fileError("read", a.Path, err)
+	}
+	defer f.Close()
+	// The file is streamed into a capped buffer: a huge file costs the
+	// output cap, not its size.
+	w := newCapWriter(t.cap)
+	if a.Offset != nil || a.Limit != nil {
+		first, last := 1, -1
+		if a.Offset != nil {
+			first = *a.Offset
+		}
+		if a.Limit != nil && *a.Limit <= math.MaxInt-first {
+			last = first + *a.Limit - 1
+		}
+		err = lineWindow(w, f, first, last)
+	} else {
+		_, err = io.Copy(w, f)
+	}
+	if err != nil {
+		return fileError("read", a.Path, err)
+	}
+	out, truncated := w.Text()
+	if truncated {
+		return tool.Success(out, map[string]any{"truncated": true})
+	}
+	return tool.Success(out, nil)
+}
+
+// lineWindow writes lines first..last (1-based; last < 0 means to the end)
+// of r to w, joined by "\n". A final newline ends the last line rather than
+// starting an empty one. Lines longer than the read buffer pass through in
+// pieces, and reading stops after the window.
+func lineWindow(w io.Writer, r io.Reader, first, last int) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	n := 1
+	atLineStart := true
+	for last < 0 || n <= last {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			complete := chunk[len(chunk)-1] == '\n'
+			if complete {
+				chunk = chunk[:len(chunk)-1]
+			}
+			if n >= first {
+				if atLineStart && n > first {
+					_, _ = w.Write(newline)
+				}
+				_, _ = w.Write(chunk)
+			}
+			atLineStart = complete
+			if complete {
+				n++
+			}
+		}
+		switch {
+		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+var newline = []byte("\n")
+
+type writeArgs struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+func (t *toolset) write(_ context.Context, c tool.Call) tool.Result {
+	var a writeArgs
+	if r := decodeArgs("write", c, &a); r != nil {
+		return *r
+	}
+	if a.Path == "" {
+		return *invalid("write: path is required")
+	}
+	if a.Content == nil {
+		return *invalid("write: content is required")
+	}
+	p, r := t.resolve("write", a.Path)
+	if r != nil {
+		return *r
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return fail("write: %s is a directory", a.Path)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fail("write: cannot create the parent directory of %s: %s", a.Path, osReason(err))
+	}
+	if err := writeFileAtomic(p, []byte(*a.Content)); err != nil {
+		return fail("write: cannot write %s: %s", a.Path, osReason(err))
+	}
+	n := len(*a.Content)
+	return tool.Success(fmt.Sprintf("Wrote %d bytes to %s", n, a.Path), map[string]any{"bytes": n})
+}
+
+type editArgs struct {
+	Path       string  `json:"path"`
+	OldString  *string `json:"oldString"`
+	NewString  *string `json:"newString"`
+	ReplaceAll bool    `json:"replaceAll"`
+}
+
+func (t *toolset) edit(_ context.Context, c tool.Call) tool.Result {
+	var a editArgs
+	if r := decodeArgs("edit", c, &a); r != nil {
+		return *r
+	}
+	switch {
+	case a.Path == "":
+		return *invalid("edit: path is required")
+	case a.OldString == nil:
+		return *invalid("edit: oldString is required")
+	case a.NewString == nil:
+		return *invalid("edit: newString is required")
+	case *a.OldString == "":
+		return *invalid("edit: oldString must not be empty; use write to create a file")
+	}
+	p, r := t.resolve("edit", a.Path)
+	if r != nil {
+		return *r
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return fileError("edit", a.Path, err)
+	}
+	text := string(data)
+	n := strings.Count(text, *a.OldString)
+	switch {
+	case n == 0:
+		return fail("edit: oldString not found in %s", a.Path)
+	case n > 1 && !a.ReplaceAll:
+		return fail("edit: oldString is not unique in %s (%d occurrences); use replaceAll", a.Path, n)
+	}
+	text = strings.Replace(text, *a.OldString, *a.NewString, -1)
+	if err := writeFileAtomic(p, []byte(text)); err != nil {
+		return fail("edit: cannot write %s: %s", a.Path, osReason(err))
+	}
+	unit := "replacements"
+	if n == 1 {
+		unit = "replacement"
+	}
+	return tool.Success(fmt.Sprintf("Edited %s (%d %s)", a.Path, n, unit), map[string]any{"replacements": n})
+}
+
+// fileError words a failed read of path for the model. Paths in os errors
+// are the real absolute ones; the model should see the path it gave.
+func fileError(name, path string, err error) tool.Result {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail("%s: file not found: %s", name, path)
+	case isDirErr(err):
+		return fail("%s: %s is a directory", name, path)
+	}
+	return fail("%s: cannot read %s: %s", name, path, osReason(err))
+}
+
+func isDirErr(err error) bool { return errors.Is(err, syscall.EISDIR) }
+
+// osReason is an os error without the path it carries.
+func osReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	return err.Error()
+}
+
+// writeFileAtomic replaces p's content in one step: the bytes go to a
+// temporary file beside it, which is then renamed over p. A reader never
+// sees half a file, and a failed write leaves the old content. An existing
+// file keeps its permission bits.
+func writeFileAtomic(p string, data []byte) error {
+	tmp, err := stageFile(p, data)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// stageFile writes data to a new temporary file in p's directory, with p's
+// mode (0644 for a new file), and returns its name.
+func stageFile(p string, data []byte) (string, error) {
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(p); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".toolnexus-*")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Chmod(mode)
+	if err := errors.Join(werr, cerr, f.Close()); err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}

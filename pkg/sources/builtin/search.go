@@ -1,0 +1,294 @@
+package builtin
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+const (
+	// DefaultSearchLimit is grep's and glob's limit when the call gives none.
+	DefaultSearchLimit = 100
+	// maxGrepLine is the longest line grep looks at; the rest of a longer
+	// line is ignored (minified files, data dumps).
+	maxGrepLine = 1 << 20
+	// binarySniff is how much of a file grep inspects for a NUL byte
+	// before deciding it is binary and skipping it.
+	binarySniff = 8 << 10
+)
+
+// skipDir reports the directories every search leaves out.
+func skipDir(name string) bool { return name == ".git" || name == "node_modules" }
+
+type grepArgs struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path"`
+	Include string `json:"include"`
+	Limit   *int   `json:"limit"`
+}
+
+func (t *toolset) grep(ctx context.Context, c tool.Call) tool.Result {
+	var a grepArgs
+	if r := decodeArgs("grep", c, &a); r != nil {
+		return *r
+	}
+	if a.Pattern == "" {
+		return *invalid("grep: pattern is required")
+	}
+	limit, r := searchLimit("grep", a.Limit)
+	if r != nil {
+		return *r
+	}
+	re, err := regexp.Compile(a.Pattern)
+	if err != nil {
+		return fail("grep: invalid regex: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	var include *globPattern
+	if a.Include != "" {
+		if include, err = compileGlob(a.Include); err != nil {
+			return fail("grep: invalid include pattern: %s", a.Include)
+		}
+	}
+	base, res := t.searchBase("grep", a.Path)
+	if res != nil {
+		return *res
+	}
+
+	var lines []string
+	more := false
+	err = t.walkFiles(ctx, base, func(p, rel string) error {
+		if include != nil && !include.match(relTo(base, p)) {
+			return nil
+		}
+		return grepFile(p, rel, re, func(line string) bool {
+			if len(lines) == limit {
+				more = true
+				return false
+			}
+			lines = append(lines, line)
+			return true
+		})
+	})
+	if errors.Is(err, errStopWalk) {
+		err = nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.ContextResult(ctx, "grep")
+		}
+		return fail("grep: %v", err)
+	}
+	return searchResult(lines, more, t.cap)
+}
+
+var errStopWalk = errors.New("stop walk")
+
+// grepFile emits FILE:LINE:TEXT for each matching line until emit says stop.
+// Binary files (a NUL byte near the start) and unreadable files are skipped.
+func grepFile(p, rel string, re *regexp.Regexp, emit func(string) bool) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	if head, _ := br.Peek(binarySniff); bytes.IndexByte(head, 0) >= 0 {
+		return nil
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 0, 64<<10), maxGrepLine)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+		if !re.Match(line) {
+			continue
+		}
+		if !emit(fmt.Sprintf("%s:%d:%s", rel, n, line)) {
+			return errStopWalk
+		}
+	}
+	// A line beyond maxGrepLine ends the scan of this file: what was found
+	// so far stands.
+	return nil
+}
+
+type globArgs struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path"`
+	Limit   *int   `json:"limit"`
+}
+
+func (t *toolset) glob(ctx context.Context, c tool.Call) tool.Result {
+	var a globArgs
+	if r := decodeArgs("glob", c, &a); r != nil {
+		return *r
+	}
+	if a.Pattern == "" {
+		return *invalid("glob: pattern is required")
+	}
+	limit, r := searchLimit("glob", a.Limit)
+	if r != nil {
+		return *r
+	}
+	g, err := compileGlob(a.Pattern)
+	if err != nil {
+		return fail("glob: invalid pattern: %s", a.Pattern)
+	}
+	base, res := t.searchBase("glob", a.Path)
+	if res != nil {
+		return *res
+	}
+	var found []string
+	err = t.walkFiles(ctx, base, func(p, rel string) error {
+		if g.match(relTo(base, p)) {
+			found = append(found, rel)
+		}
+		if len(found) > limit {
+			return errStopWalk // one past the limit says there is more
+		}
+		return nil
+	})
+	if errors.Is(err, errStopWalk) {
+		err = nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.ContextResult(ctx, "glob")
+		}
+		return fail("glob: %v", err)
+	}
+	more := len(found) > limit
+	if more {
+		found = found[:limit]
+	}
+	return searchResult(found, more, t.cap)
+}
+
+func searchLimit(name string, limit *int) (int, *tool.Result) {
+	if limit == nil {
+		return DefaultSearchLimit, nil
+	}
+	if *limit < 1 {
+		return 0, invalid(name + ": limit must be >= 1")
+	}
+	return *limit, nil
+}
+
+// searchBase resolves the path argument (default: the root) and checks it
+// exists.
+func (t *toolset) searchBase(name, p string) (string, *tool.Result) {
+	base := t.ws.Root()
+	if p != "" {
+		var r *tool.Result
+		if base, r = t.resolve(name, p); r != nil {
+			return "", r
+		}
+	}
+	if _, err := os.Stat(base); err != nil {
+		r := fail("%s: path not found: %s", name, p)
+		return "", &r
+	}
+	return base, nil
+}
+
+func searchResult(lines []string, more bool, max int) tool.Result {
+	out, truncated := capText(strings.Join(lines, "\n"), max)
+	meta := map[string]any{"count": len(lines)}
+	if more || truncated {
+		meta["truncated"] = true
+	}
+	return tool.Success(out, meta)
+}
+
+// walkFiles calls fn for every file under base (or base itself when it is
+// a file) with its real path and its path relative to the workspace root,
+// in byte order of those paths, so that a search can stop at its limit
+// and still return the first matches. It skips .git and node_modules below
+// base, does not descend into symlinked directories, and passes a
+// symlinked file only when its target is a regular file inside the
+// workspace: a link must not let a search read what the file tools may not.
+func (t *toolset) walkFiles(ctx context.Context, base string, fn func(p, rel string) error) error {
+	fi, err := os.Stat(base)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			return nil
+		}
+		return fn(base, t.ws.Rel(base))
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return err
+	}
+	return t.walkEntries(ctx, base, entries, fn)
+}
+
+func (t *toolset) walkEntries(ctx context.Context, dir string, entries []fs.DirEntry, fn func(p, rel string) error) error {
+	// Ordering a directory "x" as "x/" puts everything below it where its
+	// full paths sort: after "x.txt", before "xa".
+	key := func(e fs.DirEntry) string {
+		if e.IsDir() {
+			return e.Name() + "/"
+		}
+		return e.Name()
+	}
+	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			if skipDir(e.Name()) {
+				continue
+			}
+			sub, err := os.ReadDir(p)
+			if err != nil {
+				continue // unreadable directories are skipped, not fatal
+			}
+			if err := t.walkEntries(ctx, p, sub, fn); err != nil {
+				return err
+			}
+			continue
+		case e.Type()&fs.ModeSymlink != 0:
+			real, err := t.ws.Resolve(p)
+			if err != nil {
+				continue
+			}
+			if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+		case !e.Type().IsRegular():
+			continue
+		}
+		if err := fn(p, t.ws.Rel(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relTo is p relative to base with forward slashes; base itself (a search
+// of one file) gives its base name.
+func relTo(base, p string) string {
+	if p == base {
+		return filepath.Base(p)
+	}
+	rel, err := filepath.Rel(base, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}

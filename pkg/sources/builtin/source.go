@@ -1,0 +1,129 @@
+package builtin
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Source is the source label of every builtin tool.
+const Source = "builtin"
+
+// Layer is the registry layer the builtin tools are published into.
+var Layer = registry.Layer(registry.KindBuiltin)
+
+// New makes the builtin source. The workspace is cfg.Workspace resolved
+// against env.BaseDir when set, else env.Workspace (the server passes
+// --workspace or its default there and creates the directory). A config
+// that switches the source off gives a disabled source; a workspace that
+// cannot be used gives a failed one, which does not affect other sources.
+func New(cfg Config, env sources.Env) sources.Source {
+	if !cfg.Enabled {
+		return sources.NewDisabled(Layer)
+	}
+	tools, err := Tools(cfg, env)
+	return sources.NewStatic(Layer, tools, err)
+}
+
+// Tools builds the enabled builtin tools, in byte order of their names, for
+// embedding them without the Source machinery.
+func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
+	root := cfg.Workspace
+	if root != "" && !filepath.IsAbs(root) {
+		root = filepath.Join(env.BaseDir, root)
+	}
+	if root == "" {
+		root = env.Workspace
+	}
+	if root == "" {
+		return nil, fmt.Errorf("builtins: no workspace directory; set builtins.workspace or --workspace")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("builtins.workspace: %w", err)
+	}
+	ws, err := NewWorkspace(abs)
+	if err != nil {
+		return nil, fmt.Errorf("builtins.workspace: %w", err)
+	}
+	t := newToolset(ws, env)
+	var out []tool.Tool
+	for _, spec := range t.specs() {
+		if !cfg.Keep(spec.name) {
+			continue
+		}
+		out = append(out, tool.Must(tool.New(spec.name, spec.run,
+			tool.WithSource(Source),
+			tool.WithDescription(spec.description),
+			tool.WithInputSchema(spec.schema))))
+	}
+	return out, nil
+}
+
+// toolset is what the ten tools share; everything in it is built once,
+// when the tools are, and is safe for concurrent calls.
+type toolset struct {
+	ws     *Workspace
+	cap    int
+	shell  string
+	log    *slog.Logger
+	md     *converter.Converter
+	client *http.Client
+}
+
+func newToolset(ws *Workspace, env sources.Env) *toolset {
+	return &toolset{
+		ws:     ws,
+		cap:    env.OutputCap(),
+		shell:  shellPath(),
+		log:    env.Log(),
+		md:     newMarkdownConverter(),
+		client: newFetchClient(),
+	}
+}
+
+type spec struct {
+	name        string
+	description string
+	schema      []byte
+	run         tool.Func
+}
+
+// specs lists the tools in byte order of their names.
+func (t *toolset) specs() []spec {
+	return []spec{
+		{"apply_patch", applyPatchDescription, applyPatchSchema, t.applyPatch},
+		{"bash", bashDescription, bashSchema, t.bash},
+		{"edit", editDescription, editSchema, t.edit},
+		{"glob", globDescription, globSchema, t.glob},
+		{"grep", grepDescription, grepSchema, t.grep},
+		{"question", questionDescription, questionSchema, t.question},
+		{"read", readDescription, readSchema, t.read},
+		{"todowrite", todowriteDescription, todowriteSchema, t.todowrite},
+		{"webfetch", webfetchDescription, webfetchSchema, t.webfetch},
+		{"write", writeDescription, writeSchema, t.write},
+	}
+}
+
+// resolve confines a path argument to the workspace. The failure names the
+// tool and the path exactly as the model wrote it.
+func (t *toolset) resolve(name, p string) (string, *tool.Result) {
+	real, err := t.ws.Resolve(p)
+	if err == nil {
+		return real, nil
+	}
+	var r tool.Result
+	if err == ErrEscapes {
+		r = fail("%s: path escapes the workspace: %s", name, p)
+	} else {
+		r = fail("%s: cannot resolve %s: %v", name, p, err)
+	}
+	return "", &r
+}

@@ -1,0 +1,387 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolnexus/toolnexus/pkg/sources"
+)
+
+// Server types, after inference.
+const (
+	TypeLocal  = "local"
+	TypeRemote = "remote"
+)
+
+// Remote transports. The empty value means streamable HTTP, falling back to
+// the older HTTP+SSE transport for servers that only speak that.
+const (
+	TransportAuto = ""
+	TransportSSE  = "sse"
+)
+
+// Defaults, in milliseconds as the config writes them.
+const (
+	DefaultTimeout        = 30000
+	DefaultInitialBackoff = 250
+	DefaultMaxBackoff     = 30000
+	DefaultResetAfter     = 60000
+)
+
+// ServerConfig is one MCP server entry, validated and normalised.
+//
+// It marshals deterministically (fixed field order, sorted maps) and keeps
+// header values exactly as written, ${VAR} references unexpanded, so the
+// server can compare two configs to see whether a reload changed anything
+// without a secret ever entering the comparison.
+type ServerConfig struct {
+	// Type is TypeLocal (a child process over stdio) or TypeRemote (HTTP).
+	Type string `json:"type"`
+	// Transport is TransportSSE when the config asked for "type": "sse";
+	// otherwise remote servers try streamable HTTP first.
+	Transport string `json:"transport,omitempty"`
+	// Command is the program and its arguments (local servers).
+	Command []string `json:"command,omitempty"`
+	// Environment is added to the inherited process environment.
+	Environment map[string]string `json:"environment,omitempty"`
+	// Cwd is the child's working directory, relative to the config's directory.
+	Cwd string `json:"cwd,omitempty"`
+	// URL is the remote server's endpoint.
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every HTTP request; ${VAR} is expanded at start.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Disabled servers publish nothing and report status disabled.
+	Disabled bool `json:"disabled,omitempty"`
+	// Timeout bounds each phase (start, initialize, list), in milliseconds.
+	Timeout int `json:"timeout"`
+	// Tools filters the server's tools by their original names.
+	Tools sources.Filter `json:"tools,omitempty"`
+	// Restart tunes how a server that died is brought back.
+	Restart Restart `json:"restart"`
+}
+
+// Restart is the self-healing backoff, in milliseconds: the first retry
+// waits InitialBackoff, each further one twice as long up to MaxBackoff, and
+// a server that stayed up for ResetAfter starts again from InitialBackoff.
+type Restart struct {
+	InitialBackoff int `json:"initialBackoff"`
+	MaxBackoff     int `json:"maxBackoff"`
+	ResetAfter     int `json:"resetAfter"`
+}
+
+func (c ServerConfig) timeout() time.Duration {
+	if c.Timeout <= 0 {
+		return DefaultTimeout * time.Millisecond
+	}
+	return time.Duration(c.Timeout) * time.Millisecond
+}
+
+func (r Restart) withDefaults() Restart {
+	if r.InitialBackoff <= 0 {
+		r.InitialBackoff = DefaultInitialBackoff
+	}
+	if r.MaxBackoff <= 0 {
+		r.MaxBackoff = DefaultMaxBackoff
+	}
+	if r.MaxBackoff < r.InitialBackoff {
+		r.MaxBackoff = r.InitialBackoff
+	}
+	if r.ResetAfter <= 0 {
+		r.ResetAfter = DefaultResetAfter
+	}
+	return r
+}
+
+// ParseConfig reads the server map: the object under mcpServers, servers or
+// mcp (the caller picks the key and prefixes errors with it). Errors name the
+// key path inside the section ("fs.command: ...") and say how to fix it.
+// Warnings are returned for keys this source does not know, which are
+// ignored so that configs written for other MCP clients still load.
+func ParseConfig(raw json.RawMessage) (map[string]ServerConfig, []string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return map[string]ServerConfig{}, nil, nil
+	}
+	var servers map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &servers); err != nil {
+		return nil, nil, fmt.Errorf("must be an object mapping server names to server settings, e.g. {\"fs\": {\"command\": [\"mcp-fs\"]}}")
+	}
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+
+	out := make(map[string]ServerConfig, len(servers))
+	var warns []string
+	for _, name := range names {
+		if strings.TrimSpace(name) == "" {
+			return nil, nil, fmt.Errorf("%q: a server name must not be empty; give the server a name", name)
+		}
+		sc, w, err := parseServer(name, servers[name])
+		if err != nil {
+			return nil, nil, err
+		}
+		warns = append(warns, w...)
+		out[name] = sc
+	}
+	return out, warns, nil
+}
+
+// knownKeys are the server keys this source reads.
+var knownKeys = map[string]bool{
+	"type": true, "command": true, "args": true, "environment": true, "env": true,
+	"cwd": true, "url": true, "headers": true, "enabled": true, "disabled": true,
+	"timeout": true, "tools": true, "restart": true,
+}
+
+func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return ServerConfig{}, nil, fmt.Errorf("%s: must be an object such as {\"command\": [\"prog\", \"arg\"]} or {\"url\": \"https://host/mcp\"}", name)
+	}
+	key := func(k string) string { return name + "." + k }
+	var warns []string
+	unknown := make([]string, 0)
+	for k := range fields {
+		if !knownKeys[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		warns = append(warns, fmt.Sprintf("%s: unknown key %q is ignored", name, k))
+	}
+
+	sc := ServerConfig{Timeout: DefaultTimeout}
+
+	typ, err := optString(fields, "type", key)
+	if err != nil {
+		return sc, nil, err
+	}
+	var command []string
+	if v, ok := fields["command"]; ok && !isNull(v) {
+		if command, err = stringOrList(v); err != nil {
+			return sc, nil, fmt.Errorf("%s: must be a string or an array of strings", key("command"))
+		}
+		if len(command) == 0 || command[0] == "" {
+			return sc, nil, fmt.Errorf("%s: must name a program, e.g. [\"npx\", \"-y\", \"some-mcp-server\"]", key("command"))
+		}
+	}
+	if v, ok := fields["args"]; ok && !isNull(v) {
+		var args []string
+		if err := json.Unmarshal(v, &args); err != nil {
+			return sc, nil, fmt.Errorf("%s: must be an array of strings", key("args"))
+		}
+		if command == nil {
+			return sc, nil, fmt.Errorf("%s: needs a \"command\" to pass the arguments to", key("args"))
+		}
+		command = append(command, args...)
+	}
+	sc.Command = command
+
+	if sc.URL, err = optString(fields, "url", key); err != nil {
+		return sc, nil, err
+	}
+	if sc.Cwd, err = optString(fields, "cwd", key); err != nil {
+		return sc, nil, err
+	}
+	env, err := stringMap(fields, "environment", key)
+	if err != nil {
+		return sc, nil, err
+	}
+	alias, err := stringMap(fields, "env", key)
+	if err != nil {
+		return sc, nil, err
+	}
+	if env != nil && alias != nil {
+		return sc, nil, fmt.Errorf("%s: \"environment\" and \"env\" are the same setting; keep only one", name)
+	}
+	if env == nil {
+		env = alias
+	}
+	sc.Environment = env
+	if sc.Headers, err = stringMap(fields, "headers", key); err != nil {
+		return sc, nil, err
+	}
+
+	disabled, err := optBool(fields, "disabled", key)
+	if err != nil {
+		return sc, nil, err
+	}
+	enabled, err := optBool(fields, "enabled", key)
+	if err != nil {
+		return sc, nil, err
+	}
+	// disabled:true wins; otherwise enabled:false turns the server off.
+	sc.Disabled = (disabled != nil && *disabled) || (enabled != nil && !*enabled)
+
+	if v, ok := fields["timeout"]; ok && !isNull(v) {
+		ms, err := positiveMillis(v)
+		if err != nil {
+			return sc, nil, fmt.Errorf("%s: must be a positive number of milliseconds, e.g. 30000", key("timeout"))
+		}
+		sc.Timeout = ms
+	}
+
+	if v, ok := fields["tools"]; ok && !isNull(v) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(v, &m); err != nil {
+			return sc, nil, fmt.Errorf("%s: must be an object of tool names to true or false, e.g. {\"write_file\": false}", key("tools"))
+		}
+		f := make(sources.Filter, len(m))
+		for tn, tv := range m {
+			var b bool
+			if err := json.Unmarshal(tv, &b); err != nil || isNull(tv) {
+				return sc, nil, fmt.Errorf("%s: must be true or false", key("tools."+tn))
+			}
+			f[tn] = b
+		}
+		if len(f) > 0 {
+			sc.Tools = f
+		}
+	}
+
+	if sc.Restart, err = parseRestart(fields, key); err != nil {
+		return sc, nil, err
+	}
+
+	switch strings.ToLower(typ) {
+	case "":
+		switch {
+		case sc.Command != nil && sc.URL != "":
+			return sc, nil, fmt.Errorf("%s: has both \"command\" and \"url\"; keep one, or set \"type\" to \"local\" or \"remote\"", name)
+		case sc.Command != nil:
+			sc.Type = TypeLocal
+		case sc.URL != "":
+			sc.Type = TypeRemote
+		}
+	case "local", "stdio":
+		sc.Type = TypeLocal
+	case "remote", "http", "streamable-http", "streamablehttp", "streamable_http":
+		sc.Type = TypeRemote
+	case "sse":
+		sc.Type, sc.Transport = TypeRemote, TransportSSE
+	default:
+		return sc, nil, fmt.Errorf("%s: %q is not a server type; use \"local\" (a command run over stdio) or \"remote\" (a URL)", key("type"), typ)
+	}
+	// A disabled entry may be a placeholder; only a server that will run
+	// needs the means to run.
+	if !sc.Disabled {
+		switch sc.Type {
+		case "":
+			return sc, nil, fmt.Errorf("%s: needs \"command\" (a local server) or \"url\" (a remote server)", name)
+		case TypeLocal:
+			if sc.Command == nil {
+				return sc, nil, fmt.Errorf("%s: a local server needs \"command\", e.g. [\"npx\", \"-y\", \"some-mcp-server\"]", key("command"))
+			}
+		case TypeRemote:
+			if sc.URL == "" {
+				return sc, nil, fmt.Errorf("%s: a remote server needs \"url\", e.g. \"https://host/mcp\"", key("url"))
+			}
+			if !strings.HasPrefix(sc.URL, "http://") && !strings.HasPrefix(sc.URL, "https://") {
+				return sc, nil, fmt.Errorf("%s: must be an http:// or https:// URL", key("url"))
+			}
+		}
+	}
+	return sc, warns, nil
+}
+
+func parseRestart(fields map[string]json.RawMessage, key func(string) string) (Restart, error) {
+	r := Restart{}
+	if v, ok := fields["restart"]; ok && !isNull(v) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(v, &m); err != nil {
+			return r, fmt.Errorf("%s: must be an object with initialBackoff, maxBackoff and resetAfter in milliseconds", key("restart"))
+		}
+		for k, raw := range m {
+			ms, err := positiveMillis(raw)
+			if err != nil {
+				return r, fmt.Errorf("%s: must be a positive number of milliseconds", key("restart."+k))
+			}
+			switch k {
+			case "initialBackoff":
+				r.InitialBackoff = ms
+			case "maxBackoff":
+				r.MaxBackoff = ms
+			case "resetAfter":
+				r.ResetAfter = ms
+			default:
+				return r, fmt.Errorf("%s: unknown setting; use initialBackoff, maxBackoff or resetAfter", key("restart."+k))
+			}
+		}
+	}
+	return r.withDefaults(), nil
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+func optString(fields map[string]json.RawMessage, k string, key func(string) string) (string, error) {
+	v, ok := fields[k]
+	if !ok || isNull(v) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", fmt.Errorf("%s: must be a string", key(k))
+	}
+	return s, nil
+}
+
+func optBool(fields map[string]json.RawMessage, k string, key func(string) string) (*bool, error) {
+	v, ok := fields[k]
+	if !ok || isNull(v) {
+		return nil, nil
+	}
+	var b bool
+	if err := json.Unmarshal(v, &b); err != nil {
+		return nil, fmt.Errorf("%s: must be true or false", key(k))
+	}
+	return &b, nil
+}
+
+func stringMap(fields map[string]json.RawMessage, k string, key func(string) string) (map[string]string, error) {
+	v, ok := fields[k]
+	if !ok || isNull(v) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil {
+		return nil, fmt.Errorf("%s: must be an object of names to string values", key(k))
+	}
+	out := make(map[string]string, len(m))
+	for name, raw := range m {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("%s: must be a string (quote numbers and booleans)", key(k+"."+name))
+		}
+		out[name] = s
+	}
+	return out, nil
+}
+
+func stringOrList(v json.RawMessage) ([]string, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return []string{s}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(v, &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+func positiveMillis(v json.RawMessage) (int, error) {
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil {
+		return 0, err
+	}
+	if f <= 0 || f > float64(1<<31) || f != float64(int(f)) {
+		return 0, fmt.Errorf("out of range")
+	}
+	return int(f), nil
+}

@@ -1,0 +1,320 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdinGrace is how long a local server gets to exit on its own after its
+// stdin closes (the MCP stdio shutdown) before its process group is killed.
+const stdinGrace = 2 * time.Second
+
+// session is one live connection to the server: one child process for a
+// local server, one HTTP session for a remote one. A session that breaks is
+// never repaired; the supervisor replaces it with a new one.
+type session struct {
+	cs     *sdk.ClientSession
+	cancel context.CancelFunc // ends the transport's lifetime context
+	cmd    *exec.Cmd          // local servers only
+	pgid   atomic.Int64       // the child's process group, once it runs
+	stderr *tailWriter        // local servers only
+	http   *http.Transport    // remote servers only
+
+	// listChanged is poked (never blocking) on notifications/tools/list_changed.
+	listChanged chan struct{}
+
+	downOnce sync.Once
+	dead     chan struct{} // closed when the session is found broken
+	downErr  error         // why; written before dead is closed
+
+	closeOnce sync.Once
+	waitDone  chan struct{} // closed when the Wait watcher has returned
+}
+
+func newSession() *session {
+	return &session{
+		listChanged: make(chan struct{}, 1),
+		dead:        make(chan struct{}),
+		waitDone:    make(chan struct{}),
+	}
+}
+
+// markDown records that the session broke. Only the first reason counts.
+func (s *session) markDown(err error) bool {
+	first := false
+	s.downOnce.Do(func() {
+		if err == nil {
+			err = errors.New("connection closed")
+		}
+		s.downErr = err
+		close(s.dead)
+		first = true
+	})
+	return first
+}
+
+// close ends the session and everything it owns: the MCP connection, the
+// child's whole process group, in-flight HTTP requests. It first offers the
+// polite shutdown (stdin closed, or the HTTP session deleted), which the SDK
+// only performs once no call is in flight; after stdinGrace it stops asking
+// and kills, so a hung call can never hold Close. Safe to call twice.
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		if s.cs == nil {
+			s.killGroup()
+			s.cancel()
+			return
+		}
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			_ = s.cs.Close()
+		}()
+		t := time.NewTimer(stdinGrace)
+		select {
+		case <-s.waitDone:
+		case <-t.C:
+		}
+		t.Stop()
+		s.killGroup()
+		s.cancel()
+		<-closed
+		<-s.waitDone
+		if s.http != nil {
+			s.http.CloseIdleConnections()
+		}
+	})
+}
+
+// killGroup kills the child's process group, which also takes the
+// grandchildren that a launcher such as npx leaves behind.
+func (s *session) killGroup() {
+	if pgid := s.pgid.Load(); pgid > 0 {
+		_ = syscall.Kill(-int(pgid), syscall.SIGKILL)
+	}
+}
+
+// phaseError marks which phase failed, so the status says "initialize: ..."
+// rather than a bare transport message.
+func phaseError(phase string, ctx context.Context, timeout time.Duration, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s: no answer within %dms (raise \"timeout\" if the server is just slow)", phase, timeout.Milliseconds())
+	}
+	return fmt.Errorf("%s: %w", phase, err)
+}
+
+// dial starts the server (or reaches it) and runs initialize, all within
+// ctx. The session's own lifetime is not bound to ctx: once dial returns the
+// session lives until close.
+func (s *Source) dial(ctx context.Context, headers map[string]string) (*session, error) {
+	sess := newSession()
+	life, cancel := context.WithCancel(context.Background())
+	sess.cancel = cancel
+	// Until dial succeeds, the phase deadline also ends the session, so a
+	// server that hangs in initialize is killed rather than left behind.
+	stop := context.AfterFunc(ctx, func() {
+		cancel()
+		sess.killGroup()
+	})
+	client := sdk.NewClient(&sdk.Implementation{Name: "toolnexus", Version: "1"}, &sdk.ClientOptions{
+		Logger: s.sdkLog,
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case sess.listChanged <- struct{}{}:
+			default: // a re-list is already due
+			}
+		},
+		// No roots, sampling or elicitation: toolnexus only calls tools.
+		Capabilities: &sdk.ClientCapabilities{},
+	})
+
+	var err error
+	if s.cfg.Type == TypeLocal {
+		err = s.dialLocal(ctx, life, client, sess)
+	} else {
+		err = s.dialRemote(ctx, life, client, sess, headers)
+	}
+	if !stop() && err == nil {
+		// The deadline fired just as the connection came up: too late.
+		_ = sess.cs.Close()
+		err = phaseError("initialize", ctx, s.cfg.timeout(), ctx.Err())
+	}
+	if err != nil {
+		sess.cs = nil
+		cancel()
+		sess.killGroup()
+		if sess.http != nil {
+			sess.http.CloseIdleConnections()
+		}
+		return nil, err
+	}
+	go func() {
+		defer close(sess.waitDone)
+		werr := sess.cs.Wait()
+		if werr == nil {
+			werr = errors.New("the server closed the connection")
+		}
+		if sess.cmd != nil {
+			if tail := sess.stderr.Tail(); tail != "" {
+				werr = fmt.Errorf("%w (stderr: %s)", werr, tail)
+			}
+		}
+		sess.markDown(werr)
+	}()
+	return sess, nil
+}
+
+func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *session) error {
+	argv := s.cfg.Command
+	prog := argv[0]
+	if strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) {
+		prog = filepath.Join(s.baseDir(), prog)
+	}
+	cmd := exec.Command(prog, argv[1:]...)
+	if s.cfg.Cwd != "" {
+		cmd.Dir = s.cfg.Cwd
+		if !filepath.IsAbs(cmd.Dir) {
+			cmd.Dir = filepath.Join(s.baseDir(), cmd.Dir)
+		}
+	}
+	cmd.Env = os.Environ()
+	keys := make([]string, 0, len(s.cfg.Environment))
+	for k := range s.cfg.Environment {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd.Env = append(cmd.Env, k+"="+s.cfg.Environment[k])
+	}
+	// Its own process group, so close can kill the whole tree at once.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	sess.stderr = newTailWriter(s.log, s.name)
+	cmd.Stderr = sess.stderr
+	// A grandchild holding stderr open must not stall the reaping of the child.
+	cmd.WaitDelay = time.Second
+	sess.cmd = cmd
+
+	tr := &phased{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: stdinGrace}, life: life,
+		onStart: func() { sess.pgid.Store(int64(cmd.Process.Pid)) }}
+	cs, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		if !tr.started {
+			return fmt.Errorf("start: %w", err)
+		}
+		err = phaseError("initialize", ctx, s.cfg.timeout(), err)
+		if tail := sess.stderr.Tail(); tail != "" {
+			err = fmt.Errorf("%w (stderr: %s)", err, tail)
+		}
+		return err
+	}
+	sess.cs = cs
+	return nil
+}
+
+func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess *session, headers map[string]string) error {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	sess.http = base
+	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, life: life}}
+
+	if s.cfg.Transport != TransportSSE {
+		tr := &phased{inner: &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: -1}, life: life}
+		cs, err := client.Connect(ctx, tr, nil)
+		if err == nil {
+			sess.cs = cs
+			return nil
+		}
+		if ctx.Err() != nil {
+			return phaseError("initialize", ctx, s.cfg.timeout(), err)
+		}
+		// Servers that predate streamable HTTP answer the POST with an
+		// error status; they may still speak the old HTTP+SSE transport.
+		tr2 := &phased{inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, life: life}
+		cs, err2 := client.Connect(ctx, tr2, nil)
+		if err2 == nil {
+			sess.cs = cs
+			return nil
+		}
+		return fmt.Errorf("initialize: streamable HTTP: %v; SSE fallback: %v", err, phaseError("initialize", ctx, s.cfg.timeout(), err2))
+	}
+	tr := &phased{inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, life: life}
+	cs, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		return phaseError("initialize", ctx, s.cfg.timeout(), err)
+	}
+	sess.cs = cs
+	return nil
+}
+
+// phased connects the inner transport with the session's lifetime context
+// instead of the phase context the SDK passes (the SSE transport ties its
+// event stream to it), and records whether the transport came up at all, so
+// a failure can be told apart as "start" or "initialize".
+type phased struct {
+	inner   sdk.Transport
+	life    context.Context
+	onStart func() // optional
+	started bool
+}
+
+func (p *phased) Connect(context.Context) (sdk.Connection, error) {
+	c, err := p.inner.Connect(p.life)
+	p.started = err == nil
+	if p.started && p.onStart != nil {
+		p.onStart()
+	}
+	return c, err
+}
+
+// headerTransport adds the configured headers to every request and ties
+// each request to the session's lifetime, so closing the session aborts
+// calls still waiting on a server that does not answer. The header values
+// may be secrets: they are only ever put on the wire.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+	life    context.Context
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(h.life, cancel)
+	r = r.Clone(ctx)
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	resp, err := h.base.RoundTrip(r)
+	if err != nil {
+		stop()
+		cancel()
+		return nil, err
+	}
+	resp.Body = &lifeBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }}
+	return resp, nil
+}
+
+// lifeBody releases the request's lifetime hook when the body is closed.
+type lifeBody struct {
+	io.ReadCloser
+	once sync.Once
+	done func()
+}
+
+func (b *lifeBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.done)
+	return err
+}

@@ -1,0 +1,37 @@
+// Command mcptestserver runs the testserver over stdio for the mcp source's
+// tests. Flags: -page N (tools/list page size), -filler N (extra tools),
+// -hang (never answer: a server stuck in initialize), -exit-on-start (die
+// at once, with a message on stderr).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnexus/toolnexus/pkg/sources/mcp/internal/testserver"
+)
+
+func main() {
+	page := flag.Int("page", 0, "tools/list page size")
+	filler := flag.Int("filler", 0, "number of filler tools")
+	hang := flag.Bool("hang", false, "never answer")
+	exit := flag.Bool("exit-on-start", false, "exit at once with an error")
+	flag.Parse()
+	if *exit {
+		fmt.Fprintln(os.Stderr, "fatal: TEST_API_KEY is not set")
+		os.Exit(3)
+	}
+	if *hang {
+		testserver.Hang()
+	}
+	self, _ := os.Executable()
+	s := testserver.New(testserver.Options{PageSize: *page, Filler: *filler, HangCommand: []string{self, "-hang"}})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "mcptestserver:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,8 @@
+package testserver
+
+import (
+	"os/signal"
+	"syscall"
+)
+
+func ignoreTerm() { signal.Ignore(syscall.SIGTERM) }

@@ -1,0 +1,160 @@
+// Package testserver is a small MCP server built on the official go-sdk,
+// used by the mcp source's tests over stdio (the mcptestserver binary) and
+// streamable HTTP (in process). Each tool exercises one behaviour of the
+// source: result mappings, naming, list_changed, cancellation, process
+// trees.
+package testserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options shape the server.
+type Options struct {
+	// PageSize is the tools/list page size (0: the SDK default).
+	PageSize int
+	// Filler adds tools filler_01..filler_N, for paging.
+	Filler int
+	// HangCommand, if set, is run by the "spawn" tool as a grandchild that
+	// never exits, to prove the process tree is killed.
+	HangCommand []string
+}
+
+var object = json.RawMessage(`{"type":"object"}`)
+
+// Server is the test server and the counters tests look at.
+type Server struct {
+	*mcp.Server
+	// Cancelled counts tool calls whose context the client cancelled.
+	Cancelled atomic.Int64
+	// Lists counts tools/list requests.
+	Lists atomic.Int64
+}
+
+func text(parts ...string) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{}}
+	for _, p := range parts {
+		res.Content = append(res.Content, &mcp.TextContent{Text: p})
+	}
+	return res
+}
+
+// New builds the server.
+func New(opts Options) *Server {
+	s := &Server{}
+	s.Server = mcp.NewServer(&mcp.Implementation{Name: "toolnexus-testserver", Version: "1"}, &mcp.ServerOptions{
+		PageSize: opts.PageSize,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// Advertise tools.listChanged even before a tool is added at runtime.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				s.Lists.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	add := func(name, desc string, schema json.RawMessage, h mcp.ToolHandler) {
+		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema}, h)
+	}
+	add("echo", "Echo the text argument.",
+		json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Text string }
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return nil, err
+			}
+			return text(args.Text), nil
+		})
+	add("args", "Return the raw arguments.", object, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(string(req.Params.Arguments)), nil
+	})
+	add("multi", "Two text parts.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text("one", "two"), nil
+	})
+	add("structured", "Structured content beside text.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res := text("this text is not the output")
+		res.StructuredContent = map[string]any{"sum": 3, "ok": true}
+		return res, nil
+	})
+	add("fail", "An error result with two text parts.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res := text("bad", "worse")
+		res.IsError = true
+		return res, nil
+	})
+	add("fail_empty", "An error result without text.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res := text()
+		res.IsError = true
+		return res, nil
+	})
+	add("pid", "The server's process id.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strconv.Itoa(os.Getpid())), nil
+	})
+	add("weird name.v2", "A name that needs sanitizing.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text("weird"), nil
+	})
+	add("slow", "Wait until cancelled.", object, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		s.Cancelled.Add(1)
+		return nil, ctx.Err()
+	})
+	add("cancelled", "How many calls were cancelled.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strconv.FormatInt(s.Cancelled.Load(), 10)), nil
+	})
+	add("add_tool", "Add a tool named by the name argument (sends list_changed).",
+		json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Name string }
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return nil, err
+			}
+			n := args.Name
+			add(n, "Added at runtime.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text("I am " + n), nil
+			})
+			return text("added " + n), nil
+		})
+	if len(opts.HangCommand) > 0 {
+		add("spawn", "Start a grandchild that never exits; return its pid.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			cmd := exec.Command(opts.HangCommand[0], opts.HangCommand[1:]...)
+			if err := cmd.Start(); err != nil {
+				return nil, err
+			}
+			go func() { _ = cmd.Wait() }()
+			return text(strconv.Itoa(cmd.Process.Pid)), nil
+		})
+	}
+	for i := 1; i <= opts.Filler; i++ {
+		n := fmt.Sprintf("filler_%02d", i)
+		add(n, "Filler for paging.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(n), nil
+		})
+	}
+	return s
+}
+
+// Hang reads stdin and never answers: a server stuck in initialize. It
+// ignores SIGTERM and stdin EOF, so only a kill ends it.
+func Hang() {
+	signalIgnore()
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	for { // not select{}: the runtime would call that a deadlock and exit
+		time.Sleep(time.Hour)
+	}
+}
+
+// signalIgnore ignores SIGTERM on purpose: the source must escalate to a kill.
+func signalIgnore() { ignoreTerm() }

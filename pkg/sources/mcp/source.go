@@ -1,0 +1,365 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// listChangedDelay coalesces a burst of notifications/tools/list_changed
+// into one re-list: the first notification arms it, later ones ride along.
+const listChangedDelay = 250 * time.Millisecond
+
+// Source is one MCP server as a toolnexus source: its tools live in the
+// layer mcp/NAME, so one server's changes never disturb another's.
+type Source struct {
+	name    string
+	cfg     ServerConfig
+	env     sources.Env
+	id      registry.LayerID
+	prefix  string // sanitize(name) + "_"
+	log     *slog.Logger
+	sdkLog  *slog.Logger
+	restart Restart
+
+	// live is the session calls go to; nil while the server is down, so a
+	// call fails at once instead of waiting for a timeout.
+	live atomic.Pointer[session]
+
+	pubMu sync.Mutex // serialises publishing, so a re-list never overtakes a restart
+
+	mu      sync.Mutex
+	status  sources.Status
+	pub     sources.Publisher
+	sess    *session // the current session, live or broken, for Close
+	started bool
+	closed  bool
+
+	// closeCtx ends when Close begins; it interrupts connects and waits.
+	closeCtx context.Context
+	closeNow context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+var _ sources.Source = (*Source)(nil)
+
+// New makes the source for one server. Nothing runs until Start.
+func New(name string, cfg ServerConfig, env sources.Env) sources.Source {
+	return newSource(name, cfg, env)
+}
+
+func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
+	id := registry.LayerID{Kind: registry.KindMCP, Name: name}
+	log := env.Log().With("source", SourceLabel, "server", name)
+	s := &Source{
+		name:    name,
+		cfg:     cfg,
+		env:     env,
+		id:      id,
+		prefix:  tool.Sanitize(name) + "_",
+		log:     log,
+		sdkLog:  log.With("component", "go-sdk"),
+		restart: cfg.Restart.withDefaults(),
+	}
+	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
+	s.status = sources.Status{Layer: id, State: sources.Connected}
+	if cfg.Disabled {
+		s.status.State = sources.Disabled
+	}
+	return s
+}
+
+// Layer implements sources.Source.
+func (s *Source) Layer() registry.LayerID { return s.id }
+
+// Status implements sources.Source: connected, disabled, failed (the first
+// start did not succeed) or restarting (it died and is being brought back).
+func (s *Source) Status() sources.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+func (s *Source) setStatus(state sources.State, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setStatusLocked(state, err)
+}
+
+func (s *Source) setStatusLocked(state sources.State, err error) {
+	st := sources.Status{Layer: s.id, State: state}
+	if err != nil {
+		st.Error = err.Error()
+	}
+	s.status = st
+}
+
+// Start connects, initializes and lists the tools, each phase bounded by
+// the server's timeout (and by ctx), then publishes them and keeps the
+// server healthy in the background until Close. A server that cannot start
+// reports failed and Start returns why; it never affects other servers.
+func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
+	s.mu.Lock()
+	if s.started || s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("MCP server %q: Start called twice or after Close", s.name)
+	}
+	s.started = true
+	s.pub = pub
+	s.mu.Unlock()
+
+	if s.cfg.Disabled {
+		s.setStatus(sources.Disabled, nil)
+		return pub.Replace(s.id, nil)
+	}
+	// Expanded here, not at parse time, so the secret only ever lives in
+	// this source's HTTP client and a missing variable fails this server
+	// alone.
+	headers, err := sources.ExpandHeaders(s.cfg.Headers)
+	if err != nil {
+		return s.fail(err)
+	}
+	sess, tools, err := s.connect(ctx, headers)
+	if err != nil {
+		return s.fail(err)
+	}
+	if err := s.install(sess, tools); err != nil {
+		sess.close()
+		return s.fail(err)
+	}
+	s.log.Info("MCP server connected", "tools", len(tools))
+	s.wg.Add(1)
+	go s.supervise(sess, headers)
+	return nil
+}
+
+func (s *Source) fail(err error) error {
+	err = fmt.Errorf("MCP server %q: %w", s.name, err)
+	s.setStatus(sources.Failed, err)
+	s.log.Warn("MCP server failed", "error", err)
+	return err
+}
+
+// connect runs the phases: dial (start + initialize), then list.
+func (s *Source) connect(ctx context.Context, headers map[string]string) (*session, []tool.Tool, error) {
+	timeout := s.cfg.timeout()
+	// Close must be able to interrupt a connect in progress.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.closeCtx, cancel)
+	defer stop()
+
+	dctx, dcancel := context.WithTimeout(ctx, timeout)
+	sess, err := s.dial(dctx, headers)
+	dcancel()
+	if err != nil {
+		return nil, nil, err
+	}
+	lctx, lcancel := context.WithTimeout(ctx, timeout)
+	list, err := listTools(lctx, sess.cs)
+	if err != nil {
+		err = phaseError("tools/list", lctx, timeout, err)
+	}
+	lcancel()
+	if err != nil {
+		sess.close()
+		return nil, nil, err
+	}
+	return sess, s.buildTools(list), nil
+}
+
+// install makes a fresh session the current one and publishes its tools.
+// It refuses once Close has begun, so a restart racing Close cannot leave a
+// process behind: Close either sees the session in s.sess and closes it,
+// or install sees closed and does. The registry write happens outside mu so
+// Status never waits on a publisher.
+func (s *Source) install(sess *session, tools []tool.Tool) error {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("closed")
+	}
+	s.sess = sess
+	s.mu.Unlock()
+	if err := s.pub.Replace(s.id, tools); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.live.Store(sess)
+		s.setStatusLocked(sources.Connected, nil)
+	}
+	return nil
+}
+
+// sessionDown takes a broken session out of service at once: calls fail
+// fast from here on, and the supervisor restarts the server. Both a failing
+// call and the supervisor may report the same session; the first reason wins.
+func (s *Source) sessionDown(sess *session, err error) {
+	sess.markDown(err)
+	s.live.CompareAndSwap(sess, nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed && s.sess == sess && s.status.State == sources.Connected {
+		s.setStatusLocked(sources.Restarting, fmt.Errorf("MCP server %q is down: %w", s.name, sess.downErr))
+	}
+}
+
+// downText is what a call to a server that is down returns.
+func (s *Source) downText() string {
+	st := s.Status()
+	if st.Error != "" {
+		return st.Error + " (restarting)"
+	}
+	return fmt.Sprintf("MCP server %q is down (restarting)", s.name)
+}
+
+// supervise owns the running server: it re-lists on list_changed and
+// restarts the server when its session breaks.
+func (s *Source) supervise(sess *session, headers map[string]string) {
+	defer s.wg.Done()
+	backoff := s.ms(s.restart.InitialBackoff)
+	upSince := time.Now()
+	var relist <-chan time.Time
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-s.closeCtx.Done():
+			return
+		case <-sess.listChanged:
+			if relist == nil {
+				if timer == nil {
+					timer = time.NewTimer(listChangedDelay)
+				} else {
+					timer.Reset(listChangedDelay)
+				}
+				relist = timer.C
+			}
+		case <-relist:
+			relist = nil
+			s.relist(sess)
+		case <-sess.dead:
+			relist = nil
+			s.sessionDown(sess, sess.downErr) // a no-op when a call saw it first
+			sess.close()
+			if time.Since(upSince) >= s.ms(s.restart.ResetAfter) {
+				backoff = s.ms(s.restart.InitialBackoff)
+			}
+			next := s.bringBack(&backoff, headers)
+			if next == nil {
+				return // closing
+			}
+			sess, upSince = next, time.Now()
+		}
+	}
+}
+
+func (s *Source) ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// bringBack restarts the server with capped exponential backoff until it
+// is up again (its tools republished) or the source closes (nil).
+func (s *Source) bringBack(backoff *time.Duration, headers map[string]string) *session {
+	for attempt := 1; ; attempt++ {
+		s.log.Warn("MCP server down; restarting", "attempt", attempt, "in", backoff.String(), "error", s.Status().Error)
+		t := time.NewTimer(*backoff)
+		select {
+		case <-s.closeCtx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		*backoff = min(*backoff*2, s.ms(s.restart.MaxBackoff))
+
+		sess, tools, err := s.connect(context.Background(), headers)
+		if err == nil {
+			if err = s.install(sess, tools); err != nil {
+				sess.close()
+				return nil // only install refuses, and only when closed
+			}
+			s.log.Info("MCP server restarted", "tools", len(tools), "attempt", attempt)
+			return sess
+		}
+		select {
+		case <-s.closeCtx.Done():
+			return nil
+		default:
+		}
+		s.setStatus(sources.Restarting, fmt.Errorf("MCP server %q is down: restart %d failed: %w", s.name, attempt, err))
+	}
+}
+
+// relist refreshes the tools after notifications/tools/list_changed.
+func (s *Source) relist(sess *session) {
+	timeout := s.cfg.timeout()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	stop := context.AfterFunc(s.closeCtx, cancel)
+	defer stop()
+	list, err := listTools(ctx, sess.cs)
+	if err != nil {
+		s.log.Warn("MCP tools/list after list_changed failed", "error", phaseError("tools/list", ctx, timeout, err))
+		return
+	}
+	tools := s.buildTools(list)
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	s.mu.Lock()
+	stale := s.closed || s.sess != sess
+	s.mu.Unlock()
+	if stale {
+		return
+	}
+	if err := s.pub.Replace(s.id, tools); err != nil {
+		s.log.Warn("MCP tools could not be published", "error", err)
+		return
+	}
+	s.log.Info("MCP tools changed", "tools", len(tools))
+}
+
+// Close stops the server: the child's process group is killed (after the
+// stdio shutdown courtesy of closing its stdin), HTTP sessions end, and
+// every goroutine this source started has returned when Close does. The
+// layer stays; its owner decides whether to remove it.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	sess := s.sess
+	s.mu.Unlock()
+
+	s.closeNow()
+	s.live.Store(nil)
+	if sess != nil {
+		sess.close()
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// baseDir is where relative paths in the config resolve: the config file's
+// directory, else the working directory.
+func (s *Source) baseDir() string {
+	if s.env.BaseDir != "" {
+		return s.env.BaseDir
+	}
+	return "."
+}

@@ -1,0 +1,166 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Source is the label of every MCP tool.
+const SourceLabel = "mcp"
+
+// errorFallback is the output of an isError result without text.
+const errorFallback = "MCP tool returned an error"
+
+// maxPages stops a server whose cursors never end from looping forever.
+const maxPages = 1000
+
+// listTools pages through tools/list until nextCursor runs out.
+func listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
+	var all []*sdk.Tool
+	params := &sdk.ListToolsParams{}
+	seen := map[string]bool{}
+	for range maxPages {
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, fmt.Errorf("the server repeated the cursor %q; its paging is broken", res.NextCursor)
+		}
+		seen[res.NextCursor] = true
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+	return nil, fmt.Errorf("more than %d pages of tools; the server's paging does not end", maxPages)
+}
+
+// buildTools turns the server's tool list into registry tools: filtered on
+// the original names, named server_tool, schema and description passed
+// through. Everything per tool is computed here, once, not per call.
+func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
+	out := make([]tool.Tool, 0, len(list))
+	names := make([]string, 0, len(list))
+	taken := make(map[string]string, len(list))
+	for _, t := range list {
+		if t == nil {
+			continue
+		}
+		names = append(names, t.Name)
+		if !s.cfg.Tools.Keep(t.Name) {
+			continue
+		}
+		name := s.prefix + tool.Sanitize(t.Name)
+		if first, dup := taken[name]; dup {
+			s.log.Warn("MCP tool dropped: its name collides with another after sanitizing",
+				"server", s.name, "tool", t.Name, "kept", first, "name", name)
+			continue
+		}
+		taken[name] = t.Name
+		schema := tool.DefaultInputSchema
+		if t.InputSchema != nil {
+			b, err := json.Marshal(t.InputSchema)
+			if err == nil && len(b) > 0 && string(b) != "null" {
+				schema = b
+			}
+		}
+		out = append(out, tool.Tool{
+			Name:        name,
+			Description: t.Description,
+			InputSchema: schema,
+			Source:      SourceLabel,
+			Run:         s.caller(t.Name, name),
+		})
+	}
+	for _, w := range s.cfg.Tools.Unknown(s.name, names) {
+		s.log.Warn(w)
+	}
+	return out
+}
+
+// caller is the Run function of one tool.
+func (s *Source) caller(original, name string) tool.Func {
+	return func(ctx context.Context, call tool.Call) tool.Result {
+		meta := map[string]any{"server": s.name}
+		sess := s.live.Load()
+		if sess == nil {
+			// Down: answer now rather than wait for a timeout.
+			r := tool.Failure(s.downText(), meta)
+			return r
+		}
+		res, err := sess.cs.CallTool(ctx, &sdk.CallToolParams{Name: original, Arguments: call.Arguments})
+		if err != nil {
+			if ctx.Err() != nil {
+				r := tool.ContextResult(ctx, name)
+				r.Metadata = meta
+				return r
+			}
+			var wire *jsonrpc.Error
+			if errors.As(err, &wire) {
+				// The server answered; it just refused this call.
+				return tool.Failure(err.Error(), meta)
+			}
+			// The transport broke: the session is gone, start over.
+			s.sessionDown(sess, err)
+			return tool.Failure(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err), meta)
+		}
+		return mapResult(res, meta)
+	}
+}
+
+// mapResult is the BEHAVIOUR.md mapping: isError → the text parts joined by
+// a blank line; structured content → its JSON; otherwise the text parts
+// joined by a newline.
+func mapResult(res *sdk.CallToolResult, meta map[string]any) tool.Result {
+	if res.IsError {
+		out := joinText(res.Content, "\n\n")
+		if out == "" {
+			out = errorFallback
+		}
+		return tool.Failure(out, meta)
+	}
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return tool.Failure("MCP tool returned structured content that is not JSON: "+err.Error(), meta)
+		}
+		return tool.Success(string(b), meta)
+	}
+	return tool.Success(joinText(res.Content, "\n"), meta)
+}
+
+func joinText(parts []sdk.Content, sep string) string {
+	n := 0
+	var one string
+	for _, c := range parts {
+		if t, ok := c.(*sdk.TextContent); ok {
+			n++
+			one = t.Text
+		}
+	}
+	if n <= 1 {
+		return one
+	}
+	var b strings.Builder
+	first := true
+	for _, c := range parts {
+		if t, ok := c.(*sdk.TextContent); ok {
+			if !first {
+				b.WriteString(sep)
+			}
+			first = false
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
