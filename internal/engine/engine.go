@@ -205,7 +205,13 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		return nil, err
 	}
 	scfg := cfg.Skills
-	if err := add(registry.Layer(registry.KindSkill), scfg, func() sources.Source { return skill.New(scfg, env) }); err != nil {
+	buildSkills := func() sources.Source { return skill.New(scfg, env) }
+	if len(scfg.Dirs) == 0 {
+		// No skill directories configured: no `skill` tool that could only
+		// ever answer "not found" in the model's tool list.
+		buildSkills = func() sources.Source { return sources.NewDisabled(registry.Layer(registry.KindSkill)) }
+	}
+	if err := add(registry.Layer(registry.KindSkill), scfg, buildSkills); err != nil {
 		return nil, err
 	}
 	hcfg := cfg.HTTP
