@@ -78,8 +78,8 @@ func wrapSection(section string, err error) error {
 	if errors.As(err, &ce) {
 		return &Error{Key: section + "." + ce.Key, Msg: ce.Msg}
 	}
-	if strings.HasPrefix(msg, "[") {
-		return &Error{Key: section + msg[:strings.Index(msg, ":")], Msg: strings.TrimSpace(msg[strings.Index(msg, ":")+1:])}
+	if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "[") && i > 0 {
+		return &Error{Key: section + msg[:i], Msg: msg[i+2:]}
 	}
 	if i := strings.Index(msg, ": "); i > 0 && !strings.Contains(msg[:i], " ") {
 		return &Error{Key: section + "." + msg[:i], Msg: msg[i+2:]}
@@ -115,7 +115,14 @@ func Load(path string) (*Config, error) {
 func Parse(data []byte, path, baseDir string) (*Config, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, &Error{Msg: "not a JSON object: " + describeJSONError(data, err)}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, &Error{Msg: fmt.Sprintf("the config must be a JSON object ({\"mcpServers\": ...}), not %s", jsonValueName(te.Value))}
+		}
+		return nil, &Error{Msg: "not valid JSON: " + describeJSONError(data, err)}
+	}
+	if top == nil {
+		return nil, &Error{Msg: "the config must be a JSON object ({\"mcpServers\": ...}), not null"}
 	}
 	cfg := &Config{Path: path, BaseDir: baseDir}
 
@@ -132,7 +139,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		sort.Strings(unknown)
 		k := unknown[0]
 		msg := "unknown top-level key"
-		if s := suggest(k, topLevelKeys); s != "" {
+		if looksLikeServer(top[k]) {
+			msg += "; it looks like an MCP server: move it under \"mcpServers\""
+		} else if s := suggest(k, topLevelKeys); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		} else {
 			msg += "; valid keys are " + strings.Join(topLevelKeys, ", ")
@@ -208,18 +217,20 @@ func isBareServerMap(top map[string]json.RawMessage) bool {
 		return false
 	}
 	for k, v := range top {
-		if contains(topLevelKeys, k) {
-			return false
-		}
-		var probe struct {
-			Command json.RawMessage `json:"command"`
-			URL     json.RawMessage `json:"url"`
-		}
-		if json.Unmarshal(v, &probe) != nil || (probe.Command == nil && probe.URL == nil) {
+		if contains(topLevelKeys, k) || !looksLikeServer(v) {
 			return false
 		}
 	}
 	return true
+}
+
+// looksLikeServer reports whether v is an object with a command or a url.
+func looksLikeServer(v json.RawMessage) bool {
+	var probe struct {
+		Command json.RawMessage `json:"command"`
+		URL     json.RawMessage `json:"url"`
+	}
+	return json.Unmarshal(v, &probe) == nil && (probe.Command != nil || probe.URL != nil)
 }
 
 func nonNull(raw json.RawMessage) json.RawMessage {
@@ -251,9 +262,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// suggest returns the closest candidate within edit distance 3, for typos.
+// suggest returns the closest candidate for a typo: within an edit
+// distance that grows with the key's length (at most 3), so a short
+// unrelated key ("fs") is not "corrected" to an unrelated one ("mcp").
 func suggest(s string, candidates []string) string {
-	best, bestD := "", 4
+	best, bestD := "", min(3, max(1, len(s)/2))+1
 	for _, c := range candidates {
 		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
@@ -287,7 +300,13 @@ func describeJSONError(data []byte, err error) string {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		line, col := 1, 1
-		for _, c := range data[:min(int(se.Offset), len(data))] {
+		// Offset counts the bytes read, the offending one included; at the
+		// end of the input the problem is just past the last byte.
+		end := int(se.Offset) - 1
+		if int(se.Offset) >= len(data) && strings.HasPrefix(se.Error(), "unexpected end") {
+			end = len(data)
+		}
+		for _, c := range data[:max(0, end)] {
 			if c == '\n' {
 				line++
 				col = 1
@@ -313,7 +332,7 @@ func strictDecode(section string, raw json.RawMessage, v any) error {
 			if te.Field != "" {
 				key += "." + te.Field
 			}
-			return keyErr(key, "must be %s, not %s", jsonType(te.Type.Kind().String()), te.Value)
+			return keyErr(key, "must be %s, not %s", jsonType(te.Type.Kind().String()), jsonValueName(te.Value))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			return keyErr(section+"."+field, "unknown key (check the spelling; see the README's config reference)")
@@ -321,6 +340,17 @@ func strictDecode(section string, raw json.RawMessage, v any) error {
 		return keyErr(section, "%v", err)
 	}
 	return nil
+}
+
+// jsonValueName names a JSON value kind as UnmarshalTypeError reports it.
+func jsonValueName(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "":
+		return "this value"
+	}
+	return "a " + v
 }
 
 func jsonType(kind string) string {

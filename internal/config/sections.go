@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"sort"
 	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -76,15 +77,21 @@ func parseLimits(raw json.RawMessage) (Limits, error) {
 	if raw == nil {
 		return l, nil
 	}
+	// The per-tool objects are decoded one by one so that an error names
+	// the tool (limits.tools.bash.timeout), which one decode cannot do.
 	var r struct {
-		rawToolLimits
-		MaxRequestBytes *int                     `json:"maxRequestBytes"`
-		Tools           map[string]rawToolLimits `json:"tools"`
+		Timeout           *int64                     `json:"timeout"`
+		MaxConcurrency    *int                       `json:"maxConcurrency"`
+		MaxOutputBytes    *int                       `json:"maxOutputBytes"`
+		ValidateArguments *bool                      `json:"validateArguments"`
+		MaxRequestBytes   *int                       `json:"maxRequestBytes"`
+		Tools             map[string]json.RawMessage `json:"tools"`
 	}
 	if err := strictDecode("limits", raw, &r); err != nil {
 		return l, err
 	}
-	if err := checkToolLimits("limits", r.rawToolLimits); err != nil {
+	global := rawToolLimits{Timeout: r.Timeout, MaxConcurrency: r.MaxConcurrency, MaxOutputBytes: r.MaxOutputBytes, ValidateArguments: r.ValidateArguments}
+	if err := checkToolLimits("limits", global); err != nil {
 		return l, err
 	}
 	if r.Timeout != nil {
@@ -108,8 +115,16 @@ func parseLimits(raw json.RawMessage) (Limits, error) {
 	if len(r.Tools) > 0 {
 		l.Tools = make(map[string]ToolLimits, len(r.Tools))
 	}
-	for name, t := range r.Tools {
-		if err := checkToolLimits("limits.tools."+name, t); err != nil {
+	for _, name := range sortedKeys(r.Tools) {
+		key := "limits.tools." + name
+		if isNull(r.Tools[name]) {
+			return l, keyErr(key, "must be an object such as {\"timeout\": 120000}")
+		}
+		var t rawToolLimits
+		if err := strictDecode(key, r.Tools[name], &t); err != nil {
+			return l, err
+		}
+		if err := checkToolLimits(key, t); err != nil {
 			return l, err
 		}
 		tl := ToolLimits{MaxConcurrency: t.MaxConcurrency, MaxOutputBytes: t.MaxOutputBytes, ValidateArguments: t.ValidateArguments}
@@ -120,6 +135,15 @@ func parseLimits(raw json.RawMessage) (Limits, error) {
 		l.Tools[name] = tl
 	}
 	return l, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func checkToolLimits(key string, t rawToolLimits) error {
@@ -151,6 +175,10 @@ type Token struct {
 	// Tools are glob patterns (path.Match syntax) on tool names, or
 	// "source:PATTERN" on source labels; nil allows every tool.
 	Tools []string
+	// Admin allows SourceService.Reload. Agent tokens leave it off: an
+	// agent that can run tools must not also be able to re-point the
+	// server at a changed config file (see pkg/server/auth.go).
+	Admin bool
 }
 
 // String hides the secret, so a Token printed by accident leaks nothing.
@@ -162,18 +190,26 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 		return a, nil
 	}
 	var r struct {
-		Tokens []struct {
-			Name  string   `json:"name"`
-			Token string   `json:"token"`
-			Tools []string `json:"tools"`
-		} `json:"tokens"`
+		Tokens []json.RawMessage `json:"tokens"`
 	}
 	if err := strictDecode("auth", raw, &r); err != nil {
 		return a, err
 	}
 	names := map[string]bool{}
-	for i, t := range r.Tokens {
+	for i, rt := range r.Tokens {
 		key := fmt.Sprintf("auth.tokens[%d]", i)
+		var t struct {
+			Name  string   `json:"name"`
+			Token string   `json:"token"`
+			Tools []string `json:"tools"`
+			Admin bool     `json:"admin"`
+		}
+		if isNull(rt) {
+			return a, keyErr(key, "must be an object such as {\"name\": \"agent-a\", \"token\": \"${AGENT_A_TOKEN}\"}")
+		}
+		if err := strictDecode(key, rt, &t); err != nil {
+			return a, err
+		}
 		if t.Name == "" {
 			return a, keyErr(key+".name", "is required (it names the caller in logs and metrics)")
 		}
@@ -197,7 +233,7 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 				return a, keyErr(fmt.Sprintf("%s.tools[%d]", key, j), "bad glob pattern %q: %v", p, err)
 			}
 		}
-		a.Tokens = append(a.Tokens, Token{Name: t.Name, Value: val, Tools: t.Tools})
+		a.Tokens = append(a.Tokens, Token{Name: t.Name, Value: val, Tools: t.Tools, Admin: t.Admin})
 	}
 	return a, nil
 }
@@ -238,15 +274,28 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		return s, nil
 	}
 	var r struct {
-		Listen        *string    `json:"listen"`
-		MetricsListen *string    `json:"metricsListen"`
-		TLS           TLS        `json:"tls"`
-		MCP           MCPGateway `json:"mcp"`
-		GracePeriod   *int64     `json:"gracePeriod"`
-		WatchConfig   bool       `json:"watchConfig"`
+		Listen        *string         `json:"listen"`
+		MetricsListen *string         `json:"metricsListen"`
+		TLSRaw        json.RawMessage `json:"tls"`
+		MCPRaw        json.RawMessage `json:"mcp"`
+		GracePeriod   *int64          `json:"gracePeriod"`
+		WatchConfig   bool            `json:"watchConfig"`
+		TLS           TLS             `json:"-"`
+		MCP           MCPGateway      `json:"-"`
 	}
 	if err := strictDecode("server", raw, &r); err != nil {
 		return s, err
+	}
+	// Decoded apart so that an unknown key is named in full (server.tls.kye).
+	if raw := nonNull(r.TLSRaw); raw != nil {
+		if err := strictDecode("server.tls", raw, &r.TLS); err != nil {
+			return s, err
+		}
+	}
+	if raw := nonNull(r.MCPRaw); raw != nil {
+		if err := strictDecode("server.mcp", raw, &r.MCP); err != nil {
+			return s, err
+		}
 	}
 	if r.Listen != nil {
 		if _, _, err := net.SplitHostPort(*r.Listen); err != nil {
