@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +19,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The process tests re-run this binary as the CLI itself, so main's
+	// signal handling and exit codes are tested for real.
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
 	// The CLI reads these; a developer's own settings must not leak in.
 	os.Unsetenv("TOOLNEXUS_ADDR")
 	os.Unsetenv("TOOLNEXUS_TOKEN")
@@ -126,5 +134,64 @@ func TestRunWithRealStreams(t *testing.T) {
 	r.Close()
 	if code != 0 || !strings.Contains(string(out), "Usage: toolnexus [global flags] COMMAND") {
 		t.Fatalf("code %d, output:\n%s", code, out)
+	}
+}
+
+const runMainEnv = "TOOLNEXUS_CLI_TEST_RUN_MAIN"
+
+// cliProcess is the CLI as a child process (this test binary running main).
+func cliProcess(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	return cmd
+}
+
+func TestProcessExitCodes(t *testing.T) {
+	srv := startServer(t, debugOnly)
+	addr := srv.Addr().String()
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--addr", addr, "exec", "debug_echo"}, 0},
+		{[]string{"--addr", addr, "exec", "debug_fail", "--args", `{"message":"x"}`}, 1},
+		{[]string{"--addr", addr, "exec"}, 2},
+	} {
+		cmd := cliProcess(t, tc.args...)
+		out, _ := cmd.CombinedOutput()
+		if got := cmd.ProcessState.ExitCode(); got != tc.code {
+			t.Errorf("%v: exit %d, want %d\n%s", tc.args, got, tc.code, out)
+		}
+	}
+}
+
+func TestProcessWatchEndsOnInterrupt(t *testing.T) {
+	srv := startServer(t, debugOnly)
+	cmd := cliProcess(t, "--addr", srv.Addr().String(), "watch", "--source", "debug")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(stdout)
+	first, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(first, "revision ") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("first line %q: %v", first, err)
+	}
+	// The watch is streaming; Ctrl-C ends it with exit 0.
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(br)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("watch after Ctrl-C: %v\n%s%s", err, first, rest)
+	}
+	if !strings.Contains(string(rest), "+debug_sleep\n") {
+		t.Errorf("snapshot incomplete:\n%s%s", first, rest)
 	}
 }

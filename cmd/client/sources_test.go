@@ -51,12 +51,54 @@ func TestSources(t *testing.T) {
 }
 
 func TestSkills(t *testing.T) {
-	srv := startServer(t, debugOnly)
-	var doc map[string]any
+	dir := t.TempDir()
+	root := filepath.Join(dir, "skills")
+	for path, body := range map[string]string{
+		"pdf/SKILL.md":      "---\nname: pdf\ndescription: Read PDFs.\n---\nUse pdftotext.\n",
+		"nameless/SKILL.md": "---\ndescription: no name here\n---\nbody\n",
+	} {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _ := json.Marshal(map[string]any{"debug": true, "builtins": false, "skills": []string{root}})
+	srv := startServerIn(t, dir, string(cfg))
+
+	out := against(t, srv, "skills").want(t, 0).stdout
+	lines := strings.Split(out, "\n")
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "NAME DESCRIPTION DIR" {
+		t.Fatalf("header %q\n%s", lines[0], out)
+	}
+	if f := strings.Fields(lines[1]); len(f) != 4 || f[0] != "pdf" || f[1]+" "+f[2] != "Read PDFs." || !strings.HasSuffix(f[3], "pdf") {
+		t.Errorf("skill row %q", lines[1])
+	}
+	if !strings.Contains(out, "\nSkipped:\nPATH") || !strings.Contains(out, filepath.Join("nameless", "SKILL.md")) || !strings.Contains(out, "missing-name") {
+		t.Errorf("skipped entry missing:\n%s", out)
+	}
+
+	var doc struct {
+		Skills  []struct{ Name, Dir string }
+		Skipped []struct{ Path, Reason string }
+	}
 	js := against(t, srv, "skills", "--json").want(t, 0).stdout
-	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Skills) != 1 || len(doc.Skipped) != 1 || doc.Skipped[0].Reason != "missing-name" {
 		t.Fatalf("skills --json: %v\n%s", err, js)
 	}
+
+	want := "Skills provide specialized instructions and workflows for specific tasks.\n" +
+		"Use the skill tool to load a skill when a task matches its description.\n\n" +
+		"## Available Skills\n- **pdf**: Read PDFs.\n"
+	if out := against(t, srv, "skills-prompt").want(t, 0).stdout; out != want {
+		t.Errorf("skills-prompt:\n%q\nwant\n%q", out, want)
+	}
+}
+
+func TestNoSkills(t *testing.T) {
+	srv := startServer(t, debugOnly)
 	if out := against(t, srv, "skills").want(t, 0).stdout; out != "No skills found.\n" {
 		t.Errorf("skills with none configured: %q", out)
 	}

@@ -31,7 +31,8 @@ func tableNames(t *testing.T, table string) []string {
 func TestList(t *testing.T) {
 	srv := startServer(t, debugOnly, nativeEcho("Zeta"), nativeEcho("alpha"), nativeEcho("debug_zz"))
 
-	out := against(t, srv, "list").want(t, 0).stdout
+	// Other sources (the skill tool...) may be on: look at debug and custom only.
+	out := against(t, srv, "list", "--source", "debug,custom").want(t, 0).stdout
 	want := []string{"Zeta", "alpha", "debug_echo", "debug_fail", "debug_panic", "debug_sleep", "debug_zz"} // byte order
 	if got := tableNames(t, out); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("list names = %v, want %v", got, want)
@@ -60,7 +61,7 @@ func TestList(t *testing.T) {
 
 	t.Run("json", func(t *testing.T) {
 		// --json works before and after the command.
-		for _, args := range [][]string{{"list", "--json"}, {"--json", "list"}} {
+		for _, args := range [][]string{{"list", "--json", "--source", "debug,custom"}, {"--json", "list", "--source", "debug,custom"}} {
 			var doc struct {
 				Revision string `json:"revision"`
 				Tools    []struct {
@@ -210,7 +211,7 @@ func TestWatch(t *testing.T) {
 	srv := startServer(t, debugOnly)
 
 	t.Run("first snapshot", func(t *testing.T) {
-		out := against(t, srv, "watch", "--count", "1").want(t, 0).stdout
+		out := against(t, srv, "watch", "--count", "1", "--source", "debug").want(t, 0).stdout
 		if !strings.HasPrefix(out, "revision ") || !strings.Contains(out, "(snapshot, 4 tools)\n") || !strings.Contains(out, "+debug_echo\n+debug_fail\n") {
 			t.Fatalf("watch --count 1:\n%s", out)
 		}
@@ -229,7 +230,7 @@ func TestWatch(t *testing.T) {
 		done := make(chan int, 1)
 		go func() {
 			done <- runContext(t.Context(), strings.NewReader(""),
-				[]string{"--addr", srv.Addr().String(), "watch", "--count", "2"}, w, io.Discard)
+				[]string{"--addr", srv.Addr().String(), "watch", "--count", "2", "--source", "debug,custom"}, w, io.Discard)
 		}()
 		<-w.writes // the snapshot has arrived: the stream is registered
 		layer := registry.LayerID{Kind: registry.KindNative, Name: "watch-test"}
