@@ -54,6 +54,10 @@ type Engine struct {
 	closed    bool
 }
 
+// refresher is a source that can re-read what its unchanged config points
+// at (the skill source re-discovers SKILL.md files).
+type refresher interface{ Rebuild() error }
+
 type instance struct {
 	src         sources.Source
 	fingerprint string
@@ -109,6 +113,13 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 	for _, p := range plan {
 		want[p.id] = true
 		if old, ok := e.instances[p.id]; ok && old.fingerprint == p.fingerprint {
+			// Unchanged config, but what it points at may have changed
+			// (new SKILL.md files): sources that can re-read do so.
+			if r, ok := old.src.(refresher); ok && old.startErr == nil {
+				if err := r.Rebuild(); err != nil {
+					e.log.Warn("refreshing source", "source", p.id.String(), "error", err)
+				}
+			}
 			continue
 		}
 		toStart = append(toStart, p)

@@ -38,7 +38,7 @@ func (r *sourceService) ListSkills(ctx context.Context, _ *pb.ListSkillsRequest)
 	}
 	skills, skipped := sk.Inventory()
 	for _, k := range skills {
-		resp.Skills = append(resp.Skills, &pb.Skill{Name: k.Name, Description: k.Description, Dir: k.Dir})
+		resp.Skills = append(resp.Skills, &pb.Skill{Name: k.Name, Description: k.Description, Dir: k.Dir, Path: k.Path})
 	}
 	for _, k := range skipped {
 		resp.Skipped = append(resp.Skipped, &pb.SkippedSkill{Path: k.Path, Reason: k.Reason, Detail: k.Detail})

@@ -295,7 +295,9 @@ type Skill struct {
 	// The frontmatter description (may be empty).
 	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
 	// The absolute directory holding the SKILL.md.
-	Dir           string `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
+	Dir string `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
+	// The SKILL.md file itself.
+	Path          string `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -347,6 +349,13 @@ func (x *Skill) GetDescription() string {
 func (x *Skill) GetDir() string {
 	if x != nil {
 		return x.Dir
+	}
+	return ""
+}
+
+func (x *Skill) GetPath() string {
+	if x != nil {
+		return x.Path
 	}
 	return ""
 }
@@ -535,11 +544,12 @@ const file_toolnexus_v1_source_service_proto_rawDesc = "" +
 	"\x11ListSkillsRequest\"w\n" +
 	"\x12ListSkillsResponse\x12+\n" +
 	"\x06skills\x18\x01 \x03(\v2\x13.toolnexus.v1.SkillR\x06skills\x124\n" +
-	"\askipped\x18\x02 \x03(\v2\x1a.toolnexus.v1.SkippedSkillR\askipped\"O\n" +
+	"\askipped\x18\x02 \x03(\v2\x1a.toolnexus.v1.SkippedSkillR\askipped\"c\n" +
 	"\x05Skill\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x10\n" +
-	"\x03dir\x18\x03 \x01(\tR\x03dir\"R\n" +
+	"\x03dir\x18\x03 \x01(\tR\x03dir\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\"R\n" +
 	"\fSkippedSkill\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
