@@ -153,23 +153,26 @@ func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Reque
 			return tool.FailureWith(tool.OutcomeInvalidArguments, msg)
 		}
 	}
-	if tab.global != nil {
-		if !acquire(ctx, tab.global) {
-			return limitResult(ctx, req.Name, "the server-wide concurrency limit (limits.maxConcurrency)")
-		}
-		defer func() { <-tab.global }()
-	}
-	if st.sem != nil {
-		if !acquire(ctx, st.sem) {
-			return limitResult(ctx, req.Name, fmt.Sprintf("its concurrency limit of %d (limits.tools.%s.maxConcurrency)", cap(st.sem), req.Name))
-		}
-		defer func() { <-st.sem }()
-	}
+	// The timeout bounds the whole call, waiting for a concurrency slot
+	// included: a call that cannot start within its time fails as a
+	// result instead of hanging for as long as the caller is willing to.
 	callCtx := ctx
 	if st.timeout > 0 {
 		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeout(ctx, st.timeout)
 		defer cancel()
+	}
+	if tab.global != nil {
+		if !acquire(callCtx, tab.global) {
+			return limitResult(callCtx, req.Name, "the server-wide concurrency limit (limits.maxConcurrency)")
+		}
+		defer func() { <-tab.global }()
+	}
+	if st.sem != nil {
+		if !acquire(callCtx, st.sem) {
+			return limitResult(callCtx, req.Name, fmt.Sprintf("its concurrency limit of %d (limits.tools.%s.maxConcurrency)", cap(st.sem), req.Name))
+		}
+		defer func() { <-st.sem }()
 	}
 	res := st.entry.Tool.Execute(callCtx, tool.Call{Name: req.Name, Arguments: args, Answer: req.Answer})
 	if err := callCtx.Err(); err != nil && res.Outcome != tool.OutcomePending {

@@ -317,6 +317,26 @@ func TestExcessCallWaitsUntilItsDeadlineThenFails(t *testing.T) {
 	}
 }
 
+func TestWaitingForASlotCountsAgainstTheTimeoutLimit(t *testing.T) {
+	g := newGate()
+	r := newRig(t, `{"tools": {"held": {"maxConcurrency": 1, "timeout": 30}}}`, g.tool("held"))
+	first := make(chan tool.Result, 1)
+	go func() {
+		res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+		first <- res
+	}()
+	<-g.entered
+	// No caller deadline: the server's own timeout ends the wait.
+	res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+	if !res.IsError || res.Outcome != tool.OutcomeTimeout || !strings.Contains(res.Output, "not started: waited for its concurrency limit of 1") {
+		t.Fatalf("got %+v", res)
+	}
+	// The running call itself ran into the same 30ms limit meanwhile or
+	// will; either way it ends with a result.
+	close(g.release)
+	<-first
+}
+
 func TestLimitsSwapWhileCallsRun(t *testing.T) {
 	g := newGate()
 	r := newRig(t, `{"tools": {"held": {"maxConcurrency": 1}}}`, g.tool("held"))
