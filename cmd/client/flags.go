@@ -43,7 +43,7 @@ type globalFlag struct {
 var globalFlags = []globalFlag{
 	{"addr", "ADDR", "server HOST:PORT, or dns:///HOST:PORT to spread calls over all its addresses\n(round robin; env TOOLNEXUS_ADDR, default " + defaultAddr + ")"},
 	{"token", "TOKEN", "sent as \"authorization: Bearer TOKEN\" (env TOOLNEXUS_TOKEN; prefer the env\nvar: flags show up in the process list)"},
-	{"timeout", "DURATION", "deadline of each call, e.g. 5s or 2m (default 30s; bounds `watch` only when given)"},
+	{"timeout", "DURATION", "deadline of each call, e.g. 5s or 2m; 0 for none (default 30s; bounds watch\nonly when given)"},
 	{"tls", "", "connect with TLS, verifying the server against the system roots (or --ca)"},
 	{"ca", "FILE", "PEM CA bundle to verify the server with (implies --tls)"},
 	{"cert", "FILE", "PEM client certificate for mutual TLS (with --key; implies --tls)"},

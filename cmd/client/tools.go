@@ -127,7 +127,7 @@ func runExport(c *cli, args []string) error {
   openai     [{"type":"function","function":{"name","description","parameters"}}]
   anthropic  [{"name","description","input_schema"}]
   gemini     [{"functionDeclarations":[...]}]`)
-	format := fs.String("format", "", "provider shape: `openai|anthropic|gemini` (required)")
+	format := fs.String("format", "", "provider shape `FORMAT`: openai, anthropic or gemini (required)")
 	var srcs, names multi
 	fs.Var(&srcs, "source", "only tools from source `S` (repeatable, or a,b)")
 	fs.Var(&names, "name", "only the tool named `N` (repeatable, or a,b)")
