@@ -240,9 +240,11 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		}
 	}
 	if cfg.Debug {
-		if err := add(registry.Layer(registry.KindDebug), true, func() sources.Source { return debug.New() }); err != nil {
-			return nil, err
-		}
+		// The debug tools depend on nothing in the config, so their
+		// fingerprint is constant: a reload that changes, say,
+		// limits.maxOutputBytes must not rebuild them.
+		plan = append(plan, planned{id: registry.Layer(registry.KindDebug), fingerprint: "debug",
+			build: func() sources.Source { return debug.New() }})
 	}
 	if len(e.opts.Native) > 0 {
 		// Native tools come from code, not config: same fingerprint every
