@@ -235,3 +235,61 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// shellSplit undoes shellQuote for the test: words split on spaces, '...'
+// quoted, with '\'' for a quote inside.
+func shellSplit(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case quoted && ch == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteByte(ch)
+		case ch == '\'':
+			quoted, inWord = true, true
+		case ch == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case ch == ' ':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(ch)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+func TestQuestionRoundTripWithTheHint(t *testing.T) {
+	// The builtin question tool: the hint printed is a command that works.
+	srv := startServer(t, `{"debug": true, "builtins": true, "skills": []}`)
+	args := `{"questions":[{"question":"Pick a color?","options":["red","green"]},{"question":"Ship it?","options":["yes","no"]}]}`
+	out := against(t, srv, "exec", "question", "--args", args).want(t, 1).stdout
+	if !strings.Contains(out, "  Pick a color? (options: red, green)\n  Ship it? (options: yes, no)\n") {
+		t.Fatalf("prompt not shown:\n%s", out)
+	}
+	_, hint, ok := strings.Cut(out, "To answer, run:\n  ")
+	if !ok {
+		t.Fatalf("no hint:\n%s", out)
+	}
+	words := shellSplit(strings.TrimSpace(hint))
+	if len(words) < 2 || words[0] != "toolnexus" {
+		t.Fatalf("hint %q", hint)
+	}
+	r := runCLI(t, "", words[1:]...).want(t, 0)
+	if r.stdout != `{"answers":["red","yes"]}`+"\n" {
+		t.Fatalf("answering with the hint: %q", r.stdout)
+	}
+}
