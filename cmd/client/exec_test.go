@@ -237,7 +237,7 @@ func TestShellQuote(t *testing.T) {
 }
 
 // shellSplit undoes shellQuote for the test: words split on spaces, '...'
-// quoted, with '\'' for a quote inside.
+// quoted, with '\” for a quote inside.
 func shellSplit(s string) []string {
 	var words []string
 	var cur strings.Builder
