@@ -236,8 +236,8 @@ func TestShellQuote(t *testing.T) {
 	}
 }
 
-// shellSplit undoes shellQuote for the test: words split on spaces, '...'
-// quoted, with '\” for a quote inside.
+// shellSplit undoes shellQuote for the test: words split on spaces,
+// single-quoted parts, and a backslash-escaped quote between them.
 func shellSplit(s string) []string {
 	var words []string
 	var cur strings.Builder
