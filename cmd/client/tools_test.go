@@ -232,7 +232,11 @@ func TestWatch(t *testing.T) {
 			done <- runContext(t.Context(), strings.NewReader(""),
 				[]string{"--addr", srv.Addr().String(), "watch", "--count", "2", "--source", "debug,custom"}, w, io.Discard)
 		}()
-		<-w.writes // the snapshot has arrived: the stream is registered
+		select {
+		case <-w.writes: // the snapshot has arrived: the stream is registered
+		case code := <-done:
+			t.Fatalf("watch ended before its first revision: exit %d", code)
+		}
 		layer := registry.LayerID{Kind: registry.KindNative, Name: "watch-test"}
 		if err := srv.Registry().Replace(layer, []tool.Tool{nativeEcho("added_tool")}); err != nil {
 			t.Fatal(err)
