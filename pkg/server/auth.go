@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/config"
 )
 
@@ -19,6 +20,8 @@ type principal struct {
 	name string
 	// patterns are the token's tool globs; nil allows everything.
 	patterns []string
+	// admin may call the admin RPCs (adminMethod).
+	admin bool
 }
 
 // allows reports whether the caller may see and run a tool. A pattern
@@ -58,7 +61,7 @@ func newAuthenticator(a config.Auth) *authenticator {
 	}
 	au := &authenticator{}
 	for _, t := range a.Tokens {
-		au.tokens = append(au.tokens, authToken{digest: sha256.Sum256([]byte(t.Value)), p: &principal{name: t.Name, patterns: t.Tools}})
+		au.tokens = append(au.tokens, authToken{digest: sha256.Sum256([]byte(t.Value)), p: &principal{name: t.Name, patterns: t.Tools, admin: t.Admin}})
 	}
 	return au
 }
@@ -105,6 +108,28 @@ func withPrincipal(ctx context.Context, p *principal) context.Context {
 func principalFrom(ctx context.Context) *principal {
 	p, _ := ctx.Value(principalKey{}).(*principal)
 	return p
+}
+
+// adminMethod reports whether an RPC needs a token with "admin": true.
+//
+// Only Reload does. It changes what the whole server runs (sources, child
+// processes, limits, tokens), so an agent token, which is meant to run
+// tools, must not be able to trigger it; an operator gives one token
+// "admin": true for that (or sends SIGHUP). ListSources and ListSkills stay
+// open to every valid token: they are read-only, carry no secrets (source
+// errors never hold header or token values), and agents use them to tell
+// why a tool is missing. Without auth configured there is no admin check
+// either: the listener is then loopback-only unless --insecure.
+func adminMethod(fullMethod string) bool {
+	return fullMethod == pb.SourceService_Reload_FullMethodName
+}
+
+// authorize checks an authenticated caller's right to the method.
+func (p *principal) authorize(fullMethod string) error {
+	if adminMethod(fullMethod) && !p.admin {
+		return status.Errorf(codes.PermissionDenied, "token %q may not call %s: it needs \"admin\": true in auth.tokens (agent tokens should not reload the server)", p.name, fullMethod)
+	}
+	return nil
 }
 
 // openMethods need no token: probes and tooling must work without secrets.

@@ -110,6 +110,9 @@ func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 	if err != nil {
 		return nil, err
 	}
+	if err := p.authorize(info.FullMethod); err != nil {
+		return nil, err
+	}
 	return handler(withPrincipal(ctx, p), req)
 }
 
@@ -127,6 +130,9 @@ func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	}
 	p, err := au.authenticate(ss.Context())
 	if err != nil {
+		return err
+	}
+	if err := p.authorize(info.FullMethod); err != nil {
 		return err
 	}
 	return handler(srv, principalStream{ServerStream: ss, ctx: withPrincipal(ss.Context(), p)})
