@@ -53,6 +53,10 @@ test-short:
 bench: build
 	$(GO) run ./bench -out BENCHMARKS.md
 
+## soak: reliability drills against a real server process (SHORT=1 for the CI-sized run)
+soak: build
+	$(GO) run ./bench/soak $(if $(SHORT),--short)
+
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
