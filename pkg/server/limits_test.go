@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,14 +202,14 @@ func TestRequestSizeLimit(t *testing.T) {
 
 func TestNonLoopbackListenNeedsAuthOrTLSOrInsecure(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:50051", "example.test:50051"} {
-		_, err := server.New(server.Options{ConfigPath: writeTemp(t, debugOnly), Listen: listen, MetricsListen: "-", Workspace: t.TempDir()})
+		_, err := server.New(server.Options{ConfigPath: writeTemp(t, debugOnly), Listen: listen, MetricsListen: "-", Workspace: t.TempDir(), Logger: quiet})
 		var ce *config.Error
 		if !errors.As(err, &ce) || ce.Key != "server.listen" || !strings.Contains(ce.Msg, "--insecure") || !strings.Contains(ce.Msg, listen) {
 			t.Fatalf("listen %s: %v; want a server.listen config error", listen, err)
 		}
 	}
 	// The same address from the config file is refused the same way.
-	_, err := server.New(server.Options{ConfigPath: writeTemp(t, `{"server": {"listen": "0.0.0.0:0"}, "builtins": false, "skills": []}`), MetricsListen: "-", Workspace: t.TempDir()})
+	_, err := server.New(server.Options{ConfigPath: writeTemp(t, `{"server": {"listen": "0.0.0.0:0"}, "builtins": false, "skills": []}`), MetricsListen: "-", Workspace: t.TempDir(), Logger: quiet})
 	if err == nil || !strings.Contains(err.Error(), "config: server.listen: 0.0.0.0:0 is not a loopback address") {
 		t.Fatalf("from config: %v", err)
 	}
@@ -220,7 +222,7 @@ func TestNonLoopbackListenNeedsAuthOrTLSOrInsecure(t *testing.T) {
 		{debugOnly, true},
 		{`{"builtins": false, "skills": [], "auth": {"tokens": [{"name": "a", "token": "${TN_LISTEN_TOKEN}"}]}}`, false},
 	} {
-		srv, err := server.New(server.Options{ConfigPath: writeTemp(t, c.cfg), Listen: "0.0.0.0:0", MetricsListen: "-", Insecure: c.insecure, Workspace: t.TempDir()})
+		srv, err := server.New(server.Options{ConfigPath: writeTemp(t, c.cfg), Listen: "0.0.0.0:0", MetricsListen: "-", Insecure: c.insecure, Workspace: t.TempDir(), Logger: quiet})
 		if err != nil {
 			t.Fatalf("%s insecure=%v: %v", c.cfg, c.insecure, err)
 		}
@@ -228,13 +230,16 @@ func TestNonLoopbackListenNeedsAuthOrTLSOrInsecure(t *testing.T) {
 	}
 	// Loopback needs nothing.
 	for _, listen := range []string{"127.0.0.1:0", "[::1]:0", "localhost:0"} {
-		srv, err := server.New(server.Options{ConfigPath: writeTemp(t, debugOnly), Listen: listen, MetricsListen: "-", Workspace: t.TempDir()})
+		srv, err := server.New(server.Options{ConfigPath: writeTemp(t, debugOnly), Listen: listen, MetricsListen: "-", Workspace: t.TempDir(), Logger: quiet})
 		if err != nil {
 			t.Fatalf("loopback %s: %v", listen, err)
 		}
 		srv.Close()
 	}
 }
+
+// quiet discards the logs of servers a test only builds.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // writeTemp writes a config file for server.New and returns its path.
 func writeTemp(t *testing.T, cfgJSON string) string {
