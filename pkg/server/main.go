@@ -46,6 +46,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		configPath    = fs.String("config", envDefault("TOOLNEXUS_CONFIG", ""), "config file (mcp.json superset); empty serves the embedded default [TOOLNEXUS_CONFIG]")
 		listen        = fs.String("listen", envDefault("TOOLNEXUS_LISTEN", ""), "gRPC listen address (default "+config.DefaultListen+", or server.listen) [TOOLNEXUS_LISTEN]")
 		metricsListen = fs.String("metrics-listen", envDefault("TOOLNEXUS_METRICS_LISTEN", ""), "Prometheus /metrics listen address (default "+config.DefaultMetricsListen+"); \"-\" or \"off\" disables [TOOLNEXUS_METRICS_LISTEN]")
+		mcpListen     = fs.String("mcp-listen", envDefault("TOOLNEXUS_MCP_LISTEN", ""), "serve the tools over MCP streamable HTTP at http://ADDR/mcp (off unless set, or server.mcp.listen); \"-\" or \"off\" disables [TOOLNEXUS_MCP_LISTEN]")
 		workspace     = fs.String("workspace", envDefault("TOOLNEXUS_WORKSPACE", ""), "root the builtin file tools are confined to (default ./workspace, or builtins.workspace) [TOOLNEXUS_WORKSPACE]")
 		logLevel      = fs.String("log-level", envDefault("TOOLNEXUS_LOG_LEVEL", "info"), "debug, info, warn or error [TOOLNEXUS_LOG_LEVEL]")
 		logFormat     = fs.String("log-format", envDefault("TOOLNEXUS_LOG_FORMAT", "text"), "text or json [TOOLNEXUS_LOG_FORMAT]")
@@ -72,6 +73,9 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 	if *metricsListen == "off" {
 		*metricsListen = "-"
 	}
+	if *mcpListen == "off" {
+		*mcpListen = "-"
+	}
 	if *checkOnly {
 		cfg, err := config.Load(*configPath)
 		if err != nil {
@@ -85,7 +89,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		return ExitOK
 	}
 
-	srv, err := New(Options{ConfigPath: *configPath, Listen: *listen, MetricsListen: *metricsListen,
+	srv, err := New(Options{ConfigPath: *configPath, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
 		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native})
 	if err != nil {
 		fmt.Fprintln(stderr, err)

@@ -56,6 +56,9 @@ type Options struct {
 	// MetricsListen "-" disables the metrics listener.
 	Listen        string
 	MetricsListen string
+	// MCPListen overrides server.mcp.listen (the MCP gateway at /mcp);
+	// "-" disables the gateway.
+	MCPListen string
 	// Workspace overrides builtins.workspace.
 	Workspace string
 	// Insecure allows a non-loopback listener without auth or TLS.
@@ -99,6 +102,8 @@ type Server struct {
 	metricsLis net.Listener
 	metricsSrv *http.Server
 	serving    atomic.Bool
+
+	mcp *mcpGateway // nil when server.mcp.listen is not set
 }
 
 // New loads the config, starts every source and builds the gRPC server. A
@@ -175,6 +180,7 @@ func New(opts Options) (*Server, error) {
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	s.grpcMetrics.InitializeMetrics(s.grpc)
+	s.mcp = newMCPGateway(s, cfg)
 	return s, nil
 }
 
@@ -196,6 +202,13 @@ func (s *Server) loadConfig() (*config.Config, error) {
 	if s.opts.Debug {
 		cfg.Debug = true
 	}
+	switch s.opts.MCPListen {
+	case "":
+	case "-":
+		cfg.Server.MCP.Listen = ""
+	default:
+		cfg.Server.MCP.Listen = s.opts.MCPListen
+	}
 	return cfg, nil
 }
 
@@ -209,7 +222,7 @@ func (s *Server) checkExposure(cfg *config.Config) error {
 		return &config.Error{Key: "server.listen", Msg: fmt.Sprintf("%s is not a loopback address and neither auth nor TLS is configured; "+
 			"configure auth.tokens or server.tls, or pass --insecure if you really mean it", cfg.Server.Listen)}
 	}
-	return nil
+	return checkMCPExposure(cfg)
 }
 
 func isLoopback(addr string) bool {
@@ -275,6 +288,15 @@ func (s *Server) Listen() error {
 		}
 		s.metricsLis = ml
 	}
+	if s.mcp != nil {
+		if err := s.mcp.listen(cfg.Server.MCP.Listen); err != nil {
+			lis.Close()
+			if s.metricsLis != nil {
+				s.metricsLis.Close()
+			}
+			return err
+		}
+	}
 	return nil
 }
 
@@ -312,7 +334,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	if s.metricsLis != nil {
 		s.metricsSrv = &http.Server{Handler: s.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
@@ -321,11 +343,14 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 		}()
 	}
+	if s.mcp != nil {
+		s.mcp.serve(errc)
+	}
 	s.setServing(true)
 	go func() { errc <- s.grpc.Serve(s.lis) }()
 	stopWatch := s.watchConfigFile()
 	defer stopWatch()
-	s.log.Info("toolnexus serving", "grpc", s.lis.Addr().String(), "metrics", addrString(s.metricsLis),
+	s.log.Info("toolnexus serving", "grpc", s.lis.Addr().String(), "metrics", addrString(s.metricsLis), "mcp", s.mcpAddrString(),
 		"tools", s.reg.Snapshot().Len(), "config", configName(s.opts.ConfigPath))
 
 	var serveErr error
@@ -370,6 +395,8 @@ func (s *Server) Shutdown() {
 		s.setServing(false)
 		close(s.shutdown) // ends WatchTools streams, which would hold GracefulStop forever
 		grace := s.cfg.Load().Server.GracePeriod
+		mcpDone := make(chan struct{})
+		go func() { s.mcp.shutdown(grace); close(mcpDone) }() // drains alongside gRPC
 		done := make(chan struct{})
 		go func() {
 			s.grpc.GracefulStop()
@@ -382,6 +409,7 @@ func (s *Server) Shutdown() {
 			s.grpc.Stop()
 			<-done
 		}
+		<-mcpDone
 		if s.metricsSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			_ = s.metricsSrv.Shutdown(ctx)
@@ -443,6 +471,7 @@ func (s *Server) Reload() (engine.Report, error) {
 		s.tlsConf.Store(tc)
 	}
 	s.cfg.Store(cfg)
+	s.mcp.reconfigure(cfg)
 	s.metrics.Reloads.WithLabelValues("ok").Inc()
 	s.log.Info("config reloaded", "rebuilt", len(rep.Started), "removed", len(rep.Removed), "failed", len(rep.Failed), "revision", s.reg.Snapshot().Revision())
 	return rep, nil
