@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -29,10 +31,12 @@ const payload = `{"message":"hello, toolnexus","n":42,"tags":["a","b","c"]}`
 
 func main() {
 	out := flag.String("out", "BENCHMARKS.md", "markdown file to write (- for stdout only)")
+	plotPath := flag.String("plot", "docs/throughput.png", "PNG plot of calls/s by concurrency (empty: none)")
+	serverBin := flag.String("server", "bin/toolnexus-server", "server binary, for the RSS row (empty: skip it)")
 	dur := flag.Duration("d", 1500*time.Millisecond, "duration of one measured run")
 	reps := flag.Int("reps", 3, "alternating repetitions per comparison (best of)")
 	flag.Parse()
-	if err := run(*out, *dur, *reps); err != nil {
+	if err := run(*out, *plotPath, *serverBin, *dur, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -49,19 +53,24 @@ func (r *report) row(format string, args ...any) {
 	fmt.Println(line)
 }
 
-func run(outPath string, d time.Duration, reps int) error {
+func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 
-	full, err := startServer(tmp, false)
+	mcpecho := filepath.Join(tmp, "mcpecho")
+	if out, err := exec.Command("go", "build", "-o", mcpecho, "./bench/mcpecho").CombinedOutput(); err != nil {
+		return fmt.Errorf("build mcpecho: %v\n%s", err, out)
+	}
+	fullCfg := fmt.Sprintf(`{"debug": true, "builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho)
+	full, err := startServer(tmp, fullCfg, false)
 	if err != nil {
 		return err
 	}
 	defer full.stop()
-	bareChain, err := startServer(tmp, true)
+	bareChain, err := startServer(tmp, `{"debug": true, "builtins": false}`, true)
 	if err != nil {
 		return err
 	}
@@ -97,9 +106,14 @@ func run(outPath string, d time.Duration, reps int) error {
 	header := "| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|"
 	fmt.Println(header)
 
+	grpcSeries := series{name: "toolnexus Execute (gRPC)", points: map[int]float64{}}
+	bareSeries := series{name: "bare grpc-go unary echo", points: map[int]float64{}}
+	mcpSeries := series{name: "go-sdk streamable-HTTP MCP server", points: map[int]float64{}}
+
 	// 1. Execute through the full server vs a bare grpc-go unary echo.
 	for _, conc := range []int{1, 16, 64} {
 		a, b := pair(reps, conc, d, execCall(full.client), bareCall)
+		grpcSeries.points[conc], bareSeries.points[conc] = a.perSecond(), b.perSecond()
 		checkErrors(rep, "Execute", a)
 		rep.row("| 1 | Execute (debug_echo) vs bare grpc-go echo: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.87× |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
 		rep.row("| 1 | … p50 latency | %d | %s | %s | %.2f× | ≤ 1.15× |", conc, us(a.p50), us(b.p50), float64(a.p50)/float64(b.p50))
@@ -123,7 +137,17 @@ func run(outPath string, d time.Duration, reps int) error {
 		if _, err := full.client.ListTools(ctx, &pb.ListToolsRequest{PageSize: 10000}); err != nil {
 			return err
 		}
-		list := timeIt(50, func() { _, _ = full.client.ListTools(ctx, &pb.ListToolsRequest{PageSize: 10000}) })
+		// Two views of one ListTools: what the server and the wire cost (the
+		// reply is received but left undecoded), and what a Go client pays
+		// in total, decoding every Struct schema into Go values.
+		raw := new(emptypb.Empty)
+		listRaw := timeIt(50, func() {
+			_ = full.conn.Invoke(ctx, pb.RegistryService_ListTools_FullMethodName, &pb.ListToolsRequest{PageSize: 10000}, raw)
+		})
+		list := timeIt(20, func() { _, _ = full.client.ListTools(ctx, &pb.ListToolsRequest{PageSize: 10000}) })
+		pageRaw := timeIt(50, func() {
+			_ = full.conn.Invoke(ctx, pb.RegistryService_ListTools_FullMethodName, &pb.ListToolsRequest{}, raw)
+		})
 		page := timeIt(50, func() { _, _ = full.client.ListTools(ctx, &pb.ListToolsRequest{}) })
 		export := timeIt(50, func() {
 			_, _ = full.client.ExportTools(ctx, &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_OPENAI})
@@ -132,16 +156,118 @@ func run(outPath string, d time.Duration, reps int) error {
 		if n == 10000 {
 			target = "≤ 2 ms"
 		}
-		rep.row("| 3 | ListTools, all %d tools in one page: p50 | — | %s | — | — | %s |", n+4, ms(list), target)
-		rep.row("| 3 | ListTools, first page (default 1000): p50 | — | %s | — | — | — |", ms(page))
+		rep.row("| 3 | ListTools, all %d tools in one page, server + wire (reply not decoded): p50 | — | %s | — | — | — |", n+4, ms(listRaw))
+		rep.row("| 3 | ListTools, all %d tools in one page, Go client decoding every schema: p50 | — | %s | — | — | — |", n+4, ms(list))
+		rep.row("| 3 | ListTools at %d tools, default page (1000), server + wire: p50 | — | %s | — | — | %s |", n+4, ms(pageRaw), target)
+		rep.row("| 3 | ListTools at %d tools, default page (1000), Go client decoding: p50 | — | %s | — | — | — |", n+4, ms(page))
 		rep.row("| 3 | ExportTools (OpenAI), %d tools: p50 | — | %s | — | — | — |", n+4, ms(export))
 	}
 	full.srv.Registry().Remove(registry.LayerID{Kind: registry.KindNative, Name: "bulk"})
 
+	// 3b. Replacing a 10,000-tool layer ten times a second (a busy MCP
+	// server re-listing) while 64 callers execute: readers never wait for
+	// writers, so p99 should not move.
+	{
+		quiet := load(64, d, execCall(full.client))
+		stop := make(chan struct{})
+		replaced := make(chan int)
+		go func() {
+			n := 0
+			bulk := bulkTools(10000)
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					replaced <- n
+					return
+				case <-tick.C:
+				}
+				_ = full.srv.Registry().Replace(registry.LayerID{Kind: registry.KindNative, Name: "churn"}, bulk)
+				n++
+			}
+		}()
+		busy := load(64, d, execCall(full.client))
+		close(stop)
+		n := <-replaced
+		full.srv.Registry().Remove(registry.LayerID{Kind: registry.KindNative, Name: "churn"})
+		rep.row("| 3 | Execute p99 at 64 callers while a 10,000-tool layer is replaced (%d replaces) vs quiet | 64 | %s | %s | %.2f× | ≤ 1.10× |", n, us(busy.p99), us(quiet.p99), float64(busy.p99)/float64(quiet.p99))
+	}
+
+	// 4. An MCP tool through the service vs the same go-sdk client calling
+	// the same stdio server directly.
+	{
+		direct, err := mcpStdioSession(mcpecho)
+		if err != nil {
+			return fmt.Errorf("direct MCP session: %w", err)
+		}
+		viaReq := &pb.ExecuteRequest{Name: "echo_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
+		via := func(ctx context.Context) error {
+			resp, err := full.client.Execute(ctx, viaReq)
+			if err == nil && resp.GetResult().GetIsError() {
+				return fmt.Errorf("tool error: %s", resp.GetResult().GetOutput())
+			}
+			return err
+		}
+		for _, conc := range []int{1, 16} {
+			a, b := pair(reps, conc, d, via, mcpEchoCall(direct))
+			checkErrors(rep, "MCP via toolnexus", a)
+			checkErrors(rep, "MCP direct", b)
+			rep.row("| 4 | MCP stdio tool via toolnexus (gRPC) vs go-sdk client direct: p50 | %d | %s | %s | +%s | ≤ +50 µs |", conc, us(a.p50), us(b.p50), us(a.p50-b.p50))
+			rep.row("| 4 | … calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
+		}
+		_ = direct.Close()
+	}
+
+	// 5. The same echo tool from a go-sdk streamable-HTTP MCP server vs
+	// through toolnexus over gRPC.
+	{
+		url, stopMCP, err := mcpHTTPEcho()
+		if err != nil {
+			return err
+		}
+		sess, err := mcpHTTPSession(url + "/")
+		if err != nil {
+			stopMCP()
+			return fmt.Errorf("MCP HTTP session: %w", err)
+		}
+		for _, conc := range []int{1, 16, 64} {
+			a, b := pair(reps, conc, d, execCall(full.client), mcpEchoCall(sess))
+			checkErrors(rep, "MCP HTTP", b)
+			mcpSeries.points[conc] = b.perSecond()
+			rep.row("| 5 | echo via toolnexus gRPC vs go-sdk streamable-HTTP MCP server: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 5× |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
+		}
+		_ = sess.Close()
+		stopMCP()
+	}
+
+	// 6. Resident memory of a real server process, idle and at 10,000 tools.
+	if serverBin != "" {
+		idle, err := serverRSS(serverBin, tmp, `{"debug": true, "builtins": false}`)
+		if err != nil {
+			return fmt.Errorf("RSS idle: %w", err)
+		}
+		big, err := serverRSS(serverBin, tmp, httpToolsConfig(10000))
+		if err != nil {
+			return fmt.Errorf("RSS at 10,000 tools: %w", err)
+		}
+		rep.row("| 6 | server RSS idle (debug tools) | — | %.1f MiB | — | — | — |", idle/(1<<20))
+		rep.row("| 6 | server RSS at 10,000 declared HTTP tools, after one ListTools | — | %.1f MiB | — | — | — |", big/(1<<20))
+	}
+
+	if plotPath != "" {
+		if err := os.MkdirAll(filepath.Dir(plotPath), 0o755); err != nil {
+			return err
+		}
+		if err := writePlot(plotPath, []series{grpcSeries, bareSeries, mcpSeries}); err != nil {
+			return err
+		}
+		fmt.Println("plot:", plotPath)
+	}
 	if outPath == "-" {
 		return nil
 	}
-	return writeMarkdown(outPath, header, rep, d, reps)
+	return writeMarkdown(outPath, header, rep, d, reps, plotPath)
 }
 
 func checkErrors(rep *report, what string, r result) {
@@ -177,9 +303,9 @@ func (r *running) stop() {
 	<-r.done
 }
 
-func startServer(tmp string, noChain bool) (*running, error) {
+func startServer(tmp, cfgText string, noChain bool) (*running, error) {
 	cfg := filepath.Join(tmp, fmt.Sprintf("bench-%v.json", noChain))
-	if err := os.WriteFile(cfg, []byte(`{"debug": true, "builtins": false, "skills": []}`), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(cfgText), 0o600); err != nil {
 		return nil, err
 	}
 	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
@@ -205,7 +331,7 @@ func dial(addr string) (*grpc.ClientConn, error) {
 	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 }
 
-func writeMarkdown(path, header string, rep *report, d time.Duration, reps int) error {
+func writeMarkdown(path, header string, rep *report, d time.Duration, reps int, plotPath string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmarks\n\nProduced by `make bench` (`go run ./bench -out BENCHMARKS.md`) on %s, %s/%s, %d CPUs, %s.\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
@@ -216,6 +342,9 @@ func writeMarkdown(path, header string, rep *report, d time.Duration, reps int) 
 	}
 	for _, n := range rep.notes {
 		fmt.Fprintf(&b, "\nNote: %s\n", n)
+	}
+	if plotPath != "" {
+		fmt.Fprintf(&b, "\n![calls/s by concurrency](%s)\n", plotPath)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
