@@ -49,6 +49,9 @@ func TestToolsFromCard(t *testing.T) {
 		if st := s.src.Status(); st.State != sources.Connected || st.Error != "" {
 			t.Errorf("status = %+v, want connected", st)
 		}
+		if n := len(s.src.(*a2a.Source).Tools()); n != 2 {
+			t.Errorf("Tools() has %d tools, want the 2 published", n)
+		}
 	})
 }
 
