@@ -12,6 +12,7 @@ import (
 )
 
 func TestCardVariants(t *testing.T) {
+	t.Parallel()
 	skills := []any{map[string]any{"id": "echo", "description": "Echoes."}}
 	cases := []struct {
 		name      string
@@ -97,6 +98,7 @@ func TestCardVariants(t *testing.T) {
 }
 
 func TestFailingCards(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		handler http.HandlerFunc
@@ -145,6 +147,7 @@ func TestFailingCards(t *testing.T) {
 }
 
 func TestStatusBeforeStart(t *testing.T) {
+	t.Parallel()
 	// A fresh source, never started, is not yet connected.
 	fresh := newUnstarted(t, "http://127.0.0.1:1/card.json")
 	if st := fresh.Status(); st.State != sources.Restarting {

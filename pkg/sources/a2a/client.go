@@ -230,8 +230,8 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// unwrapURLError drops net/http's `Post "URL": ` wrapper: the URL is in the
-// config already and the bare cause reads better in a tool result.
+// unwrapURLError rewrites net/http's `Post "URL": cause` as `POST URL:
+// cause`, which reads better in a tool result.
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {

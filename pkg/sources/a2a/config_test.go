@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseConfigDefaults(t *testing.T) {
+	t.Parallel()
 	got, warns, err := a2a.ParseConfig(json.RawMessage(`{
 		"reviewer": {"card": "https://agents.example.test/.well-known/agent-card.json"},
 		"coder": {"card": "http://127.0.0.1:8080/card", "headers": {"Authorization": "Bearer ${TOKEN}"},
@@ -29,6 +30,7 @@ func TestParseConfigDefaults(t *testing.T) {
 }
 
 func TestParseConfigAbsent(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{``, `null`, ` `} {
 		got, warns, err := a2a.ParseConfig(json.RawMessage(raw))
 		if got != nil || warns != nil || err != nil {
@@ -38,6 +40,7 @@ func TestParseConfigAbsent(t *testing.T) {
 }
 
 func TestParseConfigEnabledDisabled(t *testing.T) {
+	t.Parallel()
 	cases := map[string]bool{
 		`{}`:                                    false,
 		`{"enabled": false}`:                    true,
@@ -60,6 +63,7 @@ func TestParseConfigEnabledDisabled(t *testing.T) {
 }
 
 func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ raw, want string }{
 		{`[]`, `must be an object mapping an agent id to {"card": URL, ...}`},
 		{`{"a": 1}`, `a: must be an object such as {"card": "https://host/.well-known/agent-card.json"}`},
@@ -85,6 +89,7 @@ func TestParseConfigErrors(t *testing.T) {
 }
 
 func TestParseConfigUnknownKeysWarn(t *testing.T) {
+	t.Parallel()
 	got, warns, err := a2a.ParseConfig(json.RawMessage(`{"a": {"card": "https://x.test/c", "pollevery": 5, "tools": {}}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +107,7 @@ func TestParseConfigUnknownKeysWarn(t *testing.T) {
 // equal configs must give equal bytes, whatever the key order, and the
 // ${VAR} text must stay as written.
 func TestAgentConfigMarshalsDeterministically(t *testing.T) {
+	t.Parallel()
 	a, _, _ := a2a.ParseConfig(json.RawMessage(`{"x": {"card": "https://x.test/c", "headers": {"B": "2", "A": "${SECRET}", "C": "3"}}}`))
 	b, _, _ := a2a.ParseConfig(json.RawMessage(`{"x": {"headers": {"C": "3", "A": "${SECRET}", "B": "2"}, "card": "https://x.test/c"}}`))
 	ja, _ := json.Marshal(a["x"])

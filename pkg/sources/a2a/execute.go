@@ -63,12 +63,18 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 	}
 	r.observe(t)
 
-	// One timer for the whole loop: no per-poll allocation.
+	// One timer for the whole loop, made only when there is something to
+	// poll: a task that is terminal on submit costs no timer at all.
 	pollEvery := time.Duration(s.cfg.PollEvery) * time.Millisecond
-	timer := time.NewTimer(pollEvery)
-	defer timer.Stop()
+	var timer *time.Timer
 	errorsInRow := 0
 	for !t.Status.State.terminal() && !t.Status.State.interrupted() {
+		if timer == nil {
+			timer = time.NewTimer(pollEvery)
+			defer timer.Stop()
+		} else {
+			timer.Reset(pollEvery)
+		}
 		select {
 		case <-ctx.Done():
 			return r.stopped(ctx, c)
@@ -90,7 +96,6 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 			}
 			s.env.Log().Debug("a2a poll failed; retrying", "agent", s.id, "task", r.taskID, "error", c.clean(err.Error()))
 		}
-		timer.Reset(pollEvery)
 	}
 	return r.finish(t)
 }

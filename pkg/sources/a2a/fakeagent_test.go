@@ -30,7 +30,7 @@ import (
 //	big                  completed at once with a 100-byte artifact
 //	echoauth             the submit fails with an error that echoes the Authorization header
 type fakeAgent struct {
-	t     *testing.T
+	t     testing.TB
 	proto string // "1.0" or "0.3"
 	srv   *httptest.Server
 	card  func(base string) any // the card served; default per proto
@@ -44,6 +44,9 @@ type fakeAgent struct {
 	nextID   int
 	// onPoll runs (without the lock) before a poll is answered.
 	onPoll func(id string, n int)
+	// hold makes every poll wait until the client gives up on it, so a
+	// timeout always lands while a poll is in flight.
+	hold bool
 }
 
 type fakeRequest struct {
@@ -60,7 +63,7 @@ type fakeTask struct {
 	state  string // 0.3 spelling
 }
 
-func newFakeAgent(t *testing.T, proto string) *fakeAgent {
+func newFakeAgent(t testing.TB, proto string) *fakeAgent {
 	t.Helper()
 	a := &fakeAgent{t: t, proto: proto, gets: map[string]int{}, tasks: map[string]*fakeTask{}}
 	mux := http.NewServeMux()
@@ -181,10 +184,14 @@ func (a *fakeAgent) serveRPC(w http.ResponseWriter, r *http.Request) {
 		a.gets[p.ID]++
 		n := a.gets[p.ID]
 		ft := a.tasks[p.ID]
-		hook := a.onPoll
+		hook, hold := a.onPoll, a.hold
 		a.mu.Unlock()
 		if hook != nil {
 			hook(p.ID, n)
+		}
+		if hold {
+			<-r.Context().Done()
+			return
 		}
 		if ft == nil {
 			rpcErr(-32001, "Task not found: "+p.ID)

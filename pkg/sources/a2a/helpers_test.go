@@ -40,7 +40,7 @@ type started struct {
 }
 
 // startAgent builds and starts the source for cfg, closing it when the test ends.
-func startAgent(t *testing.T, id string, cfg a2a.AgentConfig, env sources.Env) started {
+func startAgent(t testing.TB, id string, cfg a2a.AgentConfig, env sources.Env) started {
 	t.Helper()
 	logs := &logBuffer{}
 	env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

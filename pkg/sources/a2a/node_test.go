@@ -210,7 +210,7 @@ func TestRealAgent(t *testing.T) {
 			})
 
 			t.Run("timeout cancels the task", func(t *testing.T) {
-				short := startAgent(t, "node-short", a2a.AgentConfig{Card: agent.cardURL(), Timeout: 300, PollEvery: 10}, sources.Env{})
+				short := startAgent(t, "node-short", a2a.AgentConfig{Card: agent.cardURL(), Timeout: 1000, PollEvery: 10}, sources.Env{})
 				if short.err != nil {
 					t.Fatal(short.err)
 				}
@@ -219,7 +219,7 @@ func TestRealAgent(t *testing.T) {
 				st := agent.stats(t)
 				id, _ := res.Metadata["taskId"].(string)
 				if !res.IsError || res.Resolved() != tool.OutcomeTimeout || id == "" ||
-					res.Output != "A2A task "+id+" timed out after 300ms (state=working)" {
+					res.Output != "A2A task "+id+" timed out after 1000ms (state=working)" {
 					t.Fatalf("result = %+v", res)
 				}
 				if st.Submits-before != 1 || !slices.Contains(st.Cancels, id) {

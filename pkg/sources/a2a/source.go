@@ -139,6 +139,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	if ep.proto == proto10 {
 		// Set directly, not through Header.Set, so the name goes out
 		// spelled as the spec spells it.
+		c.header.Del("A2A-Version") // a configured one must not go out twice
 		c.header["A2A-Version"] = []string{"1.0"}
 	}
 

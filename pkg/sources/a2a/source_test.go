@@ -49,6 +49,9 @@ func TestToolsFromCard(t *testing.T) {
 		if st := s.src.Status(); st.State != sources.Connected || st.Error != "" {
 			t.Errorf("status = %+v, want connected", st)
 		}
+		if n := len(s.src.(*a2a.Source).Tools()); n != 2 {
+			t.Errorf("Tools() has %d tools, want the 2 published", n)
+		}
 	})
 }
 
@@ -166,12 +169,13 @@ func TestStopStatesWithoutMessage(t *testing.T) {
 func TestTimeoutSendsCancel(t *testing.T) {
 	forBoth(t, func(t *testing.T, proto string) {
 		agent := newFakeAgent(t, proto)
+		agent.hold = true
 		cfg := agentConfig(agent.cardURL())
-		cfg.Timeout = 150
+		cfg.Timeout = 500
 		s := startAgent(t, "fake", cfg, sources.Env{})
 		res := execute(context.Background(), s.reg, "Fake_Agent_echo", "hang")
-		if !res.IsError || res.Output != "A2A task task-1 timed out after 150ms (state=working)" {
-			t.Fatalf("result = %+v, want `A2A task task-1 timed out after 150ms (state=working)`", res)
+		if !res.IsError || res.Output != "A2A task task-1 timed out after 500ms (state=working)" {
+			t.Fatalf("result = %+v, want `A2A task task-1 timed out after 500ms (state=working)`", res)
 		}
 		if res.Resolved() != tool.OutcomeTimeout {
 			t.Errorf("outcome = %v, want timeout", res.Resolved())
@@ -209,11 +213,14 @@ func TestCallerCancelStopsPollingAndCancels(t *testing.T) {
 }
 
 func TestCallerDeadlineIsTimeout(t *testing.T) {
+	t.Parallel()
 	agent := newFakeAgent(t, "1.0")
+	agent.hold = true
 	s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{})
 	// The caller's deadline, shorter than the agent's timeout, ends the
-	// call: a timeout, not a cancel, and the task is canceled on the agent.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	// call during a poll: a timeout, not a cancel, and the task is
+	// canceled on the agent.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	res := execute(ctx, s.reg, "Fake_Agent_echo", "hang")
 	if !res.IsError || res.Resolved() != tool.OutcomeTimeout || !strings.HasPrefix(res.Output, "A2A task task-1 timed out after ") {
@@ -272,6 +279,7 @@ func TestJSONRPCErrors(t *testing.T) {
 }
 
 func TestTransportErrorsDuringPolling(t *testing.T) {
+	t.Parallel()
 	agent := newFakeAgent(t, "0.3")
 	s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{})
 	res := execute(context.Background(), s.reg, "Fake_Agent_echo", "http500 after 1")
@@ -282,6 +290,7 @@ func TestTransportErrorsDuringPolling(t *testing.T) {
 }
 
 func TestOutputCap(t *testing.T) {
+	t.Parallel()
 	agent := newFakeAgent(t, "1.0")
 	s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{MaxOutputBytes: 11})
 	res := execute(context.Background(), s.reg, "Fake_Agent_echo", "big")
@@ -291,6 +300,7 @@ func TestOutputCap(t *testing.T) {
 }
 
 func TestInvalidArguments(t *testing.T) {
+	t.Parallel()
 	agent := newFakeAgent(t, "1.0")
 	s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{})
 	for _, args := range []string{`{}`, `{"task":""}`, `{"task":3}`, `[1]`} {
@@ -305,6 +315,7 @@ func TestInvalidArguments(t *testing.T) {
 }
 
 func TestConcurrentCallsSubmitOnceEach(t *testing.T) {
+	t.Parallel()
 	agent := newFakeAgent(t, "1.0")
 	s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{})
 	const n = 8
@@ -331,6 +342,7 @@ func TestConcurrentCallsSubmitOnceEach(t *testing.T) {
 }
 
 func TestCloseCancelsCallsInFlight(t *testing.T) {
+	t.Parallel()
 	agent := newFakeAgent(t, "0.3")
 	s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{})
 	closed := make(chan error, 1)
@@ -356,6 +368,7 @@ func TestCloseCancelsCallsInFlight(t *testing.T) {
 }
 
 func TestDisabledAgent(t *testing.T) {
+	t.Parallel()
 	s := startAgent(t, "off", a2a.AgentConfig{Card: "http://127.0.0.1:1/card", Disabled: true}, sources.Env{})
 	if s.err != nil {
 		t.Fatalf("Start: %v", s.err)

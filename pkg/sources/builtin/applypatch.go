@@ -108,6 +108,9 @@ func loadState(path, real string) (*fileState, *tool.Result) {
 	case fi.IsDir():
 		r := fail("apply_patch: %s is a directory", path)
 		return nil, &r
+	case !fi.Mode().IsRegular():
+		r := fail("apply_patch: %s is not a regular file", path)
+		return nil, &r
 	}
 	data, err := os.ReadFile(real)
 	if err != nil {

@@ -40,6 +40,10 @@ func (t *toolset) read(_ context.Context, c tool.Call) tool.Result {
 	if r != nil {
 		return *r
 	}
+	size, r := regularFile("read", a.Path, p)
+	if r != nil {
+		return *r
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return fileError("read", a.Path, err)
@@ -47,7 +51,7 @@ func (t *toolset) read(_ context.Context, c tool.Call) tool.Result {
 	defer f.Close()
 	// The file is streamed into a capped buffer: a huge file costs the
 	// output cap, not its size.
-	w := newCapWriter(t.cap)
+	w := newCapWriterHint(t.cap, size)
 	if a.Offset != nil || a.Limit != nil {
 		first, last := 1, -1
 		if a.Offset != nil {
@@ -75,7 +79,7 @@ func (t *toolset) read(_ context.Context, c tool.Call) tool.Result {
 // starting an empty one. Lines longer than the read buffer pass through in
 // pieces, and reading stops after the window.
 func lineWindow(w io.Writer, r io.Reader, first, last int) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReader(r)
 	n := 1
 	atLineStart := true
 	for last < 0 || n <= last {
@@ -168,6 +172,9 @@ func (t *toolset) edit(_ context.Context, c tool.Call) tool.Result {
 	if r != nil {
 		return *r
 	}
+	if _, r := regularFile("edit", a.Path, p); r != nil {
+		return *r
+	}
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return fileError("edit", a.Path, err)
@@ -189,6 +196,26 @@ func (t *toolset) edit(_ context.Context, c tool.Call) tool.Result {
 		unit = "replacement"
 	}
 	return tool.Success(fmt.Sprintf("Edited %s (%d %s)", a.Path, n, unit), map[string]any{"replacements": n})
+}
+
+// regularFile fails unless real is a regular file: opening a FIFO or a
+// device would block or never end, whatever the caller's deadline.
+// It returns the file's size.
+func regularFile(name, path, real string) (int64, *tool.Result) {
+	fi, err := os.Stat(real)
+	if err != nil {
+		r := fileError(name, path, err)
+		return 0, &r
+	}
+	switch {
+	case fi.IsDir():
+		r := fail("%s: %s is a directory", name, path)
+		return 0, &r
+	case !fi.Mode().IsRegular():
+		r := fail("%s: %s is not a regular file", name, path)
+		return 0, &r
+	}
+	return fi.Size(), nil
 }
 
 // fileError words a failed read of path for the model. Paths in os errors

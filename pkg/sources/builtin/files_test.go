@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -152,3 +153,17 @@ func TestEdit(t *testing.T) {
 		}
 	})
 }
+
+// A FIFO would block an open forever; the file tools refuse it up front.
+func TestNonRegularFilesRefused(t *testing.T) {
+	k := newKit(t)
+	must(t, syscallMkfifo(filepath.Join(k.dir, "pipe")))
+	check(t, k.run("read", map[string]any{"path": "pipe"}), want{output: "read: pipe is not a regular file", isError: true})
+	check(t, k.run("edit", map[string]any{"path": "pipe", "oldString": "a", "newString": "b"}),
+		want{output: "edit: pipe is not a regular file", isError: true})
+	check(t, k.run("apply_patch", map[string]any{"patchText": "*** Begin Patch\n*** Delete File: pipe\n*** End Patch"}),
+		want{output: "apply_patch: pipe is not a regular file", isError: true})
+	check(t, k.run("grep", map[string]any{"pattern": "x", "path": "pipe"}), want{output: "", meta: map[string]any{"count": 0}})
+}
+
+func syscallMkfifo(p string) error { return syscall.Mkfifo(p, 0o600) }

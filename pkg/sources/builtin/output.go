@@ -15,8 +15,11 @@ type capWriter struct {
 	omitted int64
 }
 
-func newCapWriter(max int) *capWriter {
-	return &capWriter{max: max, buf: make([]byte, 0, min(max, 64<<10))}
+func newCapWriter(max int) *capWriter { return newCapWriterHint(max, 64<<10) }
+
+// newCapWriterHint preallocates for about hint bytes (a file's size).
+func newCapWriterHint(limit int, hint int64) *capWriter {
+	return &capWriter{max: limit, buf: make([]byte, 0, int(min(int64(limit), max(hint, 0))))}
 }
 
 func (w *capWriter) Write(p []byte) (int, error) {

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -120,7 +121,7 @@ func (t *toolset) resolve(name, p string) (string, *tool.Result) {
 		return real, nil
 	}
 	var r tool.Result
-	if err == ErrEscapes {
+	if errors.Is(err, ErrEscapes) {
 		r = fail("%s: path escapes the workspace: %s", name, p)
 	} else {
 		r = fail("%s: cannot resolve %s: %v", name, p, err)

@@ -60,19 +60,26 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", fmt.Errorf("path contains a NUL byte")
 	}
-	var lexical string
+	// The part below the root is all that needs resolving: the root's own
+	// real path is known.
+	var rel string
 	if filepath.IsAbs(p) {
-		lexical = filepath.Clean(p)
-		if !within(lexical, w.root) && !within(lexical, w.real) {
+		lexical := filepath.Clean(p)
+		switch {
+		case within(lexical, w.real):
+			rel = strings.TrimPrefix(lexical, w.real)
+		case within(lexical, w.root):
+			rel = strings.TrimPrefix(lexical, w.root)
+		default:
 			return "", ErrEscapes
 		}
 	} else {
-		lexical = filepath.Join(w.root, p)
-		if !within(lexical, w.root) {
+		rel = filepath.Clean(p)
+		if rel == ".." || strings.HasPrefix(rel, "../") {
 			return "", ErrEscapes
 		}
 	}
-	real, err := realPath(lexical)
+	real, err := resolveFrom(w.real, rel)
 	if err != nil {
 		return "", err
 	}
@@ -106,9 +113,12 @@ var errSymlinkLoop = errors.New("too many levels of symbolic links")
 // component. Unlike filepath.EvalSymlinks it tolerates a missing tail: once a
 // component does not exist, nothing below it can be a symlink, so the rest is
 // joined lexically. A dangling symlink is followed to where it points.
-func realPath(p string) (string, error) {
-	resolved := "/"
-	rest := strings.Split(p, "/")
+func realPath(p string) (string, error) { return resolveFrom("/", p) }
+
+// resolveFrom is realPath for the path rel below the real directory start.
+func resolveFrom(start, rel string) (string, error) {
+	resolved := start
+	rest := strings.Split(rel, "/")
 	hops := 0
 	for len(rest) > 0 {
 		c := rest[0]
