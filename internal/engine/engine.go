@@ -198,11 +198,20 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 	env.Workspace = ws
 
 	var plan []planned
-	add := func(id registry.LayerID, section any, build func() sources.Source) error {
+	// capped says whether the source reads Env.MaxOutputBytes (builtin,
+	// http, a2a cap their own reads with it). Those that do not (mcp,
+	// skill) leave it out of their fingerprint, so changing
+	// limits.maxOutputBytes does not restart every MCP server: the
+	// executor truncates their outputs anyway.
+	add := func(id registry.LayerID, section any, capped bool, build func() sources.Source) error {
+		fpEnv := sources.Env{BaseDir: env.BaseDir, Workspace: env.Workspace}
+		if capped {
+			fpEnv.MaxOutputBytes = env.MaxOutputBytes
+		}
 		fp, err := json.Marshal(struct {
 			Section any
 			Env     sources.Env
-		}{section, sources.Env{BaseDir: env.BaseDir, Workspace: env.Workspace, MaxOutputBytes: env.MaxOutputBytes}})
+		}{section, fpEnv})
 		if err != nil {
 			return fmt.Errorf("fingerprint %s: %w", id, err)
 		}
@@ -212,7 +221,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 
 	bcfg := cfg.Builtins
 	bcfg.Workspace = ws
-	if err := add(registry.Layer(registry.KindBuiltin), bcfg, func() sources.Source { return builtin.New(bcfg, env) }); err != nil {
+	if err := add(registry.Layer(registry.KindBuiltin), bcfg, true, func() sources.Source { return builtin.New(bcfg, env) }); err != nil {
 		return nil, err
 	}
 	scfg := cfg.Skills
@@ -222,20 +231,20 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		// ever answer "not found" in the model's tool list.
 		buildSkills = func() sources.Source { return sources.NewDisabled(registry.Layer(registry.KindSkill)) }
 	}
-	if err := add(registry.Layer(registry.KindSkill), scfg, buildSkills); err != nil {
+	if err := add(registry.Layer(registry.KindSkill), scfg, false, buildSkills); err != nil {
 		return nil, err
 	}
 	hcfg := cfg.HTTP
-	if err := add(registry.Layer(registry.KindHTTP), hcfg, func() sources.Source { return http.New(hcfg, env) }); err != nil {
+	if err := add(registry.Layer(registry.KindHTTP), hcfg, true, func() sources.Source { return http.New(hcfg, env) }); err != nil {
 		return nil, err
 	}
 	for name, sc := range cfg.MCP {
-		if err := add(registry.LayerID{Kind: registry.KindMCP, Name: name}, sc, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
+		if err := add(registry.LayerID{Kind: registry.KindMCP, Name: name}, sc, false, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
 			return nil, err
 		}
 	}
 	for id, ac := range cfg.Agents {
-		if err := add(registry.LayerID{Kind: registry.KindA2A, Name: id}, ac, func() sources.Source { return a2a.New(id, ac, env) }); err != nil {
+		if err := add(registry.LayerID{Kind: registry.KindA2A, Name: id}, ac, true, func() sources.Source { return a2a.New(id, ac, env) }); err != nil {
 			return nil, err
 		}
 	}

@@ -90,8 +90,9 @@ func TestApplyRebuildsOnlyWhatChanged(t *testing.T) {
 		{"auth and server", withDebug + `, "server": {"gracePeriod": 1}}`, "", "", true},
 		{"debug off", `{"debug": false, "builtins": false, "skills": []}`, "", "debug/debug", false},
 		{"debug on", withDebug + `}`, "debug/debug", "", true},
-		// Sources that cap their own output are rebuilt; debug and native are not.
-		{"maxOutputBytes", withDebug + `, "limits": {"maxOutputBytes": 100}}`, "builtin/builtin,skill/skill,http/http", "", true},
+		// Only sources that cap their own reads are rebuilt; skill, debug
+		// and native (and mcp) do not read the cap.
+		{"maxOutputBytes", withDebug + `, "limits": {"maxOutputBytes": 100}}`, "builtin/builtin,http/http", "", true},
 	}
 	for _, s := range steps {
 		rep := apply(t, e, parse(t, dir, s.cfg))
