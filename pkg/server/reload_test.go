@@ -373,3 +373,19 @@ func TestWatchConfigReloadsOnFileChange(t *testing.T) {
 		t.Fatalf("reloads_total{ok} = %q", got)
 	}
 }
+
+func TestReloadWarnsAboutSettingsThatNeedARestart(t *testing.T) {
+	s := serve(t, debugOnly, nil)
+	s.rewrite(t, `{"debug": true, "builtins": false, "skills": [], "limits": {"maxRequestBytes": 8192}}`)
+	if _, err := s.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	logs := s.logs.String()
+	if !strings.Contains(logs, "config: limits.maxRequestBytes changed; it takes effect after a restart") {
+		t.Fatalf("no restart warning in:\n%s", logs)
+	}
+	// The flag-overridden listen address is not a change.
+	if strings.Contains(logs, "server.listen changed") {
+		t.Fatalf("spurious listen warning:\n%s", logs)
+	}
+}

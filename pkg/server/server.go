@@ -465,6 +465,9 @@ func (s *Server) Reload() (engine.Report, error) {
 	for _, w := range cfg.Warnings {
 		s.log.Warn("config: " + w)
 	}
+	for _, key := range restartOnly(s.cfg.Load(), cfg) {
+		s.log.Warn("config: " + key + " changed; it takes effect after a restart (the rest of the reload is applied)")
+	}
 	s.exec.SetLimits(cfg.Limits)
 	s.auth.Store(newAuthenticator(cfg.Auth))
 	if tc != nil {
@@ -475,6 +478,23 @@ func (s *Server) Reload() (engine.Report, error) {
 	s.metrics.Reloads.WithLabelValues("ok").Inc()
 	s.log.Info("config reloaded", "rebuilt", len(rep.Started), "removed", len(rep.Removed), "failed", len(rep.Failed), "revision", s.reg.Snapshot().Revision())
 	return rep, nil
+}
+
+// restartOnly names the settings that changed between two configs but
+// that a reload cannot apply (the listeners and the gRPC message cap are
+// fixed when the server starts), so the operator is not left guessing.
+func restartOnly(old, next *config.Config) []string {
+	var keys []string
+	if old.Server.Listen != next.Server.Listen {
+		keys = append(keys, "server.listen")
+	}
+	if old.Server.MetricsListen != next.Server.MetricsListen {
+		keys = append(keys, "server.metricsListen")
+	}
+	if old.Limits.MaxRequestBytes != next.Limits.MaxRequestBytes {
+		keys = append(keys, "limits.maxRequestBytes")
+	}
+	return keys
 }
 
 // watchConfigFile polls the config file's modification time when
