@@ -1,10 +1,15 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
+	"syscall"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +23,7 @@ import (
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -387,5 +393,102 @@ func TestReloadWarnsAboutSettingsThatNeedARestart(t *testing.T) {
 	// The flag-overridden listen address is not a change.
 	if strings.Contains(logs, "server.listen changed") {
 		t.Fatalf("spurious listen warning:\n%s", logs)
+	}
+}
+
+// TestSIGHUPReloadsAndSIGTERMExitsZero runs server.Main in a child process
+// (this test binary again) and drives it with real signals.
+func TestSIGHUPReloadsAndSIGTERMExitsZero(t *testing.T) {
+	if args := os.Getenv("TN_SERVER_MAIN_ARGS"); args != "" {
+		os.Exit(server.Main(strings.Fields(args)))
+	}
+	dir := t.TempDir()
+	cfgPath := dir + "/toolnexus.json"
+	write := func(cfg string) {
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(debugOnly)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGHUPReloadsAndSIGTERMExitsZero$")
+	cmd.Env = append(os.Environ(), "TN_SERVER_MAIN_ARGS=--config "+cfgPath+" --listen 127.0.0.1:0 --metrics-listen off --workspace "+dir+"/ws")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default: // nobody listening any more
+			}
+		}
+		exited <- cmd.Wait()
+	}()
+	waited := false
+	t.Cleanup(func() {
+		if !waited {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	addr := ""
+	grpcAddr := regexp.MustCompile(`grpc=(127\.0\.0\.1:\d+)`)
+	for addr == "" {
+		select {
+		case l := <-lines:
+			if m := grpcAddr.FindStringSubmatch(l); m != nil {
+				addr = m[1]
+			}
+		case err := <-exited:
+			waited = true
+			t.Fatalf("server exited before serving: %v", err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("server did not report its address")
+		}
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream, err := pb.NewRegistryServiceClient(conn).WatchTools(ctx, &pb.WatchToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := stream.Recv(); err != nil || len(m.GetTools()) != 4 {
+		t.Fatalf("first watch message: %v %v", m, err)
+	}
+	write(`{"debug": false, "builtins": false, "skills": []}`)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	m, err := stream.Recv()
+	if err != nil || strings.Join(m.GetRemoved(), ",") != "debug_echo,debug_fail,debug_panic,debug_sleep" {
+		t.Fatalf("after SIGHUP: %v %v; want the debug tools removed", m, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// The watch ends (the server is going away), then the process exits 0.
+	if _, err := stream.Recv(); err == nil {
+		t.Fatal("watch still open after SIGTERM")
+	}
+	select {
+	case err := <-exited:
+		waited = true
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v; want 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not exit after SIGTERM")
 	}
 }
