@@ -9,9 +9,9 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
