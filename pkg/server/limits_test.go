@@ -73,6 +73,9 @@ type peak struct {
 	running, max atomic.Int64
 	entered      chan struct{}
 	release      chan struct{}
+	// stubborn calls ignore their context: they hold their concurrency
+	// slot until released, even past their own timeout.
+	stubborn bool
 }
 
 func newPeak() *peak { return &peak{entered: make(chan struct{}, 256), release: make(chan struct{})} }
@@ -84,10 +87,14 @@ func (p *peak) tool(name string) tool.Tool {
 		for m := p.max.Load(); n > m && !p.max.CompareAndSwap(m, n); m = p.max.Load() {
 		}
 		p.entered <- struct{}{}
+		done := ctx.Done()
+		if p.stubborn {
+			done = nil
+		}
 		select {
 		case <-p.release:
 			return tool.Success("done", nil)
-		case <-ctx.Done():
+		case <-done:
 			return tool.ContextResult(ctx, name)
 		}
 	}))
@@ -144,6 +151,7 @@ func TestConcurrencyLimitsHoldOverGRPC(t *testing.T) {
 
 func TestExcessCallWaitsThenIsAnError(t *testing.T) {
 	p := newPeak()
+	p.stubborn = true // the first "quick" call must keep its slot past its 40ms
 	f := start(t, `{"builtins": false, "skills": [], "limits": {"tools": {"held": {"maxConcurrency": 1, "timeout": 60000}, "quick": {"maxConcurrency": 1, "timeout": 40}}}}`,
 		p.tool("held"), p.tool("quick"))
 	first := make(chan *pb.ToolResult, 1)
