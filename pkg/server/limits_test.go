@@ -209,7 +209,7 @@ func TestRequestSizeLimit(t *testing.T) {
 }
 
 func TestNonLoopbackListenNeedsAuthOrTLSOrInsecure(t *testing.T) {
-	for _, listen := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:50051", "example.test:50051"} {
+	for _, listen := range []string{"0.0.0.0:0", "[::]:0", ":0", "192.0.2.1:50051", "example.test:50051"} {
 		_, err := server.New(server.Options{ConfigPath: writeTemp(t, debugOnly), Listen: listen, MetricsListen: "-", Workspace: t.TempDir(), Logger: quiet})
 		var ce *config.Error
 		if !errors.As(err, &ce) || ce.Key != "server.listen" || !strings.Contains(ce.Msg, "--insecure") || !strings.Contains(ce.Msg, listen) {
