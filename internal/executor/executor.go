@@ -283,6 +283,7 @@ type toolState struct {
 
 	counters [len(protocols)][tool.OutcomePending + 1]atomic.Pointer[prometheus.Counter]
 
+	log        *slog.Logger
 	schemaOnce sync.Once
 	schema     schemaChecker
 }
@@ -335,6 +336,7 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 			}
 		}
 		st := &toolState{
+			log:       x.log,
 			entry:     e,
 			source:    e.Tool.Source,
 			validate:  *lim.ValidateArguments,

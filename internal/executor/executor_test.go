@@ -1,9 +1,11 @@
 package executor_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -176,9 +178,24 @@ func TestValidationCanBeTurnedOff(t *testing.T) {
 
 func TestToolWithUncompilableSchemaStillRuns(t *testing.T) {
 	var runs atomic.Int64
-	r := newRig(t, "", counted("odd", `{"type": 12}`, &runs))
-	if res := r.call("odd", `{"a":1}`); res.IsError || runs.Load() != 1 {
-		t.Fatalf("got %+v, runs %d; a tool whose own schema is broken must stay usable", res, runs.Load())
+	var logs bytes.Buffer
+	var x *executor.Executor
+	reg := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) { x.Hook(prev, next) }))
+	x = executor.New(reg, metrics.New(prometheus.NewRegistry()), limits(t, ""), slog.New(slog.NewTextHandler(&logs, nil)))
+	if err := reg.Replace(registry.Layer(registry.KindNative), []tool.Tool{counted("odd", `{"type": 12}`, &runs)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if res, _ := x.Execute(context.Background(), executor.Request{Name: "odd", Arguments: json.RawMessage(`{"a":1}`)}); res.IsError {
+			t.Fatalf("got %+v; a tool whose own schema is broken must stay usable", res)
+		}
+	}
+	if runs.Load() != 3 {
+		t.Fatalf("runs %d", runs.Load())
+	}
+	// The operator is told once, not on every call.
+	if n := strings.Count(logs.String(), "input schema does not compile"); n != 1 || !strings.Contains(logs.String(), "tool=odd") {
+		t.Fatalf("%d warnings in:\n%s", n, logs.String())
 	}
 }
 

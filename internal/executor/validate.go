@@ -33,16 +33,22 @@ type schemaChecker struct {
 }
 
 func (s *toolState) check(args json.RawMessage) string {
-	s.schemaOnce.Do(func() { s.schema = compileSchema(s.entry.Tool.Name, s.entry.Tool.InputSchema) })
+	s.schemaOnce.Do(func() {
+		var err error
+		s.schema, err = compileSchema(s.entry.Tool.Name, s.entry.Tool.InputSchema)
+		if err != nil && s.log != nil {
+			// Once per tool: the operator learns why its calls are not
+			// checked; the tool itself stays usable.
+			s.log.Warn("input schema does not compile; this tool's arguments go unvalidated",
+				"tool", s.entry.Tool.Name, "source", s.source, "error", err)
+		}
+	})
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return fmt.Sprintf("invalid arguments for %s: the arguments must be a JSON object, e.g. {}", s.entry.Tool.Name)
 	}
 	if s.schema.broken || s.schema.schema == nil || s.schema.permissive {
-		return ""
-	}
-	if s.schema.permissive {
-		return "" // the object check above is all this schema asks for
+		return "" // for permissive, the object check above is all the schema asks for
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
@@ -63,10 +69,10 @@ func (s *toolState) check(args json.RawMessage) string {
 var annotationKeys = map[string]bool{"type": true, "$schema": true, "$id": true, "title": true,
 	"description": true, "$comment": true, "examples": true, "default": true}
 
-func compileSchema(name string, schema json.RawMessage) schemaChecker {
+func compileSchema(name string, schema json.RawMessage) (schemaChecker, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return schemaChecker{broken: true}
+		return schemaChecker{broken: true}, err
 	}
 	if m, ok := doc.(map[string]any); ok && m["type"] == "object" {
 		permissive := true
@@ -77,17 +83,17 @@ func compileSchema(name string, schema json.RawMessage) schemaChecker {
 			}
 		}
 		if permissive {
-			return schemaChecker{permissive: true}
+			return schemaChecker{permissive: true}, nil
 		}
 	}
 	c := jsonschema.NewCompiler()
 	url := "toolnexus:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		return schemaChecker{broken: true}
+		return schemaChecker{broken: true}, err
 	}
 	sch, err := c.Compile(url)
 	if err != nil {
-		return schemaChecker{broken: true}
+		return schemaChecker{broken: true}, err
 	}
 	var props []string
 	if m, ok := doc.(map[string]any); ok {
@@ -98,7 +104,7 @@ func compileSchema(name string, schema json.RawMessage) schemaChecker {
 			sort.Strings(props)
 		}
 	}
-	return schemaChecker{schema: sch, props: props}
+	return schemaChecker{schema: sch, props: props}, nil
 }
 
 // english renders the error kinds this file has no wording of its own for.
