@@ -796,3 +796,35 @@ func Example_mcpGateway() {
 	// greet: Greet someone by name. (source custom)
 	// hello, gopher false ok
 }
+
+// BenchmarkGatewayBareSDKCall is the baseline for BenchmarkGatewayMCPCall:
+// the same client calling an echo tool on a bare go-sdk streamable-HTTP
+// server, so the difference is what the gateway adds (auth check, executor,
+// metrics, result conversion).
+func BenchmarkGatewayBareSDKCall(b *testing.B) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "debug_echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	defer ts.Close()
+	defer ts.CloseClientConnections()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "debug_echo", Arguments: json.RawMessage(benchCall)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+				b.Fatalf("tools/call: %v %v", err, res)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
