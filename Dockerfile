@@ -1,0 +1,49 @@
+# syntax=docker/dockerfile:1
+# toolnexus-server (and the toolnexus CLI) as a static binary on distroless.
+#
+#   docker build -t toolnexus .
+#   docker run --rm -p 127.0.0.1:50051:50051 -e TOOLNEXUS_INSECURE=true toolnexus
+#
+# Inside a container the server must listen on 0.0.0.0, and it refuses a
+# non-loopback address unless auth tokens or TLS are configured, or
+# --insecure / TOOLNEXUS_INSECURE=true is given. The image does not decide
+# for you: mount a config with auth.tokens (what deploy/kubernetes does), or
+# opt in to --insecure where a NetworkPolicy or a loopback-only port
+# publish fences the port. See docs/deploy.md.
+
+ARG GO_VERSION=1.26
+
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
+WORKDIR /src
+# Modules first, so editing code does not refetch them.
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+ARG TARGETOS=linux
+ARG TARGETARCH
+# CGO off: a fully static binary that needs no libc in the runtime image.
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags="-s -w" -o /out/toolnexus-server ./cmd/server && \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags="-s -w" -o /out/toolnexus ./cmd/client && \
+    mkdir -p /out/workspace
+
+# distroless/static: CA certificates and tzdata, no shell, no package
+# manager. The builtin bash tool needs /bin/sh, so the Kubernetes config
+# turns it off; build FROM an image with a shell (and node, python... for
+# stdio MCP servers) when your tools need one.
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/toolnexus-server /out/toolnexus /usr/local/bin/
+COPY --from=build /src/skills /app/skills
+COPY --from=build --chown=65532:65532 /out/workspace /workspace
+WORKDIR /app
+# Flags override server.listen / server.metricsListen from the config.
+ENV TOOLNEXUS_LISTEN=0.0.0.0:50051 \
+    TOOLNEXUS_METRICS_LISTEN=0.0.0.0:9464 \
+    TOOLNEXUS_WORKSPACE=/workspace \
+    TOOLNEXUS_LOG_FORMAT=json
+# nonroot (65532) from the base image, by number so runAsNonRoot can verify it.
+USER 65532:65532
+EXPOSE 50051 9464
+ENTRYPOINT ["/usr/local/bin/toolnexus-server"]
