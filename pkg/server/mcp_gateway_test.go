@@ -3,11 +3,20 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -482,6 +491,26 @@ func TestMCPGatewayListChangedOnRegistryChangeAndReload(t *testing.T) {
 	awaitTools(t, cs, changed, "a reload of server.mcp.tools", "mine")
 }
 
+func TestMCPGatewayListsThousandsOfToolsAcrossPages(t *testing.T) {
+	tools := make([]tool.Tool, 2500)
+	for i := range tools {
+		tools[i] = echoTool(fmt.Sprintf("t%04d", len(tools)-1-i)) // registered in reverse
+	}
+	g := startGateway(t, `{"builtins": false, "skills": []}`, tools...)
+	cs := g.mustConnect(t, "", nil)
+	first, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.NextCursor == "" || len(first.Tools) >= len(tools) {
+		t.Fatalf("first page has %d tools and cursor %q: want paging", len(first.Tools), first.NextCursor)
+	}
+	got := mcpNames(listMCP(t, cs))
+	if len(got) != len(tools) || !sort.StringsAreSorted(got) || got[0] != "t0000" {
+		t.Fatalf("listed %d tools (sorted %v), want %d in byte order", len(got), sort.StringsAreSorted(got), len(tools))
+	}
+}
+
 func TestMCPGatewayToolsFilter(t *testing.T) {
 	g := startGateway(t, `{"debug": true, "builtins": false, "skills": [], "server": {"mcp": {"tools": ["debug_e*", "source:custom"]}}}`,
 		echoTool("n1"), echoTool("n2"))
@@ -507,7 +536,7 @@ func TestMCPGatewayAuth(t *testing.T) {
 
 	// Refused without a token, with a bad one, with a malformed header.
 	for _, h := range []string{"", "Bearer wrong-token-value", "Basic " + agent} {
-		req, _ := http.NewRequest(http.MethodPost, g.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req, _ := http.NewRequest(http.MethodPost, g.url, strings.NewReader(initializeBody))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if h != "" {
@@ -555,6 +584,41 @@ func TestMCPGatewayAuth(t *testing.T) {
 	if n := len(listMCP(t, all)); n != 5 {
 		t.Errorf("ops sees %d tools, want all 5", n)
 	}
+
+	// A session belongs to the token that opened it: another valid token
+	// cannot ride on it.
+	code, hdr, _ := rawPost(t, g.url, agent, "", initializeBody)
+	sid := hdr.Get("Mcp-Session-Id")
+	if code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", code, sid)
+	}
+	if code, _, body := rawPost(t, g.url, ops, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusForbidden {
+		t.Errorf("another token on agent's session: %d %s, want 403", code, body)
+	}
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// rawPost sends one JSON-RPC message to the gateway as plain HTTP.
+func rawPost(t *testing.T, url, token, session, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 func bearerCtx(tok string) context.Context {
@@ -634,6 +698,62 @@ func TestMCPGatewayShutdownLetsACallFinish(t *testing.T) {
 	res := <-got
 	if res == nil || res.IsError || text(t, res) != "finished" {
 		t.Fatalf("in-flight call across shutdown: %+v, %v", res, callErr)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key; the pool
+// trusts it.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gateway"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+func TestMCPGatewayServesTLSWhenTheServerDoes(t *testing.T) {
+	cert, key, pool := selfSigned(t)
+	g := startGateway(t, fmt.Sprintf(`{"debug": true, "builtins": false, "skills": [], "server": {"tls": {"cert": %q, "key": %q}}}`, cert, key))
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	defer hc.CloseIdleConnections()
+	url := "https://" + g.srv.MCPAddr().String() + server.MCPPath
+	c := mcp.NewClient(&mcp.Implementation{Name: "tls", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("MCP over TLS: %v", err)
+	}
+	defer cs.Close()
+	if res := callMCP(t, cs, "debug_echo", map[string]any{"message": "sealed"}); res.IsError || !strings.Contains(text(t, res), "sealed") {
+		t.Fatalf("call over TLS: %q", text(t, res))
+	}
+	if _, err := g.connect(t, "", nil); err == nil {
+		t.Fatal("plaintext HTTP reached a TLS gateway")
 	}
 }
 
