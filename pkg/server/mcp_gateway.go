@@ -41,6 +41,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"path"
@@ -51,6 +52,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -131,7 +133,7 @@ func newMCPGateway(s *Server, cfg *config.Config) *mcpGateway {
 		Logger:       s.log,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	g.sdk.AddReceivingMiddleware(g.filterList)
+	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		SessionTimeout:      mcpSessionTimeout,
@@ -323,6 +325,23 @@ func callerFrom(extra *mcp.RequestExtra) *principal {
 	return p
 }
 
+// recoverPanics is the backstop for a panic anywhere in handling an MCP
+// request. The SDK runs handlers on their own goroutines without a
+// recover, so without this one panic would end the whole server. tools/call
+// has its own guard (a panic there is an isError result); anything else
+// becomes a JSON-RPC internal error, the stack going to the log only.
+func (g *mcpGateway) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				g.s.log.ErrorContext(ctx, "panic while handling an MCP request", "method", method, "panic", tool.PanicMessage(v), "stack", string(debug.Stack()))
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (the server logged the details)"}
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
 // filterList narrows tools/list to what the caller's token allows, so the
 // list shows exactly what tools/call permits.
 func (g *mcpGateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
@@ -376,8 +395,9 @@ func (g *mcpGateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (re
 		args = nil // "arguments": null is an absent arguments object
 	}
 	xreq := executor.Request{Name: name, Arguments: args, Protocol: executor.ProtocolMCP}
-	if p := callerFrom(req.Extra); p != nil {
-		xreq.Allow = p.allows
+	caller := callerFrom(req.Extra)
+	if caller != nil {
+		xreq.Allow = caller.allows
 	}
 	if a, ok := req.Params.Meta[MetaAnswer]; ok {
 		ans, err := answerFromMeta(a)
@@ -386,8 +406,29 @@ func (g *mcpGateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (re
 		}
 		xreq.Answer = ans
 	}
-	r, _ := g.s.exec.Execute(ctx, xreq)
+	start := time.Now()
+	r, source := g.s.exec.Execute(ctx, xreq)
+	if g.s.log.Enabled(ctx, slog.LevelDebug) {
+		g.logCall(ctx, name, source, r, start, caller)
+	}
 	return toCallToolResult(r), nil
+}
+
+// logCall logs a finished call at debug, like the gRPC logging interceptor
+// logs Execute; the caller checks the level first, so a call costs nothing
+// here when debug is off.
+func (g *mcpGateway) logCall(ctx context.Context, name, source string, r tool.Result, start time.Time, caller *principal) {
+	attrs := []slog.Attr{
+		slog.String("mcp.method", "tools/call"),
+		slog.String("tool", name),
+		slog.String("source", source),
+		slog.String("outcome", r.Resolved().String()),
+		slog.Float64("time_ms", float64(time.Since(start).Microseconds())/1000),
+	}
+	if caller != nil {
+		attrs = append(attrs, slog.String("caller", caller.name))
+	}
+	g.s.log.LogAttrs(ctx, slog.LevelDebug, "finished MCP call", attrs...)
 }
 
 // answerFromMeta decodes _meta["toolnexus/answer"].
@@ -511,7 +552,7 @@ func (g *mcpGateway) serve(errc chan<- error) {
 			GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return g.s.tlsConf.Load(), nil },
 		})
 	}
-	g.srv = &http.Server{Handler: g.mux(), ReadHeaderTimeout: 10 * time.Second}
+	g.srv = &http.Server{Handler: g.mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
 	go func() {
 		if err := g.srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			select {
