@@ -685,3 +685,21 @@ func (s *Server) mcpAddrString() string {
 	}
 	return "disabled"
 }
+
+// mcpRestartOnly names the server.mcp settings a reload cannot apply: the
+// listener and the serverInfo sent at initialize (server.mcp.tools does
+// apply on reload).
+func mcpRestartOnly(old, next *config.Config) []string {
+	var keys []string
+	o, n := old.Server.MCP, next.Server.MCP
+	if o.Listen != n.Listen {
+		keys = append(keys, "server.mcp.listen")
+	}
+	if o.Name != n.Name {
+		keys = append(keys, "server.mcp.name")
+	}
+	if o.Version != n.Version {
+		keys = append(keys, "server.mcp.version")
+	}
+	return keys
+}

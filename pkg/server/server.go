@@ -494,6 +494,7 @@ func restartOnly(old, next *config.Config) []string {
 	if old.Limits.MaxRequestBytes != next.Limits.MaxRequestBytes {
 		keys = append(keys, "limits.maxRequestBytes")
 	}
+	keys = append(keys, mcpRestartOnly(old, next)...)
 	return keys
 }
 
