@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -35,6 +36,10 @@ type Options struct {
 	Workspace string
 	// Native are the embedding program's own Go tools (layer "native").
 	Native []tool.Tool
+	// DrainTimeout bounds how long a source instance that a reload
+	// replaced or removed stays open for the calls still running on it
+	// (DefaultDrainTimeout when zero).
+	DrainTimeout time.Duration
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -48,6 +53,13 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// drainCtx ends the waits of replaced instances for their running
+	// calls (cancelled first thing in Close); closing counts the instances
+	// still waiting to be closed.
+	drainCtx    context.Context
+	drainCancel context.CancelFunc
+	closing     sync.WaitGroup
+
 	mu        sync.Mutex // serialises Apply and Close
 	instances map[registry.LayerID]*instance
 	skills    *skill.Source
@@ -60,6 +72,7 @@ type refresher interface{ Rebuild() error }
 
 type instance struct {
 	src         sources.Source
+	pub         *instancePublisher
 	fingerprint string
 	startErr    error
 }
@@ -69,9 +82,13 @@ func New(reg *registry.Registry, opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
 	ctx, cancel := context.WithCancel(context.Background())
+	drainCtx, drainCancel := context.WithCancel(context.Background())
 	return &Engine{reg: reg, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
-		instances: map[registry.LayerID]*instance{}}
+		drainCtx: drainCtx, drainCancel: drainCancel, instances: map[registry.LayerID]*instance{}}
 }
 
 // Registry returns the registry the engine publishes into.
@@ -125,6 +142,13 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		toStart = append(toStart, p)
 	}
 
+	// An instance being replaced stops publishing before its successor
+	// starts, so it cannot overwrite the successor's tools.
+	for _, p := range toStart {
+		if old := e.instances[p.id]; old != nil {
+			old.pub.retire()
+		}
+	}
 	// Start every new instance at once: each bounds itself by its own
 	// timeout, so one slow MCP server does not delay the rest.
 	started := make([]*instance, len(toStart))
@@ -134,8 +158,9 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		go func() {
 			defer wg.Done()
 			src := p.build()
-			err := src.Start(e.ctx, e.reg)
-			started[i] = &instance{src: src, fingerprint: p.fingerprint, startErr: err}
+			pub := newInstancePublisher(e.reg)
+			err := src.Start(e.ctx, pub)
+			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err}
 		}()
 	}
 	wg.Wait()
@@ -154,7 +179,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		e.instances[p.id] = inst
 		rep.Started = append(rep.Started, p.id)
 		if old != nil {
-			closeQuietly(e.log, p.id, old.src)
+			e.release(p.id, old)
 		}
 		if s, ok := inst.src.(*skill.Source); ok {
 			e.skills = s
@@ -164,8 +189,9 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		if want[id] {
 			continue
 		}
-		closeQuietly(e.log, id, inst.src)
+		inst.pub.retire()
 		e.reg.Remove(id)
+		e.release(id, inst)
 		delete(e.instances, id)
 		rep.Removed = append(rep.Removed, id)
 		if id.Kind == registry.KindSkill {
@@ -261,8 +287,15 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		plan = append(plan, planned{id: registry.Layer(registry.KindNative), fingerprint: "native",
 			build: func() sources.Source { return native.New(e.opts.Native...) }})
 	}
+	if testPlanHook != nil {
+		plan = append(plan, testPlanHook(cfg)...)
+	}
 	return plan, nil
 }
+
+// testPlanHook lets this package's tests add instances of sources they
+// control to every plan (nil outside tests).
+var testPlanHook func(cfg *config.Config) []planned
 
 // workspace resolves the builtin tools' root: --workspace, else
 // builtins.workspace, else ./workspace; relative to the config's directory.
@@ -294,6 +327,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	// Shutting down: the server has drained its calls already, so replaced
+	// instances still waiting for theirs are closed now too.
+	e.drainCancel()
 	var errs []error
 	var wg sync.WaitGroup
 	var emu sync.Mutex
@@ -309,6 +345,7 @@ func (e *Engine) Close() error {
 		}()
 	}
 	wg.Wait()
+	e.closing.Wait()
 	e.cancel()
 	return errors.Join(errs...)
 }
