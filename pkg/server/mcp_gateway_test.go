@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -947,4 +948,135 @@ func BenchmarkGatewayBareSDKCall(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+func TestMCPGatewayCallerCancellationReachesTheTool(t *testing.T) {
+	entered, sawCancel := make(chan struct{}), make(chan struct{})
+	wait := tool.Must(tool.New("wait", func(ctx context.Context, _ tool.Call) tool.Result {
+		close(entered)
+		<-ctx.Done()
+		close(sawCancel)
+		return tool.ContextResult(ctx, "wait")
+	}))
+	g := startGateway(t, `{"builtins": false, "skills": []}`, wait, echoTool("after"))
+	cs := g.mustConnect(t, "", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait"})
+		errc <- err
+	}()
+	<-entered
+	cancel() // the client sends notifications/cancelled
+	<-sawCancel
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	// The session is still good after a cancelled call.
+	if res := callMCP(t, cs, "after", map[string]any{"ok": true}); res.IsError {
+		t.Fatalf("call after a cancelled one: %q", text(t, res))
+	}
+}
+
+func TestMCPGatewayReloadedTokenAppliesToOpenSessions(t *testing.T) {
+	const secret = "reloaded-token-secret-1"
+	t.Setenv("TN_MCP_RELOAD", secret)
+	cfg := func(pattern string) string {
+		return `{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [{"name": "a", "token": "${TN_MCP_RELOAD}", "tools": ["` + pattern + `"]}]}}`
+	}
+	g := startGateway(t, cfg("debug_echo"))
+	cs := g.mustConnect(t, secret, nil)
+	if got := strings.Join(mcpNames(listMCP(t, cs)), ","); got != "debug_echo" {
+		t.Fatalf("before reload: %s", got)
+	}
+	if err := os.WriteFile(g.cfgPath, []byte(cfg("debug_f*")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(mcpNames(listMCP(t, cs)), ","); got != "debug_fail" {
+		t.Fatalf("after reload the same session lists %s, want debug_fail", got)
+	}
+	if res := callMCP(t, cs, "debug_echo", map[string]any{"message": "x"}); !res.IsError || res.Meta["toolnexus/outcome"] != "denied" {
+		t.Fatalf("a tool the reloaded token no longer allows: %v %q", res.IsError, text(t, res))
+	}
+}
+
+// TestMainServesMCPWithTheFlag runs server.Main in a child process (this
+// test binary again) with --mcp-listen, so the flag and its wiring are
+// what is tested; SIGTERM then ends it with exit 0.
+func TestMainServesMCPWithTheFlag(t *testing.T) {
+	if args := os.Getenv("TN_MCP_MAIN_ARGS"); args != "" {
+		os.Exit(server.Main(strings.Fields(args)))
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "toolnexus.json")
+	if err := os.WriteFile(cfgPath, []byte(debugOnly), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := func(env ...string) (*exec.Cmd, *bytes.Buffer, <-chan string) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMainServesMCPWithTheFlag$")
+		cmd.Env = append(os.Environ(), env...)
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		addr := make(chan string, 1)
+		var all bytes.Buffer
+		go func() {
+			sc := bufio.NewScanner(stderr)
+			found := false
+			for sc.Scan() {
+				all.WriteString(sc.Text() + "\n")
+				if i := strings.Index(sc.Text(), " mcp="); i >= 0 && !found {
+					found = true
+					addr <- strings.Fields(sc.Text()[i+5:])[0]
+				}
+			}
+			close(addr)
+		}()
+		return cmd, &all, addr
+	}
+
+	cmd, _, addrc := start("TN_MCP_MAIN_ARGS=--config " + cfgPath + " --listen 127.0.0.1:0 --metrics-listen off --mcp-listen 127.0.0.1:0")
+	var addr string
+	select {
+	case addr = <-addrc:
+	case <-time.After(30 * time.Second): // a guard against a wedged child only
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal("the server did not log its MCP address")
+	}
+	if addr == "" || addr == "disabled" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("MCP address %q", addr)
+	}
+	g := &gw{url: "http://" + addr + server.MCPPath}
+	cs := g.mustConnect(t, "", nil)
+	if n := len(listMCP(t, cs)); n != 4 {
+		t.Errorf("the served binary lists %d tools over MCP, want the 4 debug tools", n)
+	}
+	cs.Close()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGINT: %v, want 0", err)
+	}
+
+	// The environment variable does the same, and a non-loopback address
+	// without auth is a config error (exit 2) naming the key.
+	cmd, out, addrc := start("TN_MCP_MAIN_ARGS=--config "+cfgPath+" --listen 127.0.0.1:0 --metrics-listen off", "TOOLNEXUS_MCP_LISTEN=0.0.0.0:0")
+	for range addrc {
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != server.ExitConfig || !strings.Contains(out.String(), "server.mcp.listen") {
+		t.Fatalf("TOOLNEXUS_MCP_LISTEN=0.0.0.0:0 without auth: %v, stderr:\n%s", err, out.String())
+	}
 }
