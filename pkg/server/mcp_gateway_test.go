@@ -1080,3 +1080,22 @@ func TestMainServesMCPWithTheFlag(t *testing.T) {
 		t.Fatalf("TOOLNEXUS_MCP_LISTEN=0.0.0.0:0 without auth: %v, stderr:\n%s", err, out.String())
 	}
 }
+
+func TestMCPGatewaySchemaGetsTheObjectTypeMCPRequires(t *testing.T) {
+	lax := tool.Must(tool.New("lax", func(context.Context, tool.Call) tool.Result { return tool.Success("ok", nil) },
+		tool.WithInputSchema(json.RawMessage(`{"properties":{"a":{"type":"string"}},"required":["a"]}`))))
+	strict := tool.Must(tool.New("strict", func(context.Context, tool.Call) tool.Result { return tool.Success("ok", nil) },
+		tool.WithInputSchema(json.RawMessage(`{"type":"object","properties":{"b":{"type":"integer","minimum":1}},"additionalProperties":false}`))))
+	g := startGateway(t, `{"builtins": false, "skills": []}`, lax, strict)
+	cs := g.mustConnect(t, "", nil)
+	got := map[string][]byte{}
+	for _, tl := range listMCP(t, cs) {
+		got[tl.Name], _ = json.Marshal(tl.InputSchema)
+	}
+	if !jsonEqual(t, got["lax"], []byte(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)) {
+		t.Errorf("lax schema over MCP: %s", got["lax"])
+	}
+	if !jsonEqual(t, got["strict"], []byte(`{"type":"object","properties":{"b":{"type":"integer","minimum":1}},"additionalProperties":false}`)) {
+		t.Errorf("an object schema must pass unchanged: %s", got["strict"])
+	}
+}
