@@ -154,6 +154,29 @@ func TestSectionErrorsNameTheKey(t *testing.T) {
 	}
 }
 
+func TestSourceSectionErrorsCarryTheSectionKey(t *testing.T) {
+	// The source packages word their own messages; the config names where.
+	for _, c := range []struct{ text, key string }{
+		{`{"mcpServers": {"fs": {"command": 5}}}`, "mcpServers.fs.command"},
+		{`{"servers": {"fs": {"url": 5}}}`, "servers.fs.url"},
+		{`{"mcpServers": []}`, "mcpServers"},
+		{`{"builtins": {"workspace": 5}}`, "builtins.workspace"},
+		{`{"skills": {"dirs": "x"}}`, "skills.dirs"},
+		{`{"http": [{"name": "a", "method": "GET", "url": 5}]}`, "http[0].url"},
+		{`{"openapi": [{}]}`, "openapi[0].spec"},
+		{`{"agents": {"r": {"card": 5}}}`, "agents.r.card"},
+	} {
+		if ce := mustFail(t, c.text); ce.Key != c.key || ce.Msg == "" {
+			t.Errorf("%s: key %q msg %q, want key %q", c.text, ce.Key, ce.Msg, c.key)
+		}
+	}
+	// Warnings are named the same way.
+	cfg, err := parse(t, `{"builtins": {"tools": {"bsh": false}}}`)
+	if err != nil || len(cfg.Warnings) != 1 || !strings.HasPrefix(cfg.Warnings[0], "builtins.tools.bsh: ") {
+		t.Fatalf("warnings %v (%v)", cfg.Warnings, err)
+	}
+}
+
 func TestNotAJSONObject(t *testing.T) {
 	cases := []struct{ text, want string }{
 		{`[]`, `config: the config must be a JSON object ({"mcpServers": ...}), not an array`},
@@ -260,8 +283,12 @@ func TestServerSection(t *testing.T) {
 
 func TestBareServerMapIsAccepted(t *testing.T) {
 	// A file that is only a server map (some tools write mcp.json this way).
-	if _, err := parse(t, `{"fs": {"command": "npx", "args": ["x"]}, "remote": {"url": "https://example.test/mcp"}}`); err != nil {
+	cfg, err := parse(t, `{"fs": {"command": "npx", "args": ["x"]}, "remote": {"url": "https://example.test/mcp"}}`)
+	if err != nil {
 		t.Fatalf("bare server map: %v", err)
+	}
+	if _, ok := cfg.MCP["fs"]; !ok || len(cfg.MCP) != 2 {
+		t.Fatalf("bare server map read as %d servers: %v", len(cfg.MCP), cfg.MCP)
 	}
 	// An object without command or url is not a server: the key is unknown.
 	if ce := mustFail(t, `{"fs": {"comand": "npx"}}`); ce.Key != "fs" || !strings.HasPrefix(ce.Msg, "unknown top-level key") {
