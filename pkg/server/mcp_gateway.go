@@ -129,13 +129,14 @@ func newMCPGateway(s *Server, cfg *config.Config) *mcpGateway {
 	}
 	g := &mcpGateway{s: s, have: map[string]*tool.Tool{}, reconf: make(chan struct{}, 1), syncDone: make(chan struct{})}
 	g.hardStop, g.hardCancel = context.WithCancel(context.Background())
+	sdkLog := slog.New(sdkLogHandler{s.log.Handler()}).With("component", "mcp-gateway")
 	g.sdk = mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
-		Logger:       s.log,
+		Logger:       sdkLog,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
-		Logger:              s.log,
+		Logger:              sdkLog,
 		SessionTimeout:      mcpSessionTimeout,
 		MaxRequestBodyBytes: int64(max(cfg.Limits.MaxRequestBytes, 0)), // 0 = the SDK default
 	})
@@ -159,6 +160,32 @@ func newMCPGateway(s *Server, cfg *config.Config) *mcpGateway {
 	go g.watch()
 	return g
 }
+
+// sdkLogHandler logs the SDK's info records at debug: it reports every
+// session connecting and initializing at info, which would flood the log of
+// a server whose agents connect all day. Warnings and errors pass as they are.
+type sdkLogHandler struct{ h slog.Handler }
+
+func demote(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (d sdkLogHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return d.h.Enabled(ctx, demote(l))
+}
+
+func (d sdkLogHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return d.h.Handle(ctx, r)
+}
+
+func (d sdkLogHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return sdkLogHandler{d.h.WithAttrs(as)}
+}
+func (d sdkLogHandler) WithGroup(n string) slog.Handler { return sdkLogHandler{d.h.WithGroup(n)} }
 
 // principalExtra is the TokenInfo.Extra key holding the *principal.
 const principalExtra = "toolnexus.principal"

@@ -26,6 +26,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,6 +57,11 @@ type gw struct {
 // startGateway serves cfgJSON with the gateway on an ephemeral port.
 func startGateway(t testing.TB, cfgJSON string, native ...tool.Tool) *gw {
 	t.Helper()
+	return startGatewayLogging(t, slog.New(slog.NewTextHandler(io.Discard, nil)), cfgJSON, native...)
+}
+
+func startGatewayLogging(t testing.TB, log *slog.Logger, cfgJSON string, native ...tool.Tool) *gw {
+	t.Helper()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o600); err != nil {
@@ -67,7 +73,7 @@ func startGateway(t testing.TB, cfgJSON string, native ...tool.Tool) *gw {
 		MetricsListen: "127.0.0.1:0",
 		MCPListen:     "127.0.0.1:0",
 		Workspace:     filepath.Join(dir, "ws"),
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:        log,
 		Native:        native,
 	})
 	if err != nil {
@@ -1097,5 +1103,49 @@ func TestMCPGatewaySchemaGetsTheObjectTypeMCPRequires(t *testing.T) {
 	}
 	if !jsonEqual(t, got["strict"], []byte(`{"type":"object","properties":{"b":{"type":"integer","minimum":1}},"additionalProperties":false}`)) {
 		t.Errorf("an object schema must pass unchanged: %s", got["strict"])
+	}
+}
+
+// syncWriter is a goroutine-safe log sink.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+func TestMCPGatewayLogsSessionsAtDebugAndNeverATokenValue(t *testing.T) {
+	const secret = "log-check-secret-99"
+	t.Setenv("TN_MCP_LOG", secret)
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var logs syncWriter
+		g := startGatewayLogging(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level})),
+			`{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [{"name": "logged", "token": "${TN_MCP_LOG}"}]}}`)
+		cs := g.mustConnect(t, secret, nil)
+		callMCP(t, cs, "debug_echo", map[string]any{"message": "m"})
+		_, _ = g.connect(t, "wrong-"+secret, nil)
+		cs.Close()
+		g.stop()
+		out := logs.String()
+		if strings.Contains(out, secret) {
+			t.Fatalf("a token value reached the log:\n%s", out)
+		}
+		if level == slog.LevelInfo && strings.Contains(out, "session initialized") {
+			t.Errorf("SDK session chatter at info:\n%s", out)
+		}
+		if level == slog.LevelDebug && (!strings.Contains(out, "level=DEBUG msg=\"session initialized\"") ||
+			!strings.Contains(out, `msg="finished MCP call" mcp.method=tools/call tool=debug_echo source=debug outcome=ok`) || !strings.Contains(out, "caller=logged")) {
+			t.Errorf("at debug the sessions and calls are logged:\n%s", out)
+		}
 	}
 }
