@@ -83,6 +83,7 @@ func httpServer(t testing.TB, opts testserver.Options) (*testserver.Server, *htt
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
+	t.Cleanup(srv.Stop) // runs first: frees handlers that ts.Close would wait for
 	return srv, ts
 }
 

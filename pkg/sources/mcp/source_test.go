@@ -18,7 +18,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-var coreTools = []string{"add_tool", "args", "cancelled", "echo", "fail", "fail_empty", "multi", "pid", "slow", "structured", "weird_name_v2"}
+var coreTools = []string{"add_tool", "args", "cancelled", "echo", "fail", "fail_empty", "multi", "pid", "slow", "slow_started", "structured", "weird_name_v2"}
 
 func prefixed(prefix string, tools []string) []string {
 	out := make([]string, len(tools))
@@ -207,14 +207,14 @@ func TestDisabled(t *testing.T) {
 }
 
 func TestPaginationAcrossThreePages(t *testing.T) {
-	// 11 tools + 3 fillers = 14 tools in pages of 5: 5, 5, 4.
-	srv, ts := httpServer(t, testserver.Options{PageSize: 5, Filler: 3})
+	// 12 tools + 3 fillers = 15 tools in pages of 6: 6, 6, 3.
+	srv, ts := httpServer(t, testserver.Options{PageSize: 6, Filler: 3})
 	reg, _ := start(t, "p", remoteConfig(ts.URL))
 	if n := srv.Lists.Load(); n != 3 {
 		t.Fatalf("tools/list requests = %d, want 3", n)
 	}
 	got := names(reg.Snapshot())
-	if len(got) != 14 || !slices.Contains(got, "p_filler_03") || !slices.Contains(got, "p_add_tool") {
+	if len(got) != 15 || !slices.Contains(got, "p_filler_03") || !slices.Contains(got, "p_add_tool") {
 		t.Fatalf("tools = %v", got)
 	}
 }

@@ -107,10 +107,14 @@ func (s *Source) caller(original, name string) tool.Func {
 			}
 			var wire *jsonrpc.Error
 			if errors.As(err, &wire) {
-				// The server answered; it just refused this call.
+				// Either the server answered and refused this call, or the
+				// SDK judged the HTTP failure transient (502, 503, 504, 429,
+				// a dropped connection) and kept the session: this call
+				// failed, the server is not down.
 				return tool.Failure(err.Error(), meta)
 			}
-			// The transport broke: the session is gone, start over.
+			// The session itself broke (the process died, the server
+			// forgot the session): start over.
 			s.sessionDown(sess, err)
 			return tool.Failure(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err), meta)
 		}
