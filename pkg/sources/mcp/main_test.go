@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -91,7 +92,7 @@ func httpServer(t testing.TB, opts testserver.Options) (*testserver.Server, *htt
 func start(t testing.TB, name string, cfg mcp.ServerConfig) (*registry.Registry, sources.Source) {
 	t.Helper()
 	reg := registry.New()
-	src := mcp.New(name, cfg, sources.Env{})
+	src := mcp.New(name, cfg, testEnv)
 	t.Cleanup(func() { _ = src.Close() })
 	if err := src.Start(context.Background(), reg); err != nil {
 		t.Fatalf("Start: %v", err)
@@ -175,3 +176,6 @@ func mustContain(t testing.TB, got, want string) {
 		t.Fatalf("%q does not contain %q", got, want)
 	}
 }
+
+// testEnv keeps the sources' logs out of the test output.
+var testEnv = sources.Env{Logger: slog.New(slog.DiscardHandler)}

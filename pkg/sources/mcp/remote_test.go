@@ -53,7 +53,7 @@ func TestHeadersExpandedAndNeverLeaked(t *testing.T) {
 	t.Run("missing variable fails that server only", func(t *testing.T) {
 		cfg := remoteConfig(ts.URL)
 		cfg.Headers = map[string]string{"Authorization": "Bearer ${MCP_TEST_UNSET_TOKEN}"}
-		bad := mcp.New("bad", cfg, sources.Env{})
+		bad := mcp.New("bad", cfg, testEnv)
 		defer bad.Close()
 		err := bad.Start(context.Background(), reg)
 		if err == nil {
@@ -71,7 +71,7 @@ func TestHeadersExpandedAndNeverLeaked(t *testing.T) {
 		t.Setenv("MCP_TEST_WRONG", "wrong-"+secret)
 		cfg := remoteConfig(ts.URL)
 		cfg.Headers = map[string]string{"Authorization": "Bearer ${MCP_TEST_WRONG}"}
-		bad := mcp.New("wrong", cfg, sources.Env{})
+		bad := mcp.New("wrong", cfg, testEnv)
 		defer bad.Close()
 		err := bad.Start(context.Background(), registry.New())
 		if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(bad.Status().Error, secret) {
@@ -140,7 +140,7 @@ func TestRemoteSessionDropRestarts(t *testing.T) {
 	t.Cleanup(rs.stop)
 	reg := registry.New()
 	pub := &gatedPublisher{Registry: reg, gate: make(chan struct{})}
-	src := mcp.New("r", remoteConfig(ts.URL), sources.Env{})
+	src := mcp.New("r", remoteConfig(ts.URL), testEnv)
 	t.Cleanup(func() { _ = src.Close() })
 	if err := src.Start(context.Background(), pub); err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestTransientHTTPFailureKeepsSession(t *testing.T) {
 func TestCloseDuringCallReturns(t *testing.T) {
 	transports(t, func(t *testing.T, cfg mcp.ServerConfig, _ []string) {
 		reg := registry.New()
-		src := mcp.New("busy", cfg, sources.Env{})
+		src := mcp.New("busy", cfg, testEnv)
 		if err := src.Start(context.Background(), reg); err != nil {
 			t.Fatal(err)
 		}

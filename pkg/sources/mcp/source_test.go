@@ -135,7 +135,7 @@ func TestHangingServerFailsWithinTimeoutWhileAnotherWorks(t *testing.T) {
 	good := localConfig()
 
 	reg := registry.New()
-	hangSrc, goodSrc := mcp.New("hang", hang, sources.Env{}), mcp.New("good", good, sources.Env{})
+	hangSrc, goodSrc := mcp.New("hang", hang, testEnv), mcp.New("good", good, testEnv)
 	defer hangSrc.Close()
 	defer goodSrc.Close()
 	var wg sync.WaitGroup
@@ -180,7 +180,7 @@ func TestStartFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := mcp.New("x", c.cfg, sources.Env{})
+			src := mcp.New("x", c.cfg, testEnv)
 			defer src.Close()
 			err := src.Start(context.Background(), registry.New())
 			if err == nil {
@@ -263,7 +263,7 @@ func TestCallerCancellationReachesServer(t *testing.T) {
 func TestKilledStdioServerFailsFastAndRestarts(t *testing.T) {
 	reg := registry.New()
 	pub := &gatedPublisher{Registry: reg, gate: make(chan struct{})}
-	src := mcp.New("k", localConfig(), sources.Env{})
+	src := mcp.New("k", localConfig(), testEnv)
 	defer src.Close()
 	if err := src.Start(context.Background(), pub); err != nil {
 		t.Fatal(err)
