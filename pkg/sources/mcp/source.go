@@ -29,6 +29,8 @@ type Source struct {
 	log     *slog.Logger
 	sdkLog  *slog.Logger
 	restart Restart
+	// maxOutput caps a call's output (limits.maxOutputBytes).
+	maxOutput int
 
 	// live is the session calls go to; nil while the server is down, so a
 	// call fails at once instead of waiting for a timeout.
@@ -60,14 +62,15 @@ func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
 	id := registry.LayerID{Kind: registry.KindMCP, Name: name}
 	log := env.Log().With("source", SourceLabel, "server", name)
 	s := &Source{
-		name:    name,
-		cfg:     cfg,
-		env:     env,
-		id:      id,
-		prefix:  tool.Sanitize(name) + "_",
-		log:     log,
-		sdkLog:  log.With("component", "go-sdk"),
-		restart: cfg.Restart.withDefaults(),
+		name:      name,
+		cfg:       cfg,
+		env:       env,
+		id:        id,
+		prefix:    tool.Sanitize(name) + "_",
+		log:       log,
+		sdkLog:    log.With("component", "go-sdk"),
+		restart:   cfg.Restart.withDefaults(),
+		maxOutput: env.OutputCap(),
 	}
 	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
 	s.status = sources.Status{Layer: id, State: sources.Connected}

@@ -326,3 +326,21 @@ func TestCloseKillsProcessTree(t *testing.T) {
 		t.Fatalf("call after Close: %+v", r)
 	}
 }
+
+func TestOutputCapped(t *testing.T) {
+	_, ts := httpServer(t, testserver.Options{})
+	reg := registry.New()
+	src := mcp.New("cap", remoteConfig(ts.URL), sources.Env{Logger: testEnv.Logger, MaxOutputBytes: 4})
+	t.Cleanup(func() { _ = src.Close() })
+	if err := src.Start(context.Background(), reg); err != nil {
+		t.Fatal(err)
+	}
+	// "aaaé" is five bytes; the cut falls inside é and moves back before it.
+	r := call(t, reg, "cap_echo", `{"text":"aaaé"}`)
+	if r.Output != "aaa\n[response truncated at 4 bytes]" || r.IsError || r.Metadata["truncated"] != true || r.Metadata["server"] != "cap" {
+		t.Fatalf("capped: %+v", r)
+	}
+	if r := call(t, reg, "cap_echo", `{"text":"abcd"}`); r.Output != "abcd" || r.Metadata["truncated"] != nil {
+		t.Fatalf("at the cap: %+v", r)
+	}
+}

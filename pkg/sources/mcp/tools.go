@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,8 +119,24 @@ func (s *Source) caller(original, name string) tool.Func {
 			s.sessionDown(sess, err)
 			return tool.Failure(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err), meta)
 		}
-		return mapResult(res, meta)
+		return capOutput(mapResult(res, meta), s.maxOutput)
 	}
+}
+
+// capOutput cuts an output longer than the configured cap on a character
+// boundary and says so, as the other sources do; a runaway server must not
+// flood the model's context.
+func capOutput(r tool.Result, max int) tool.Result {
+	if len(r.Output) <= max {
+		return r
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(r.Output[cut]) {
+		cut--
+	}
+	r.Output = r.Output[:cut] + fmt.Sprintf("\n[response truncated at %d bytes]", max)
+	r.Metadata["truncated"] = true
+	return r
 }
 
 // mapResult is the BEHAVIOUR.md mapping: isError → the text parts joined by
