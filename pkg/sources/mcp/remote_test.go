@@ -27,8 +27,12 @@ func TestHeadersExpandedAndNeverLeaked(t *testing.T) {
 	var sawAuth atomic.Bool
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+secret {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
+		if got := r.Header.Get("Authorization"); got != "Bearer "+secret {
+			// A careless server that echoes the credential it refused.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			msg, _ := json.Marshal("invalid credential " + got)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":` + string(msg) + `}}`))
 			return
 		}
 		sawAuth.Store(true)
@@ -77,6 +81,8 @@ func TestHeadersExpandedAndNeverLeaked(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(bad.Status().Error, secret) {
 			t.Fatalf("err = %v, status = %+v", err, bad.Status())
 		}
+		// The server's echo did reach the error, scrubbed.
+		mustContain(t, err.Error(), "invalid credential Bearer [redacted]")
 	})
 }
 

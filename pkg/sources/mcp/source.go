@@ -29,6 +29,9 @@ type Source struct {
 	log     *slog.Logger
 	sdkLog  *slog.Logger
 	restart Restart
+	// redact scrubs header secrets from error texts; set once in Start,
+	// before any tool can run.
+	redact redactor
 	// maxOutput caps a call's output (limits.maxOutputBytes).
 	maxOutput int
 
@@ -100,7 +103,7 @@ func (s *Source) setStatus(state sources.State, err error) {
 func (s *Source) setStatusLocked(state sources.State, err error) {
 	st := sources.Status{Layer: s.id, State: state}
 	if err != nil {
-		st.Error = err.Error()
+		st.Error = s.redact.apply(err.Error())
 	}
 	s.status = st
 }
@@ -130,6 +133,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	if err != nil {
 		return s.fail(err)
 	}
+	s.redact = newRedactor(s.cfg.Headers)
 	sess, tools, err := s.connect(ctx, headers)
 	if err != nil {
 		return s.fail(err)
@@ -145,7 +149,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 }
 
 func (s *Source) fail(err error) error {
-	err = fmt.Errorf("MCP server %q: %w", s.name, err)
+	err = errors.New(s.redact.apply(fmt.Sprintf("MCP server %q: %v", s.name, err)))
 	s.setStatus(sources.Failed, err)
 	s.log.Warn("MCP server failed", "error", err)
 	return err
@@ -232,7 +236,7 @@ func (s *Source) downText() string {
 // restarts the server when its session breaks.
 func (s *Source) supervise(sess *session, headers map[string]string) {
 	defer s.wg.Done()
-	backoff := s.ms(s.restart.InitialBackoff)
+	pace := newBackoff(s.restart)
 	upSince := time.Now()
 	var relist <-chan time.Time
 	var timer *time.Timer
@@ -261,10 +265,8 @@ func (s *Source) supervise(sess *session, headers map[string]string) {
 			relist = nil
 			s.sessionDown(sess, sess.downErr) // a no-op when a call saw it first
 			sess.close()
-			if time.Since(upSince) >= s.ms(s.restart.ResetAfter) {
-				backoff = s.ms(s.restart.InitialBackoff)
-			}
-			next := s.bringBack(&backoff, headers)
+			pace.wentDown(time.Since(upSince))
+			next := s.bringBack(pace, headers)
 			if next == nil {
 				return // closing
 			}
@@ -273,21 +275,19 @@ func (s *Source) supervise(sess *session, headers map[string]string) {
 	}
 }
 
-func (s *Source) ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-
-// bringBack restarts the server with capped exponential backoff until it
-// is up again (its tools republished) or the source closes (nil).
-func (s *Source) bringBack(backoff *time.Duration, headers map[string]string) *session {
+// bringBack restarts the server, paced by the backoff, until it is up
+// again (its tools republished) or the source closes (nil).
+func (s *Source) bringBack(pace *backoff, headers map[string]string) *session {
 	for attempt := 1; ; attempt++ {
-		s.log.Warn("MCP server down; restarting", "attempt", attempt, "in", backoff.String(), "error", s.Status().Error)
-		t := time.NewTimer(*backoff)
+		wait := pace.next()
+		s.log.Warn("MCP server down; restarting", "attempt", attempt, "in", wait.String(), "error", s.Status().Error)
+		t := time.NewTimer(wait)
 		select {
 		case <-s.closeCtx.Done():
 			t.Stop()
 			return nil
 		case <-t.C:
 		}
-		*backoff = min(*backoff*2, s.ms(s.restart.MaxBackoff))
 
 		sess, tools, err := s.connect(context.Background(), headers)
 		if err == nil {
@@ -316,7 +316,7 @@ func (s *Source) relist(sess *session) {
 	defer stop()
 	list, err := listTools(ctx, sess.cs)
 	if err != nil {
-		s.log.Warn("MCP tools/list after list_changed failed", "error", phaseError("tools/list", ctx, timeout, err))
+		s.log.Warn("MCP tools/list after list_changed failed", "error", s.redact.apply(phaseError("tools/list", ctx, timeout, err).Error()))
 		return
 	}
 	tools := s.buildTools(list)
