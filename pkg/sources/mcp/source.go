@@ -133,7 +133,9 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	if err != nil {
 		return s.fail(err)
 	}
+	s.mu.Lock()
 	s.redact = newRedactor(s.cfg.Headers)
+	s.mu.Unlock()
 	sess, tools, err := s.connect(ctx, headers)
 	if err != nil {
 		return s.fail(err)
@@ -143,8 +145,14 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(err)
 	}
 	s.log.Info("MCP server connected", "tools", len(tools))
-	s.wg.Add(1)
-	go s.supervise(sess, headers)
+	// Under mu, so the supervisor is either counted before Close waits or
+	// never started once Close has begun.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.wg.Add(1)
+		go s.supervise(sess, headers)
+	}
 	return nil
 }
 
