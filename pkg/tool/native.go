@@ -22,7 +22,7 @@ func Native(name string, fn NativeFunc, opts ...Option) (Tool, error) {
 	return New(name, func(ctx context.Context, call Call) Result {
 		var args map[string]any
 		if err := call.Decode(&args); err != nil {
-			return FailureWith(OutcomeInvalidArguments, "invalid arguments: "+err.Error())
+			return FailureWith(OutcomeInvalidArguments, describeDecodeError(err).Error())
 		}
 		if args == nil {
 			args = map[string]any{}
@@ -84,7 +84,12 @@ func decodeStrict(args json.RawMessage, v any) error {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(args)))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	return describeDecodeError(dec.Decode(v))
+}
+
+// describeDecodeError words a decoding error for the model, in JSON terms
+// rather than Go type names, naming the field when there is one.
+func describeDecodeError(err error) error {
 	if err == nil {
 		return nil
 	}
