@@ -182,7 +182,13 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	argv := s.cfg.Command
 	prog := argv[0]
 	if strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) {
-		prog = filepath.Join(s.baseDir(), prog)
+		// Absolute, or exec would look a "bin/srv" that Join turned into
+		// "srv" up in PATH.
+		abs, err := filepath.Abs(filepath.Join(s.baseDir(), prog))
+		if err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		prog = abs
 	}
 	cmd := exec.Command(prog, argv[1:]...)
 	if s.cfg.Cwd != "" {

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-var coreTools = []string{"add_tool", "args", "cancelled", "echo", "fail", "fail_empty", "multi", "pid", "slow", "slow_started", "structured", "weird_name_v2"}
+var coreTools = []string{"add_tool", "args", "cancelled", "echo", "fail", "fail_empty", "multi", "pid", "slow", "slow_started", "structured", "weird_name_v2", "where"}
 
 func prefixed(prefix string, tools []string) []string {
 	out := make([]string, len(tools))
@@ -207,14 +208,14 @@ func TestDisabled(t *testing.T) {
 }
 
 func TestPaginationAcrossThreePages(t *testing.T) {
-	// 12 tools + 3 fillers = 15 tools in pages of 6: 6, 6, 3.
+	// 13 tools + 3 fillers = 16 tools in pages of 6: 6, 6, 4.
 	srv, ts := httpServer(t, testserver.Options{PageSize: 6, Filler: 3})
 	reg, _ := start(t, "p", remoteConfig(ts.URL))
 	if n := srv.Lists.Load(); n != 3 {
 		t.Fatalf("tools/list requests = %d, want 3", n)
 	}
 	got := names(reg.Snapshot())
-	if len(got) != 15 || !slices.Contains(got, "p_filler_03") || !slices.Contains(got, "p_add_tool") {
+	if len(got) != 16 || !slices.Contains(got, "p_filler_03") || !slices.Contains(got, "p_add_tool") {
 		t.Fatalf("tools = %v", got)
 	}
 }
@@ -342,5 +343,24 @@ func TestOutputCapped(t *testing.T) {
 	}
 	if r := call(t, reg, "cap_echo", `{"text":"abcd"}`); r.Output != "abcd" || r.Metadata["truncated"] != nil {
 		t.Fatalf("at the cap: %+v", r)
+	}
+}
+
+func TestRelativeCommandAndCwdResolveAgainstBaseDir(t *testing.T) {
+	raw := `{"rel": {"command": ["./mcptestserver"], "cwd": "..", "env": {"MCP_TEST_VAR": "from config"}}}`
+	servers, _, err := mcp.ParseConfig(json.RawMessage(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := servers["rel"]
+	reg := registry.New()
+	src := mcp.New("rel", cfg, sources.Env{Logger: testEnv.Logger, BaseDir: filepath.Dir(serverBin)})
+	t.Cleanup(func() { _ = src.Close() })
+	if err := src.Start(context.Background(), reg); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Dir(filepath.Dir(serverBin)) + "\nfrom config"
+	if r := call(t, reg, "rel_where", `{"name":"MCP_TEST_VAR"}`); r.Output != want {
+		t.Fatalf("where = %q, want %q", r.Output, want)
 	}
 }

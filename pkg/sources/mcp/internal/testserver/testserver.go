@@ -120,6 +120,14 @@ func New(opts Options) *Server {
 	add("pid", "The server's process id.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
 	})
+	add("where", "The working directory and the value of the variable named by name.",
+		json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`),
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Name string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			wd, _ := os.Getwd()
+			return text(wd, os.Getenv(args.Name)), nil
+		})
 	add("weird name.v2", "A name that needs sanitizing.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text("weird"), nil
 	})
