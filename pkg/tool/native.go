@@ -1,10 +1,12 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -82,9 +84,17 @@ func decodeStrict(args json.RawMessage, v any) error {
 	if len(args) == 0 {
 		args = emptyObject
 	}
-	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec := json.NewDecoder(bytes.NewReader(args)) // no copy of the arguments
 	dec.DisallowUnknownFields()
-	return describeDecodeError(dec.Decode(v))
+	if err := dec.Decode(v); err != nil {
+		return describeDecodeError(err)
+	}
+	// A Decoder stops after one value; json.Unmarshal (and Native) reject
+	// anything after it, so must this.
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("invalid arguments: unexpected data after the arguments object")
+	}
+	return nil
 }
 
 // describeDecodeError words a decoding error for the model, in JSON terms

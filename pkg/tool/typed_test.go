@@ -207,6 +207,7 @@ func TestTypedSchemaAndRun(t *testing.T) {
 		isError      bool
 	}{
 		{`{"name":"ada"}`, "hello ada", false},
+		{" {\"name\":\"ada\"}\n\t ", "hello ada", false}, // surrounding whitespace is fine
 		{`{"name":"ada","times":2}`, "hello ada hello ada", false},
 		{`{"name":"ada","inner":{"loud":true}}`, "HELLO ADA", false},
 		{``, "greet: name is required", true},
@@ -240,6 +241,8 @@ func TestTypedDecodeFailureNamesField(t *testing.T) {
 		{`[1]`, `invalid arguments: expected a JSON object, got array`},
 		{`"x"`, `invalid arguments: expected a JSON object, got string`},
 		{`{"name":`, `invalid arguments: unexpected EOF`},
+		{`{"name":"a"} {"name":"b"}`, `invalid arguments: unexpected data after the arguments object`},
+		{`{"name":"a"}]`, `invalid arguments: unexpected data after the arguments object`},
 	}
 	for _, tt := range tests {
 		res := tl.Execute(context.Background(), tool.Call{Arguments: json.RawMessage(tt.args)})
