@@ -237,7 +237,9 @@ func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess 
 	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, life: life}}
 
 	if s.cfg.Transport != TransportSSE {
-		tr := &phased{inner: &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: -1}, life: life}
+		// The SDK's own retries (resuming a dropped event stream) stay on:
+		// only a session it gives up on reaches the source's restart.
+		tr := &phased{inner: &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, life: life}
 		cs, err := client.Connect(ctx, tr, nil)
 		if err == nil {
 			sess.cs = cs

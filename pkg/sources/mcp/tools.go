@@ -14,7 +14,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// Source is the label of every MCP tool.
+// SourceLabel is the Source of every MCP tool.
 const SourceLabel = "mcp"
 
 // errorFallback is the output of an isError result without text.
