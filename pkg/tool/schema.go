@@ -1,11 +1,13 @@
 package tool
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 )
 
 // SchemaFor derives a JSON Schema from the struct type T: one property per
@@ -159,14 +161,29 @@ func jsonFields(root reflect.Type) []jsonField {
 	return out
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
+var (
+	timeType            = reflect.TypeFor[time.Time]()
+	numberType          = reflect.TypeFor[json.Number]()
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 func typeSchema(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == rawMessageType {
-		return map[string]any{}
+	// A type that decodes itself is described by what it accepts, not by
+	// its Go layout: time.Time is a struct, yet its JSON is an RFC 3339
+	// string. encoding/json prefers UnmarshalJSON, then UnmarshalText.
+	switch pt := reflect.PointerTo(t); {
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t == numberType:
+		return map[string]any{"type": "number"}
+	case pt.Implements(jsonUnmarshalerType):
+		return map[string]any{} // json.RawMessage and the like: any JSON value
+	case pt.Implements(textUnmarshalerType):
+		return map[string]any{"type": "string"}
 	}
 	switch t.Kind() {
 	case reflect.String:
