@@ -16,6 +16,9 @@ import (
 // (string, boolean, integer, number, array with items, object, nested
 // objects); a `jsonschema:"description=..."` or `description:"..."` tag
 // becomes the property's description. The root forbids additional properties.
+// Embedded structs are flattened by encoding/json's rules, and a type that
+// decodes itself is described by what it accepts (time.Time: a date-time
+// string; a json.Unmarshaler: any value; a TextUnmarshaler: a string).
 func SchemaFor[T any]() (json.RawMessage, error) {
 	typ := reflect.TypeFor[T]()
 	for typ.Kind() == reflect.Pointer {
