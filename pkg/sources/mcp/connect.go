@@ -300,9 +300,13 @@ type headerTransport struct {
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(h.life, cancel)
-	r = r.Clone(ctx)
-	for k, v := range h.headers {
-		r.Header.Set(k, v)
+	if len(h.headers) == 0 {
+		r = r.WithContext(ctx) // shallow: nothing of the caller's request changes
+	} else {
+		r = r.Clone(ctx) // a RoundTripper must not modify the caller's headers
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
 	}
 	resp, err := h.base.RoundTrip(r)
 	if err != nil {
