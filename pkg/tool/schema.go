@@ -43,6 +43,9 @@ func structSchema(typ reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	required := []string{}
 	for _, f := range jsonFields(typ) {
 		prop := typeSchema(f.typ, seen)
+		if f.quoted {
+			prop = map[string]any{"type": "string"}
+		}
 		if d := fieldDescription(f.tag); d != "" {
 			prop["description"] = d
 		}
@@ -66,6 +69,7 @@ type jsonField struct {
 	tag      reflect.StructTag
 	tagged   bool // named by a json tag
 	optional bool // omitempty or omitzero
+	quoted   bool // ",string": a number or bool carried inside a JSON string
 }
 
 // jsonFields lists the fields encoding/json decodes into, so that the schema
@@ -119,7 +123,15 @@ func jsonFields(root reflect.Type) []jsonField {
 				}
 				jf := jsonField{
 					name: name, index: index, typ: f.Type, tag: f.Tag, tagged: name != "",
-					optional: strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"),
+					optional: hasOpt(opts, "omitempty") || hasOpt(opts, "omitzero"),
+				}
+				if hasOpt(opts, "string") {
+					switch ft.Kind() {
+					case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+						reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+						reflect.Float32, reflect.Float64:
+						jf.quoted = true
+					}
 				}
 				if jf.name == "" {
 					jf.name = f.Name
@@ -162,6 +174,16 @@ func jsonFields(root reflect.Type) []jsonField {
 	}
 	slices.SortFunc(out, func(a, b jsonField) int { return slices.Compare(a.index, b.index) })
 	return out
+}
+
+// hasOpt reports whether a json tag's comma-separated options include opt.
+func hasOpt(opts, opt string) bool {
+	for o := range strings.SplitSeq(opts, ",") {
+		if o == opt {
+			return true
+		}
+	}
+	return false
 }
 
 var (

@@ -75,3 +75,27 @@ func TestSchemaForSelfDecodingTypes(t *testing.T) {
 		t.Errorf("got %+v", res)
 	}
 }
+
+type quoted struct {
+	N int      `json:"n,string"`
+	P *float64 `json:"p,omitempty,string"`
+	B bool     `json:"b,string"`
+	L []int    `json:"l,string"` // ,string does not apply to arrays
+}
+
+// The ",string" option carries a number or bool inside a JSON string.
+func TestSchemaForStringOption(t *testing.T) {
+	got, err := tool.SchemaFor[quoted]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"additionalProperties":false,"properties":{"b":{"type":"string"},"l":{"items":{"type":"integer"},"type":"array"},"n":{"type":"string"},"p":{"type":"string"}},"required":["n","b","l"],"type":"object"}`
+	if string(got) != want {
+		t.Errorf("schema\n got %s\nwant %s", got, want)
+	}
+	tl := tool.Must(tool.Typed("q", func(_ context.Context, q quoted) (any, error) { return q, nil }))
+	res := tl.Execute(context.Background(), tool.Call{Arguments: json.RawMessage(`{"n":"5","p":"1.5","b":"true","l":[1]}`)})
+	if res.IsError || res.Output != `{"n":"5","p":"1.5","b":"true","l":[1]}` {
+		t.Errorf("got %+v", res)
+	}
+}
