@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building the test server: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// The package's internal tests find the binary here.
+	_ = os.Setenv("MCP_TESTSERVER_BIN", serverBin)
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	if code == 0 {

@@ -39,6 +39,10 @@ type Source struct {
 	// call fails at once instead of waiting for a timeout.
 	live atomic.Pointer[session]
 
+	// statusHook, when set (by tests, before Start), sees every status
+	// change; it runs under mu and must not block.
+	statusHook func(sources.Status)
+
 	pubMu sync.Mutex // serialises publishing, so a re-list never overtakes a restart
 
 	mu      sync.Mutex
@@ -106,6 +110,9 @@ func (s *Source) setStatusLocked(state sources.State, err error) {
 		st.Error = s.redact.apply(err.Error())
 	}
 	s.status = st
+	if s.statusHook != nil {
+		s.statusHook(st)
+	}
 }
 
 // Start connects, initializes and lists the tools, each phase bounded by
