@@ -105,11 +105,15 @@ func describeDecodeError(err error) error {
 	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
+		got := typeErr.Value
+		if got == "bool" { // encoding/json's word; the schema says boolean
+			got = "boolean"
+		}
 		field := typeErr.Field
 		if field == "" {
-			return fmt.Errorf("invalid arguments: expected a JSON object, got %s", typeErr.Value)
+			return fmt.Errorf("invalid arguments: expected a JSON object, got %s", got)
 		}
-		return fmt.Errorf("invalid arguments: field %q: expected %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+		return fmt.Errorf("invalid arguments: field %q: expected %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), got)
 	}
 	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return fmt.Errorf("invalid arguments: unknown field %s", msg)
