@@ -240,7 +240,12 @@ func (s *Source) sessionDown(sess *session, err error) {
 
 // downText is what a call to a server that is down returns.
 func (s *Source) downText() string {
-	st := s.Status()
+	s.mu.Lock()
+	st, closed := s.status, s.closed
+	s.mu.Unlock()
+	if closed {
+		return fmt.Sprintf("MCP server %q has been shut down", s.name)
+	}
 	if st.Error != "" {
 		return st.Error + " (restarting)"
 	}

@@ -323,7 +323,7 @@ func TestCloseKillsProcessTree(t *testing.T) {
 	if !childGone() || !grandchildGone() {
 		t.Fatal("Close left a process of the server's tree running")
 	}
-	if r := call(t, reg, "tree_pid", `{}`); !r.IsError {
+	if r := call(t, reg, "tree_pid", `{}`); !r.IsError || r.Output != `MCP server "tree" has been shut down` {
 		t.Fatalf("call after Close: %+v", r)
 	}
 }

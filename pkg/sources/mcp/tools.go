@@ -96,8 +96,7 @@ func (s *Source) caller(original, name string) tool.Func {
 		sess := s.live.Load()
 		if sess == nil {
 			// Down: answer now rather than wait for a timeout.
-			r := tool.Failure(s.downText(), meta)
-			return r
+			return tool.Failure(s.downText(), meta)
 		}
 		res, err := sess.cs.CallTool(ctx, &sdk.CallToolParams{Name: original, Arguments: call.Arguments})
 		if err != nil {
