@@ -64,8 +64,9 @@ func (s *Snapshot) KindCount(k Kind) int {
 	return n
 }
 
-// Seek returns the index of the first entry whose name is > after (or >= when
-// inclusive is false and after is ""), for paging by name.
+// Seek returns the index of the first entry whose name sorts after `after`
+// in byte order, for paging by name: Entries()[Seek(last):] is the rest of
+// the list after the page that ended with last. Seek("") is 0.
 func (s *Snapshot) Seek(after string) int {
 	return sort.Search(len(s.sorted), func(i int) bool { return s.sorted[i].Tool.Name > after })
 }

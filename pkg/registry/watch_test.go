@@ -2,6 +2,8 @@ package registry_test
 
 import (
 	"slices"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -152,16 +154,26 @@ func TestSlowWatcherGetsResync(t *testing.T) {
 		}
 	}
 
-	// The first WatchBuffer changes filled w; the next one found it full and
-	// replaced everything unread with a single resync; the rest queued after it.
+	// The pump may already hold change 1, ready for the reader; behind it the
+	// queue filled with WatchBuffer changes, the next one found it full and
+	// replaced everything unread with a single resync, and the rest queued
+	// after that.
 	c := <-w.C()
-	resyncAt := uint64(registry.WatchBuffer + 1)
+	inFlight := 0
+	if !c.Resync {
+		if c.Prev.Revision() != 0 || c.Next.Revision() != 1 {
+			t.Fatalf("first change %d→%d, want 0→1 or a resync", c.Prev.Revision(), c.Next.Revision())
+		}
+		inFlight = 1
+		c = <-w.C()
+	}
+	resyncAt := uint64(registry.WatchBuffer + 1 + inFlight)
 	if !c.Resync || c.Prev != nil || c.Next.Revision() != resyncAt {
 		t.Fatalf("first change after overflow: resync %v prev %v revision %d; want a resync at %d",
 			c.Resync, c.Prev, c.Next.Revision(), resyncAt)
 	}
 	prev := c.Next
-	for range extra {
+	for range extra - inFlight {
 		c := <-w.C()
 		if c.Resync || c.Prev != prev || c.Next.Revision() != prev.Revision()+1 {
 			t.Fatalf("after resync: resync %v revision %d, want %d", c.Resync, c.Next.Revision(), prev.Revision()+1)
@@ -187,12 +199,38 @@ func TestWatcherCloseIdempotent(t *testing.T) {
 	// Publishing after Close neither panics (send on closed channel) nor delivers.
 	mustReplace(t, r, id, answers("", "b"))
 
-	var got []uint64
-	for c := range w.C() { // ends: C is closed
-		got = append(got, c.Next.Revision())
+	for c := range w.C() { // ends: Close closed C
+		if c.Next.Revision() != 1 {
+			t.Errorf("closed watcher delivered revision %d", c.Next.Revision())
+		}
 	}
-	if !slices.Equal(got, []uint64{1}) {
-		t.Errorf("closed watcher delivered revisions %v, want only [1] from before Close", got)
+}
+
+func TestWatcherCloseWithUnreadChanges(t *testing.T) {
+	r := registry.New()
+	w, _ := r.Watch()
+	for i := range 3 * registry.WatchBuffer {
+		mustReplace(t, r, registry.Layer(registry.KindNative), answers("", strconv.Itoa(i)))
+	}
+	// Two goroutines closing at once, with the pump holding a change nobody
+	// reads: both calls return and C is closed.
+	var wg sync.WaitGroup
+	wg.Go(w.Close)
+	wg.Go(w.Close)
+	wg.Wait()
+	for range w.C() {
+	}
+}
+
+func TestWatcherCloseFromReader(t *testing.T) {
+	r := registry.New()
+	w, _ := r.Watch()
+	mustReplace(t, r, registry.Layer(registry.KindNative), answers("", "a"))
+	mustReplace(t, r, registry.Layer(registry.KindNative), answers("", "b"))
+	for c := range w.C() {
+		if c.Next.Revision() == 1 {
+			w.Close() // stop after the first change, from inside the loop
+		}
 	}
 }
 

@@ -1,10 +1,12 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -22,7 +24,7 @@ func Native(name string, fn NativeFunc, opts ...Option) (Tool, error) {
 	return New(name, func(ctx context.Context, call Call) Result {
 		var args map[string]any
 		if err := call.Decode(&args); err != nil {
-			return FailureWith(OutcomeInvalidArguments, "invalid arguments: "+err.Error())
+			return FailureWith(OutcomeInvalidArguments, describeDecodeError(err).Error())
 		}
 		if args == nil {
 			args = map[string]any{}
@@ -82,19 +84,36 @@ func decodeStrict(args json.RawMessage, v any) error {
 	if len(args) == 0 {
 		args = emptyObject
 	}
-	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec := json.NewDecoder(bytes.NewReader(args)) // no copy of the arguments
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	if err := dec.Decode(v); err != nil {
+		return describeDecodeError(err)
+	}
+	// A Decoder stops after one value; json.Unmarshal (and Native) reject
+	// anything after it, so must this.
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("invalid arguments: unexpected data after the arguments object")
+	}
+	return nil
+}
+
+// describeDecodeError words a decoding error for the model, in JSON terms
+// rather than Go type names, naming the field when there is one.
+func describeDecodeError(err error) error {
 	if err == nil {
 		return nil
 	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
+		got := typeErr.Value
+		if got == "bool" { // encoding/json's word; the schema says boolean
+			got = "boolean"
+		}
 		field := typeErr.Field
 		if field == "" {
-			return fmt.Errorf("invalid arguments: expected a JSON object, got %s", typeErr.Value)
+			return fmt.Errorf("invalid arguments: expected a JSON object, got %s", got)
 		}
-		return fmt.Errorf("invalid arguments: field %q: expected %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+		return fmt.Errorf("invalid arguments: field %q: expected %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), got)
 	}
 	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return fmt.Errorf("invalid arguments: unknown field %s", msg)

@@ -82,10 +82,16 @@ func TestNativeArguments(t *testing.T) {
 func TestNativeInvalidArguments(t *testing.T) {
 	called := false
 	fn := func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }
-	for _, args := range []string{`[1,2]`, `"str"`, `{"a":`} {
-		res := runNative(t, fn, args)
-		if !res.IsError || res.Outcome != tool.OutcomeInvalidArguments || len(res.Output) < len("invalid arguments: ") || res.Output[:19] != "invalid arguments: " {
-			t.Errorf("args %s: got %+v, want an invalid_arguments failure", args, res)
+	// The model reads these: JSON terms, never Go type names.
+	for _, tt := range []struct{ args, want string }{
+		{`[1,2]`, "invalid arguments: expected a JSON object, got array"},
+		{`"str"`, "invalid arguments: expected a JSON object, got string"},
+		{`5`, "invalid arguments: expected a JSON object, got number"},
+		{`{"a":`, "invalid arguments: unexpected end of JSON input"},
+	} {
+		res := runNative(t, fn, tt.args)
+		if res.Output != tt.want || !res.IsError || res.Outcome != tool.OutcomeInvalidArguments {
+			t.Errorf("args %s: got %+v, want %q (invalid_arguments)", tt.args, res, tt.want)
 		}
 	}
 	if called {

@@ -1,11 +1,13 @@
 package tool
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 )
 
 // SchemaFor derives a JSON Schema from the struct type T: one property per
@@ -14,6 +16,9 @@ import (
 // (string, boolean, integer, number, array with items, object, nested
 // objects); a `jsonschema:"description=..."` or `description:"..."` tag
 // becomes the property's description. The root forbids additional properties.
+// Embedded structs are flattened by encoding/json's rules, and a type that
+// decodes itself is described by what it accepts (time.Time: a date-time
+// string; a json.Unmarshaler: any value; a TextUnmarshaler: a string).
 func SchemaFor[T any]() (json.RawMessage, error) {
 	typ := reflect.TypeFor[T]()
 	for typ.Kind() == reflect.Pointer {
@@ -38,6 +43,9 @@ func structSchema(typ reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	required := []string{}
 	for _, f := range jsonFields(typ) {
 		prop := typeSchema(f.typ, seen)
+		if f.quoted {
+			prop = map[string]any{"type": "string"}
+		}
 		if d := fieldDescription(f.tag); d != "" {
 			prop["description"] = d
 		}
@@ -61,6 +69,7 @@ type jsonField struct {
 	tag      reflect.StructTag
 	tagged   bool // named by a json tag
 	optional bool // omitempty or omitzero
+	quoted   bool // ",string": a number or bool carried inside a JSON string
 }
 
 // jsonFields lists the fields encoding/json decodes into, so that the schema
@@ -114,7 +123,15 @@ func jsonFields(root reflect.Type) []jsonField {
 				}
 				jf := jsonField{
 					name: name, index: index, typ: f.Type, tag: f.Tag, tagged: name != "",
-					optional: strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"),
+					optional: hasOpt(opts, "omitempty") || hasOpt(opts, "omitzero"),
+				}
+				if hasOpt(opts, "string") {
+					switch ft.Kind() {
+					case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+						reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+						reflect.Float32, reflect.Float64:
+						jf.quoted = true
+					}
 				}
 				if jf.name == "" {
 					jf.name = f.Name
@@ -159,14 +176,39 @@ func jsonFields(root reflect.Type) []jsonField {
 	return out
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
+// hasOpt reports whether a json tag's comma-separated options include opt.
+func hasOpt(opts, opt string) bool {
+	for o := range strings.SplitSeq(opts, ",") {
+		if o == opt {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	timeType            = reflect.TypeFor[time.Time]()
+	numberType          = reflect.TypeFor[json.Number]()
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 func typeSchema(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == rawMessageType {
-		return map[string]any{}
+	// A type that decodes itself is described by what it accepts, not by
+	// its Go layout: time.Time is a struct, yet its JSON is an RFC 3339
+	// string. encoding/json prefers UnmarshalJSON, then UnmarshalText.
+	switch pt := reflect.PointerTo(t); {
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t == numberType:
+		return map[string]any{"type": "number"}
+	case pt.Implements(jsonUnmarshalerType):
+		return map[string]any{} // json.RawMessage and the like: any JSON value
+	case pt.Implements(textUnmarshalerType):
+		return map[string]any{"type": "string"}
 	}
 	switch t.Kind() {
 	case reflect.String:

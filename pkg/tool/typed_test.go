@@ -207,6 +207,7 @@ func TestTypedSchemaAndRun(t *testing.T) {
 		isError      bool
 	}{
 		{`{"name":"ada"}`, "hello ada", false},
+		{" {\"name\":\"ada\"}\n\t ", "hello ada", false}, // surrounding whitespace is fine
 		{`{"name":"ada","times":2}`, "hello ada hello ada", false},
 		{`{"name":"ada","inner":{"loud":true}}`, "HELLO ADA", false},
 		{``, "greet: name is required", true},
@@ -239,7 +240,11 @@ func TestTypedDecodeFailureNamesField(t *testing.T) {
 		{`{"name":"a","extra":1}`, `invalid arguments: unknown field "extra"`},
 		{`[1]`, `invalid arguments: expected a JSON object, got array`},
 		{`"x"`, `invalid arguments: expected a JSON object, got string`},
+		{`true`, `invalid arguments: expected a JSON object, got boolean`},
+		{`{"name":false}`, `invalid arguments: field "name": expected string, got boolean`},
 		{`{"name":`, `invalid arguments: unexpected EOF`},
+		{`{"name":"a"} {"name":"b"}`, `invalid arguments: unexpected data after the arguments object`},
+		{`{"name":"a"}]`, `invalid arguments: unexpected data after the arguments object`},
 	}
 	for _, tt := range tests {
 		res := tl.Execute(context.Background(), tool.Call{Arguments: json.RawMessage(tt.args)})
@@ -269,5 +274,34 @@ func TestTypedNilFunc(t *testing.T) {
 	var fn func(context.Context, greetArgs) (any, error)
 	if _, err := tool.Typed("t", fn); !errors.Is(err, tool.ErrNoFunc) {
 		t.Errorf("Typed(nil) error = %v, want ErrNoFunc", err)
+	}
+}
+
+func TestTypedDecodeFailureKinds(t *testing.T) {
+	type kinds struct {
+		F float64        `json:"f,omitempty"`
+		L []int          `json:"l,omitempty"`
+		M map[string]int `json:"m,omitempty"`
+		U uint8          `json:"u,omitempty"`
+	}
+	tl := tool.Must(tool.Typed("k", func(context.Context, kinds) (any, error) { return "ok", nil }))
+	tests := []struct{ args, want string }{
+		{`{"f":"x"}`, `invalid arguments: field "f": expected number, got string`},
+		{`{"l":{}}`, `invalid arguments: field "l": expected array, got object`},
+		{`{"l":[true]}`, `invalid arguments: field "l": expected integer, got boolean`},
+		{`{"m":[]}`, `invalid arguments: field "m": expected object, got array`},
+		{`{"m":{"a":"b"}}`, `invalid arguments: field "m": expected integer, got string`}, // encoding/json names the map, not the key
+		{`{"u":300}`, `invalid arguments: field "u": expected integer, got number 300`},
+		{`{"u":-1}`, `invalid arguments: field "u": expected integer, got number -1`},
+	}
+	for _, tt := range tests {
+		res := tl.Execute(context.Background(), tool.Call{Arguments: json.RawMessage(tt.args)})
+		if res.Output != tt.want || res.Outcome != tool.OutcomeInvalidArguments {
+			t.Errorf("args %s:\n got %q\nwant %q", tt.args, res.Output, tt.want)
+		}
+	}
+	// Run called directly, bypassing Execute, still treats no arguments as {}.
+	if res := tl.Run(context.Background(), tool.Call{}); res.Output != "ok" {
+		t.Errorf("Run without arguments: %+v", res)
 	}
 }

@@ -182,7 +182,13 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	argv := s.cfg.Command
 	prog := argv[0]
 	if strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) {
-		prog = filepath.Join(s.baseDir(), prog)
+		// Absolute, or exec would look a "bin/srv" that Join turned into
+		// "srv" up in PATH.
+		abs, err := filepath.Abs(filepath.Join(s.baseDir(), prog))
+		if err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		prog = abs
 	}
 	cmd := exec.Command(prog, argv[1:]...)
 	if s.cfg.Cwd != "" {
@@ -231,7 +237,9 @@ func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess 
 	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, life: life}}
 
 	if s.cfg.Transport != TransportSSE {
-		tr := &phased{inner: &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: -1}, life: life}
+		// The SDK's own retries (resuming a dropped event stream) stay on:
+		// only a session it gives up on reaches the source's restart.
+		tr := &phased{inner: &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, life: life}
 		cs, err := client.Connect(ctx, tr, nil)
 		if err == nil {
 			sess.cs = cs
@@ -292,9 +300,13 @@ type headerTransport struct {
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(h.life, cancel)
-	r = r.Clone(ctx)
-	for k, v := range h.headers {
-		r.Header.Set(k, v)
+	if len(h.headers) == 0 {
+		r = r.WithContext(ctx) // shallow: nothing of the caller's request changes
+	} else {
+		r = r.Clone(ctx) // a RoundTripper must not modify the caller's headers
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
 	}
 	resp, err := h.base.RoundTrip(r)
 	if err != nil {

@@ -1,13 +1,37 @@
 // Package mcp turns MCP servers into toolnexus tools, one source per server.
 //
-// A local server is a child process spoken to over stdio; a remote one is
-// reached over streamable HTTP, falling back to the older HTTP+SSE
-// transport. Each server's tools are published into its own registry layer
-// (mcp/NAME) as NAME_TOOL (both parts sanitized), so one server changing or
-// dying never disturbs another.
+// A local server is a child process spoken to over stdio, in its own
+// process group; a remote one is reached over streamable HTTP, falling back
+// to the older HTTP+SSE transport. Each server's tools are published into
+// its own registry layer (mcp/NAME) as NAME_TOOL, both parts sanitized, so
+// one server changing or dying never disturbs another.
 //
-// Parse the server map from the config, make a source per server and start
-// it against a registry:
+// # Config
+//
+// ParseConfig reads the server map as mcp.json writes it:
+//
+//	{
+//	  "fs":     {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+//	  "local":  {"type": "local", "command": ["./bin/srv", "--quiet"], "env": {"LEVEL": "2"}, "cwd": "srv"},
+//	  "remote": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"},
+//	             "timeout": 10000, "tools": {"delete_everything": false}},
+//	  "old":    {"type": "sse", "url": "https://example.test/sse"},
+//	  "off":    {"command": "x", "disabled": true}
+//	}
+//
+// type is local (also "stdio") or remote (also "http", "sse"), inferred
+// from command or url when absent. command is an array, or a string plus
+// args. environment (alias env) is added to the inherited environment;
+// relative paths (cwd, a command containing a slash) resolve against
+// Env.BaseDir. headers may reference ${VAR}: expanded at Start, a missing
+// variable fails that server alone, and the values are scrubbed from every
+// error text. disabled:true wins over enabled. timeout (ms, default 30000)
+// bounds each phase: start with initialize, then tools/list. tools is the
+// filter map on the server's original tool names. restart tunes the
+// self-healing backoff: {"initialBackoff": 250, "maxBackoff": 30000,
+// "resetAfter": 60000} (ms, the defaults).
+//
+// # Running
 //
 //	servers, warnings, err := mcp.ParseConfig(raw)
 //	reg := registry.New()
@@ -18,9 +42,22 @@
 //	defer src.Close()
 //	res := reg.Execute(ctx, "fs_read_file", tool.Call{Arguments: json.RawMessage(`{"path":"a.txt"}`)})
 //
-// The source keeps the server healthy until Close: a notifications/tools/
-// list_changed re-lists and republishes the tools, and a server that dies
-// (or a remote session that drops) is restarted with capped exponential
-// backoff while calls to it fail at once with a "down" message and its
-// status reads restarting.
+// A call's result maps as BEHAVIOUR.md pins it: isError → failure with the
+// text parts joined by a blank line ("MCP tool returned an error" when
+// there are none); structuredContent → its JSON; otherwise the text parts
+// joined by a newline. Metadata is {"server": NAME}. The caller's context
+// reaches tools/call, so a cancelled call is cancelled on the server too.
+//
+// # Staying healthy
+//
+// Until Close the source keeps the server healthy: a notifications/tools/
+// list_changed re-lists and republishes the tools (coalesced over 250 ms).
+// When a local server dies, or a remote server forgets the session, calls
+// fail at once with a failure that says the server is down, the status
+// reads restarting, and the server is restarted with capped exponential
+// backoff; its tools are republished when it is back. A transient HTTP
+// failure (502, 503, 504, 429) fails only that call, as the SDK keeps the
+// session. Close shuts the server down politely (stdin closed, HTTP session
+// deleted), kills the child's whole process group, and returns once every
+// goroutine it started has ended.
 package mcp

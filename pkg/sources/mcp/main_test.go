@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -41,6 +42,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building the test server: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// The package's internal tests find the binary here.
+	_ = os.Setenv("MCP_TESTSERVER_BIN", serverBin)
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	if code == 0 {
@@ -83,6 +86,7 @@ func httpServer(t testing.TB, opts testserver.Options) (*testserver.Server, *htt
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
+	t.Cleanup(srv.Stop) // runs first: frees handlers that ts.Close would wait for
 	return srv, ts
 }
 
@@ -90,7 +94,7 @@ func httpServer(t testing.TB, opts testserver.Options) (*testserver.Server, *htt
 func start(t testing.TB, name string, cfg mcp.ServerConfig) (*registry.Registry, sources.Source) {
 	t.Helper()
 	reg := registry.New()
-	src := mcp.New(name, cfg, sources.Env{})
+	src := mcp.New(name, cfg, testEnv)
 	t.Cleanup(func() { _ = src.Close() })
 	if err := src.Start(context.Background(), reg); err != nil {
 		t.Fatalf("Start: %v", err)
@@ -174,3 +178,6 @@ func mustContain(t testing.TB, got, want string) {
 		t.Fatalf("%q does not contain %q", got, want)
 	}
 }
+
+// testEnv keeps the sources' logs out of the test output.
+var testEnv = sources.Env{Logger: slog.New(slog.DiscardHandler)}

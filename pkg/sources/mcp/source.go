@@ -29,10 +29,19 @@ type Source struct {
 	log     *slog.Logger
 	sdkLog  *slog.Logger
 	restart Restart
+	// redact scrubs header secrets from error texts; set once in Start,
+	// before any tool can run.
+	redact redactor
+	// maxOutput caps a call's output (limits.maxOutputBytes).
+	maxOutput int
 
 	// live is the session calls go to; nil while the server is down, so a
 	// call fails at once instead of waiting for a timeout.
 	live atomic.Pointer[session]
+
+	// statusHook, when set (by tests, before Start), sees every status
+	// change; it runs under mu and must not block.
+	statusHook func(sources.Status)
 
 	pubMu sync.Mutex // serialises publishing, so a re-list never overtakes a restart
 
@@ -60,14 +69,15 @@ func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
 	id := registry.LayerID{Kind: registry.KindMCP, Name: name}
 	log := env.Log().With("source", SourceLabel, "server", name)
 	s := &Source{
-		name:    name,
-		cfg:     cfg,
-		env:     env,
-		id:      id,
-		prefix:  tool.Sanitize(name) + "_",
-		log:     log,
-		sdkLog:  log.With("component", "go-sdk"),
-		restart: cfg.Restart.withDefaults(),
+		name:      name,
+		cfg:       cfg,
+		env:       env,
+		id:        id,
+		prefix:    tool.Sanitize(name) + "_",
+		log:       log,
+		sdkLog:    log.With("component", "go-sdk"),
+		restart:   cfg.Restart.withDefaults(),
+		maxOutput: env.OutputCap(),
 	}
 	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
 	s.status = sources.Status{Layer: id, State: sources.Connected}
@@ -97,9 +107,12 @@ func (s *Source) setStatus(state sources.State, err error) {
 func (s *Source) setStatusLocked(state sources.State, err error) {
 	st := sources.Status{Layer: s.id, State: state}
 	if err != nil {
-		st.Error = err.Error()
+		st.Error = s.redact.apply(err.Error())
 	}
 	s.status = st
+	if s.statusHook != nil {
+		s.statusHook(st)
+	}
 }
 
 // Start connects, initializes and lists the tools, each phase bounded by
@@ -127,6 +140,9 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	if err != nil {
 		return s.fail(err)
 	}
+	s.mu.Lock()
+	s.redact = newRedactor(s.cfg.Headers)
+	s.mu.Unlock()
 	sess, tools, err := s.connect(ctx, headers)
 	if err != nil {
 		return s.fail(err)
@@ -136,13 +152,19 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(err)
 	}
 	s.log.Info("MCP server connected", "tools", len(tools))
-	s.wg.Add(1)
-	go s.supervise(sess, headers)
+	// Under mu, so the supervisor is either counted before Close waits or
+	// never started once Close has begun.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.wg.Add(1)
+		go s.supervise(sess, headers)
+	}
 	return nil
 }
 
 func (s *Source) fail(err error) error {
-	err = fmt.Errorf("MCP server %q: %w", s.name, err)
+	err = errors.New(s.redact.apply(fmt.Sprintf("MCP server %q: %v", s.name, err)))
 	s.setStatus(sources.Failed, err)
 	s.log.Warn("MCP server failed", "error", err)
 	return err
@@ -218,7 +240,12 @@ func (s *Source) sessionDown(sess *session, err error) {
 
 // downText is what a call to a server that is down returns.
 func (s *Source) downText() string {
-	st := s.Status()
+	s.mu.Lock()
+	st, closed := s.status, s.closed
+	s.mu.Unlock()
+	if closed {
+		return fmt.Sprintf("MCP server %q has been shut down", s.name)
+	}
 	if st.Error != "" {
 		return st.Error + " (restarting)"
 	}
@@ -229,7 +256,7 @@ func (s *Source) downText() string {
 // restarts the server when its session breaks.
 func (s *Source) supervise(sess *session, headers map[string]string) {
 	defer s.wg.Done()
-	backoff := s.ms(s.restart.InitialBackoff)
+	pace := newBackoff(s.restart)
 	upSince := time.Now()
 	var relist <-chan time.Time
 	var timer *time.Timer
@@ -258,10 +285,8 @@ func (s *Source) supervise(sess *session, headers map[string]string) {
 			relist = nil
 			s.sessionDown(sess, sess.downErr) // a no-op when a call saw it first
 			sess.close()
-			if time.Since(upSince) >= s.ms(s.restart.ResetAfter) {
-				backoff = s.ms(s.restart.InitialBackoff)
-			}
-			next := s.bringBack(&backoff, headers)
+			pace.wentDown(time.Since(upSince))
+			next := s.bringBack(pace, headers)
 			if next == nil {
 				return // closing
 			}
@@ -270,21 +295,19 @@ func (s *Source) supervise(sess *session, headers map[string]string) {
 	}
 }
 
-func (s *Source) ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-
-// bringBack restarts the server with capped exponential backoff until it
-// is up again (its tools republished) or the source closes (nil).
-func (s *Source) bringBack(backoff *time.Duration, headers map[string]string) *session {
+// bringBack restarts the server, paced by the backoff, until it is up
+// again (its tools republished) or the source closes (nil).
+func (s *Source) bringBack(pace *backoff, headers map[string]string) *session {
 	for attempt := 1; ; attempt++ {
-		s.log.Warn("MCP server down; restarting", "attempt", attempt, "in", backoff.String(), "error", s.Status().Error)
-		t := time.NewTimer(*backoff)
+		wait := pace.next()
+		s.log.Warn("MCP server down; restarting", "attempt", attempt, "in", wait.String(), "error", s.Status().Error)
+		t := time.NewTimer(wait)
 		select {
 		case <-s.closeCtx.Done():
 			t.Stop()
 			return nil
 		case <-t.C:
 		}
-		*backoff = min(*backoff*2, s.ms(s.restart.MaxBackoff))
 
 		sess, tools, err := s.connect(context.Background(), headers)
 		if err == nil {
@@ -313,7 +336,7 @@ func (s *Source) relist(sess *session) {
 	defer stop()
 	list, err := listTools(ctx, sess.cs)
 	if err != nil {
-		s.log.Warn("MCP tools/list after list_changed failed", "error", phaseError("tools/list", ctx, timeout, err))
+		s.log.Warn("MCP tools/list after list_changed failed", "error", s.redact.apply(phaseError("tools/list", ctx, timeout, err).Error()))
 		return
 	}
 	tools := s.buildTools(list)

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-var coreTools = []string{"add_tool", "args", "cancelled", "echo", "fail", "fail_empty", "multi", "pid", "slow", "structured", "weird_name_v2"}
+var coreTools = []string{"add_tool", "args", "cancelled", "echo", "fail", "fail_empty", "multi", "pid", "slow", "slow_started", "structured", "weird_name_v2", "where"}
 
 func prefixed(prefix string, tools []string) []string {
 	out := make([]string, len(tools))
@@ -135,7 +136,7 @@ func TestHangingServerFailsWithinTimeoutWhileAnotherWorks(t *testing.T) {
 	good := localConfig()
 
 	reg := registry.New()
-	hangSrc, goodSrc := mcp.New("hang", hang, sources.Env{}), mcp.New("good", good, sources.Env{})
+	hangSrc, goodSrc := mcp.New("hang", hang, testEnv), mcp.New("good", good, testEnv)
 	defer hangSrc.Close()
 	defer goodSrc.Close()
 	var wg sync.WaitGroup
@@ -180,7 +181,7 @@ func TestStartFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := mcp.New("x", c.cfg, sources.Env{})
+			src := mcp.New("x", c.cfg, testEnv)
 			defer src.Close()
 			err := src.Start(context.Background(), registry.New())
 			if err == nil {
@@ -207,14 +208,14 @@ func TestDisabled(t *testing.T) {
 }
 
 func TestPaginationAcrossThreePages(t *testing.T) {
-	// 11 tools + 3 fillers = 14 tools in pages of 5: 5, 5, 4.
-	srv, ts := httpServer(t, testserver.Options{PageSize: 5, Filler: 3})
+	// 13 tools + 3 fillers = 16 tools in pages of 6: 6, 6, 4.
+	srv, ts := httpServer(t, testserver.Options{PageSize: 6, Filler: 3})
 	reg, _ := start(t, "p", remoteConfig(ts.URL))
 	if n := srv.Lists.Load(); n != 3 {
 		t.Fatalf("tools/list requests = %d, want 3", n)
 	}
 	got := names(reg.Snapshot())
-	if len(got) != 14 || !slices.Contains(got, "p_filler_03") || !slices.Contains(got, "p_add_tool") {
+	if len(got) != 16 || !slices.Contains(got, "p_filler_03") || !slices.Contains(got, "p_add_tool") {
 		t.Fatalf("tools = %v", got)
 	}
 }
@@ -263,7 +264,7 @@ func TestCallerCancellationReachesServer(t *testing.T) {
 func TestKilledStdioServerFailsFastAndRestarts(t *testing.T) {
 	reg := registry.New()
 	pub := &gatedPublisher{Registry: reg, gate: make(chan struct{})}
-	src := mcp.New("k", localConfig(), sources.Env{})
+	src := mcp.New("k", localConfig(), testEnv)
 	defer src.Close()
 	if err := src.Start(context.Background(), pub); err != nil {
 		t.Fatal(err)
@@ -322,7 +323,44 @@ func TestCloseKillsProcessTree(t *testing.T) {
 	if !childGone() || !grandchildGone() {
 		t.Fatal("Close left a process of the server's tree running")
 	}
-	if r := call(t, reg, "tree_pid", `{}`); !r.IsError {
+	if r := call(t, reg, "tree_pid", `{}`); !r.IsError || r.Output != `MCP server "tree" has been shut down` {
 		t.Fatalf("call after Close: %+v", r)
+	}
+}
+
+func TestOutputCapped(t *testing.T) {
+	_, ts := httpServer(t, testserver.Options{})
+	reg := registry.New()
+	src := mcp.New("cap", remoteConfig(ts.URL), sources.Env{Logger: testEnv.Logger, MaxOutputBytes: 4})
+	t.Cleanup(func() { _ = src.Close() })
+	if err := src.Start(context.Background(), reg); err != nil {
+		t.Fatal(err)
+	}
+	// "aaaé" is five bytes; the cut falls inside é and moves back before it.
+	r := call(t, reg, "cap_echo", `{"text":"aaaé"}`)
+	if r.Output != "aaa\n[response truncated at 4 bytes]" || r.IsError || r.Metadata["truncated"] != true || r.Metadata["server"] != "cap" {
+		t.Fatalf("capped: %+v", r)
+	}
+	if r := call(t, reg, "cap_echo", `{"text":"abcd"}`); r.Output != "abcd" || r.Metadata["truncated"] != nil {
+		t.Fatalf("at the cap: %+v", r)
+	}
+}
+
+func TestRelativeCommandAndCwdResolveAgainstBaseDir(t *testing.T) {
+	raw := `{"rel": {"command": ["./mcptestserver"], "cwd": "..", "env": {"MCP_TEST_VAR": "from config"}}}`
+	servers, _, err := mcp.ParseConfig(json.RawMessage(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := servers["rel"]
+	reg := registry.New()
+	src := mcp.New("rel", cfg, sources.Env{Logger: testEnv.Logger, BaseDir: filepath.Dir(serverBin)})
+	t.Cleanup(func() { _ = src.Close() })
+	if err := src.Start(context.Background(), reg); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Dir(filepath.Dir(serverBin)) + "\nfrom config"
+	if r := call(t, reg, "rel_where", `{"name":"MCP_TEST_VAR"}`); r.Output != want {
+		t.Fatalf("where = %q, want %q", r.Output, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,7 +14,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// Source is the label of every MCP tool.
+// SourceLabel is the Source of every MCP tool.
 const SourceLabel = "mcp"
 
 // errorFallback is the output of an isError result without text.
@@ -95,8 +96,7 @@ func (s *Source) caller(original, name string) tool.Func {
 		sess := s.live.Load()
 		if sess == nil {
 			// Down: answer now rather than wait for a timeout.
-			r := tool.Failure(s.downText(), meta)
-			return r
+			return tool.Failure(s.downText(), meta)
 		}
 		res, err := sess.cs.CallTool(ctx, &sdk.CallToolParams{Name: original, Arguments: call.Arguments})
 		if err != nil {
@@ -107,15 +107,35 @@ func (s *Source) caller(original, name string) tool.Func {
 			}
 			var wire *jsonrpc.Error
 			if errors.As(err, &wire) {
-				// The server answered; it just refused this call.
-				return tool.Failure(err.Error(), meta)
+				// Either the server answered and refused this call, or the
+				// SDK judged the HTTP failure transient (502, 503, 504, 429,
+				// a dropped connection) and kept the session: this call
+				// failed, the server is not down.
+				return tool.Failure(s.redact.apply(err.Error()), meta)
 			}
-			// The transport broke: the session is gone, start over.
+			// The session itself broke (the process died, the server
+			// forgot the session): start over.
 			s.sessionDown(sess, err)
-			return tool.Failure(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err), meta)
+			return tool.Failure(s.redact.apply(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err)), meta)
 		}
-		return mapResult(res, meta)
+		return capOutput(mapResult(res, meta), s.maxOutput)
 	}
+}
+
+// capOutput cuts an output longer than the configured cap on a character
+// boundary and says so, as the other sources do; a runaway server must not
+// flood the model's context.
+func capOutput(r tool.Result, max int) tool.Result {
+	if len(r.Output) <= max {
+		return r
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(r.Output[cut]) {
+		cut--
+	}
+	r.Output = r.Output[:cut] + fmt.Sprintf("\n[response truncated at %d bytes]", max)
+	r.Metadata["truncated"] = true
+	return r
 }
 
 // mapResult is the BEHAVIOUR.md mapping: isError → the text parts joined by

@@ -8,12 +8,14 @@ package testserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,8 +40,23 @@ type Server struct {
 	*mcp.Server
 	// Cancelled counts tool calls whose context the client cancelled.
 	Cancelled atomic.Int64
+	// Slow counts calls of the slow tool that have begun.
+	Slow atomic.Int64
 	// Lists counts tools/list requests.
 	Lists atomic.Int64
+
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// Stop releases every slow call and closes every session the server still
+// holds (an HTTP client that vanished never says goodbye), so a test ends
+// with nothing running. Safe to call more than once.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	for ss := range s.Sessions() {
+		_ = ss.Close()
+	}
 }
 
 func text(parts ...string) *mcp.CallToolResult {
@@ -52,7 +69,7 @@ func text(parts ...string) *mcp.CallToolResult {
 
 // New builds the server.
 func New(opts Options) *Server {
-	s := &Server{}
+	s := &Server{stop: make(chan struct{})}
 	s.Server = mcp.NewServer(&mcp.Implementation{Name: "toolnexus-testserver", Version: "1"}, &mcp.ServerOptions{
 		PageSize: opts.PageSize,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -103,16 +120,32 @@ func New(opts Options) *Server {
 	add("pid", "The server's process id.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
 	})
+	add("where", "The working directory and the value of the variable named by name.",
+		json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`),
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Name string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			wd, _ := os.Getwd()
+			return text(wd, os.Getenv(args.Name)), nil
+		})
 	add("weird name.v2", "A name that needs sanitizing.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text("weird"), nil
 	})
 	add("slow", "Wait until cancelled.", object, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		<-ctx.Done()
-		s.Cancelled.Add(1)
-		return nil, ctx.Err()
+		s.Slow.Add(1)
+		select {
+		case <-ctx.Done():
+			s.Cancelled.Add(1)
+			return nil, ctx.Err()
+		case <-s.stop:
+			return nil, errors.New("server stopping")
+		}
 	})
 	add("cancelled", "How many calls were cancelled.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.FormatInt(s.Cancelled.Load(), 10)), nil
+	})
+	add("slow_started", "How many slow calls have begun.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strconv.FormatInt(s.Slow.Load(), 10)), nil
 	})
 	add("add_tool", "Add a tool named by the name argument (sends list_changed).",
 		json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),

@@ -1,0 +1,63 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
+)
+
+// everythingBin is the real third-party server from npm, installed by
+// `npm ci --prefix e2e/node`.
+var everythingBin = filepath.Join("..", "..", "..", "e2e", "node", "node_modules", ".bin", "mcp-server-everything")
+
+// TestServerEverything runs @modelcontextprotocol/server-everything (the
+// TypeScript reference server) over stdio through a registry. It skips when
+// the npm package is not installed, unless TOOLNEXUS_REQUIRE_E2E=1 (CI).
+func TestServerEverything(t *testing.T) {
+	bin, err := filepath.Abs(everythingBin)
+	if err == nil {
+		_, err = os.Stat(bin)
+	}
+	if err != nil {
+		if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
+			t.Fatalf("TOOLNEXUS_REQUIRE_E2E=1 but the server is missing (run npm ci --prefix e2e/node): %v", err)
+		}
+		t.Skipf("@modelcontextprotocol/server-everything not installed (npm ci --prefix e2e/node): %v", err)
+	}
+	raw, _ := json.Marshal(map[string]any{"everything": map[string]any{"command": bin, "args": []string{"stdio"}}})
+	servers, _, err := mcp.ParseConfig(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := start(t, "everything", servers["everything"])
+
+	got := names(reg.Snapshot())
+	for _, want := range []string{"everything_echo", "everything_get-sum", "everything_get-structured-content"} {
+		if !slices.Contains(got, want) {
+			t.Fatalf("%s missing from %v", want, got)
+		}
+	}
+	e, _ := reg.Snapshot().Lookup("everything_echo")
+	if e.Tool.Description != "Echoes back the input string" || e.Tool.Source != "mcp" {
+		t.Fatalf("echo tool = %+v", e.Tool)
+	}
+
+	if r := call(t, reg, "everything_echo", `{"message":"hello from Go"}`); r.IsError || r.Output != "Echo: hello from Go" {
+		t.Fatalf("echo: %+v", r)
+	}
+	if r := call(t, reg, "everything_get-sum", `{"a":2,"b":40}`); r.IsError || r.Output != "The sum of 2 and 40 is 42." {
+		t.Fatalf("get-sum (add): %+v", r)
+	}
+	r := call(t, reg, "everything_get-structured-content", `{"location":"New York"}`)
+	var weather map[string]any
+	if r.IsError || json.Unmarshal([]byte(r.Output), &weather) != nil || weather["temperature"] == nil {
+		t.Fatalf("structured content: %+v", r)
+	}
+	if r := call(t, reg, "everything_echo", `{"message":7}`); !r.IsError {
+		t.Fatalf("invalid arguments accepted: %+v", r)
+	}
+}
