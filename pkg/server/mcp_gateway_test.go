@@ -203,6 +203,12 @@ func mcpNames(tools []*mcp.Tool) []string {
 // gateway to proxy through the mcp source.
 func upstream(t *testing.T) string {
 	t.Helper()
+	url, _ := upstreamServer(t)
+	return url
+}
+
+func upstreamServer(t *testing.T) (string, *mcp.Server) {
+	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	type in struct {
 		Who string `json:"who" jsonschema:"who to greet"`
@@ -216,7 +222,7 @@ func upstream(t *testing.T) string {
 		ts.CloseClientConnections()
 		ts.Close()
 	})
-	return ts.URL
+	return ts.URL, s
 }
 
 // jsonEqual compares two JSON documents by value.
@@ -1147,5 +1153,26 @@ func TestMCPGatewayLogsSessionsAtDebugAndNeverATokenValue(t *testing.T) {
 			!strings.Contains(out, `msg="finished MCP call" mcp.method=tools/call tool=debug_echo source=debug outcome=ok`) || !strings.Contains(out, "caller=logged")) {
 			t.Errorf("at debug the sessions and calls are logged:\n%s", out)
 		}
+	}
+}
+
+// A change that starts at an upstream MCP server travels the whole way: its
+// list_changed makes the mcp source republish, the registry changes, and
+// the gateway's clients get their own list_changed.
+func TestMCPGatewayRelaysAnUpstreamToolListChange(t *testing.T) {
+	url, up := upstreamServer(t)
+	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"up": {"url": %q}}}`, url+"/mcp"))
+	opts, changed := listChanged()
+	cs := g.mustConnect(t, "", opts)
+	if got := strings.Join(mcpNames(listMCP(t, cs)), ","); got != "up_greet" {
+		t.Fatalf("initial list %s", got)
+	}
+	up.AddTool(&mcp.Tool{Name: "wave", Description: "Wave.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "👋"}}}, nil
+		})
+	awaitTools(t, cs, changed, "an upstream server added a tool", "up_greet", "up_wave")
+	if res := callMCP(t, cs, "up_wave", nil); res.IsError || text(t, res) != "👋" {
+		t.Fatalf("the new upstream tool through the gateway: %v %q", res.IsError, text(t, res))
 	}
 }
