@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -492,3 +495,203 @@ func TestSIGHUPReloadsAndSIGTERMExitsZero(t *testing.T) {
 		t.Fatal("server did not exit after SIGTERM")
 	}
 }
+
+// blockingMCPServer serves, over streamable HTTP on loopback, an MCP
+// server with one tool "wait" that answers only once release is closed.
+func blockingMCPServer(t *testing.T, entered chan<- struct{}, release <-chan struct{}) string {
+	t.Helper()
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "blocker", Version: "1.0.0"}, nil)
+	mcpsdk.AddTool(s, &mcpsdk.Tool{Name: "wait", Description: "Wait until released"}, func(ctx context.Context, _ *mcpsdk.CallToolRequest, _ struct{}) (*mcpsdk.CallToolResult, any, error) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+			return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "released"}}}, nil, nil
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s }, nil)}
+	go func() { _ = hs.Serve(lis) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return "http://" + lis.Addr().String()
+}
+
+func TestReloadRebuildsOneMCPServerAndItsRunningCallFinishes(t *testing.T) {
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	urlA := blockingMCPServer(t, entered, release)
+	urlB := mcpHTTPServer(t)
+	cfg := func(timeoutA int) string {
+		return fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"a": {"url": %q, "timeout": %d}, "b": {"url": %q}}}`, urlA, timeoutA, urlB)
+	}
+	f := start(t, cfg(30000))
+	if r := f.exec(t, "b_add", `{"a": 1, "b": 2}`); r.GetIsError() {
+		t.Fatalf("b_add: %v", r)
+	}
+	result := make(chan *pb.ToolResult, 1)
+	go func() {
+		resp, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: "a_wait", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}})
+		if err != nil {
+			t.Errorf("a_wait: %v", err)
+		}
+		result <- resp.GetResult()
+	}()
+	<-entered // the call is running on the MCP server
+
+	// Change server a only: only a is rebuilt, b keeps its session.
+	f.rewrite(t, cfg(40000))
+	resp, err := f.src.Reload(context.Background(), &pb.ReloadRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(resp.GetRebuilt(), ",") != "mcp/a" || len(resp.GetRemoved()) != 0 {
+		t.Fatalf("rebuilt %v removed %v; want only mcp/a", resp.GetRebuilt(), resp.GetRemoved())
+	}
+	if r := f.exec(t, "b_add", `{"a": 2, "b": 40}`); r.GetIsError() || r.GetOutput() != "42" {
+		t.Fatalf("b_add after the reload: %v", r)
+	}
+	// The call that started on the old instance of a is still running;
+	// releasing it lets it finish with its real answer.
+	close(release)
+	if r := <-result; r.GetIsError() || r.GetOutput() != "released" {
+		t.Fatalf("call in flight across the reload: %v; it must finish on the instance it started on", r)
+	}
+	// And the new instance of a serves new calls.
+	if r := f.exec(t, "a_wait", `{}`); r.GetIsError() || r.GetOutput() != "released" {
+		t.Fatalf("a_wait on the new instance: %v", r)
+	}
+}
+
+// TestReloadKeepsAStdioMCPServerForItsRunningCall: a stdio MCP server is a
+// child process that Close kills, so the old instance of a rebuilt server
+// must stay up until the call running on it is done. The MCP server is this
+// test binary again; its "wait" tool synchronises with the test through two
+// named pipes: it writes to "entered" when the call is running, and answers
+// once "release" is written.
+func TestReloadKeepsAStdioMCPServerForItsRunningCall(t *testing.T) {
+	if dir := os.Getenv("TN_MCP_STDIO_FIFOS"); dir != "" {
+		os.Exit(serveStdioMCP(dir))
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"entered", "release"} {
+		if err := syscall.Mkfifo(dir+"/"+name, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := func(timeout int) string {
+		return fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"s": {"command": [%q, "-test.run=^TestReloadKeepsAStdioMCPServerForItsRunningCall$"], "env": {"TN_MCP_STDIO_FIFOS": %q}, "timeout": %d}}}`,
+			os.Args[0], dir, timeout)
+	}
+	f := start(t, cfg(30000))
+	result := make(chan *pb.ToolResult, 1)
+	go func() {
+		resp, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: "s_wait", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}})
+		if err != nil {
+			t.Errorf("s_wait: %v", err)
+		}
+		result <- resp.GetResult()
+	}()
+	fifo := func(name string, flag int) *os.File {
+		opened := make(chan *os.File, 1)
+		go func() {
+			fh, err := os.OpenFile(dir+"/"+name, flag, 0)
+			if err != nil {
+				t.Errorf("open %s: %v", name, err)
+			}
+			opened <- fh
+		}()
+		select {
+		case fh := <-opened:
+			return fh
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the MCP server never opened %s", name)
+			return nil
+		}
+	}
+	entered := fifo("entered", os.O_RDONLY)
+	if _, err := entered.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	entered.Close()
+
+	f.rewrite(t, cfg(40000))
+	resp, err := f.src.Reload(context.Background(), &pb.ReloadRequest{})
+	if err != nil || strings.Join(resp.GetRebuilt(), ",") != "mcp/s" {
+		t.Fatalf("reload: %v %v", resp, err)
+	}
+	if r := f.exec(t, "s_ping", `{}`); r.GetIsError() || r.GetOutput() != "pong" {
+		t.Fatalf("s_ping on the new instance: %v", r)
+	}
+	select {
+	case r := <-result:
+		t.Fatalf("the running call ended before it was released: %v", r)
+	default:
+	}
+	release := fifo("release", os.O_WRONLY)
+	if _, err := release.Write([]byte("go")); err != nil {
+		t.Fatal(err)
+	}
+	release.Close()
+	if r := <-result; r.GetIsError() || r.GetOutput() != "released" {
+		t.Fatalf("call in flight across the reload: %v; the old server process must live until it is done", r)
+	}
+}
+
+// serveStdioMCP is the child side of the test above. Its "wait" call ends
+// with an error as soon as the server's stdin closes (the first step of
+// closing a stdio MCP server), so a parent that closed the old instance
+// under the call fails the test at once instead of after the kill grace.
+func serveStdioMCP(dir string) int {
+	stdin := &eofSignal{r: os.Stdin, eof: make(chan struct{})}
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "stdio-blocker", Version: "1.0.0"}, nil)
+	mcpsdk.AddTool(s, &mcpsdk.Tool{Name: "ping"}, func(context.Context, *mcpsdk.CallToolRequest, struct{}) (*mcpsdk.CallToolResult, any, error) {
+		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "pong"}}}, nil, nil
+	})
+	mcpsdk.AddTool(s, &mcpsdk.Tool{Name: "wait"}, func(context.Context, *mcpsdk.CallToolRequest, struct{}) (*mcpsdk.CallToolResult, any, error) {
+		entered, err := os.OpenFile(dir+"/entered", os.O_WRONLY, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, _ = entered.Write([]byte{1})
+		entered.Close()
+		released := make(chan struct{})
+		go func() {
+			if release, err := os.Open(dir + "/release"); err == nil {
+				_, _ = release.Read(make([]byte, 2))
+				release.Close()
+			}
+			close(released)
+		}()
+		select {
+		case <-released:
+			return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "released"}}}, nil, nil
+		case <-stdin.eof:
+			return nil, nil, errors.New("stdin closed under a running call")
+		}
+	})
+	if err := s.Run(context.Background(), &mcpsdk.IOTransport{Reader: stdin, Writer: os.Stdout}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// eofSignal closes eof when its reader reports the end of input.
+type eofSignal struct {
+	r    *os.File
+	eof  chan struct{}
+	once sync.Once
+}
+
+func (e *eofSignal) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.eof) })
+	}
+	return n, err
+}
+
+func (e *eofSignal) Close() error { return e.r.Close() }
