@@ -128,7 +128,7 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 		if v := recover(); v != nil {
 			// Anything around the tool itself (validation, truncation...)
 			// that panics is still a result, never a crashed call.
-			res = tool.PanicResult(req.Name, v)
+			res = tool.PanicResultLog(x.log, req.Name, v)
 		}
 		ss.inFlight[proto].Dec()
 		ss.duration[proto].Observe(time.Since(start).Seconds())
@@ -174,7 +174,9 @@ func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Reque
 		}
 		defer func() { <-st.sem }()
 	}
-	res := st.entry.Tool.Execute(callCtx, tool.Call{Name: req.Name, Arguments: args, Answer: req.Answer})
+	// Run, not Execute: a panic unwinds to Execute's recover above, which
+	// logs the stack to this server's logger rather than slog.Default.
+	res := st.entry.Tool.Run(callCtx, tool.Call{Name: req.Name, Arguments: args, Answer: req.Answer})
 	if err := callCtx.Err(); err != nil && res.Outcome != tool.OutcomePending {
 		res.IsError = true
 		switch {

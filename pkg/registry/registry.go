@@ -140,14 +140,24 @@ func (r *Registry) warnNewShadows(prev, next *Snapshot) {
 // context. It never returns an error: an unknown name is the failure
 // "unknown tool: NAME" (tool.OutcomeUnknownTool) and a panic is a failure
 // with the panic's message (tool.OutcomePanic).
-func (r *Registry) Execute(ctx context.Context, name string, call tool.Call) tool.Result {
+func (r *Registry) Execute(ctx context.Context, name string, call tool.Call) (res tool.Result) {
 	e, ok := r.current.Load().byName[name]
 	if !ok {
 		return UnknownTool(name)
 	}
 	call.Name = name
-	return e.Tool.Execute(ctx, call)
+	if len(call.Arguments) == 0 {
+		call.Arguments = emptyArgs
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			res = tool.PanicResultLog(r.logger, name, v) // the stack to this registry's logger
+		}
+	}()
+	return e.Tool.Run(ctx, call)
 }
+
+var emptyArgs = []byte("{}")
 
 // UnknownTool is the result for a name no tool has.
 func UnknownTool(name string) tool.Result {

@@ -134,8 +134,14 @@ var emptyObject = json.RawMessage("{}")
 // PanicResult converts a recovered panic value into the failure result the
 // model sees, and logs the stack.
 func PanicResult(name string, v any) Result {
+	return PanicResultLog(slog.Default(), name, v)
+}
+
+// PanicResultLog is PanicResult logging to log: call it from the deferred
+// recover of a runner that has its own logger (the registry, the server).
+func PanicResultLog(log *slog.Logger, name string, v any) Result {
 	msg := PanicMessage(v)
-	slog.Error("tool panicked", "tool", name, "panic", msg, "stack", string(debug.Stack()))
+	log.Error("tool panicked", "tool", name, "panic", msg, "stack", string(debug.Stack()))
 	return FailureWith(OutcomePanic, msg)
 }
 
