@@ -69,7 +69,18 @@ func (t *toolset) question(_ context.Context, c tool.Call) tool.Result {
 
 // answered finishes a resumed question: the output is the answer's data as
 // compact JSON ({} when there is none) for the model to read.
+//
+// A decline (ok false and no data) is a failure the model can read, so it
+// does not mistake "no answer" for an empty one. An answer that carries
+// data counts even when the caller forgot to set ok.
 func answered(a *tool.Answer) tool.Result {
+	if !a.OK && a.Data == nil {
+		msg := "question: the user declined to answer"
+		if a.Reason != "" {
+			msg += ": " + a.Reason
+		}
+		return tool.Failure(msg, nil)
+	}
 	if a.Data == nil {
 		return tool.Success("{}", nil)
 	}

@@ -51,6 +51,16 @@ func TestQuestionSuspendsThenAnswers(t *testing.T) {
 	empty := tl.Execute(context.Background(), tool.Call{Name: "question", Arguments: json.RawMessage(args),
 		Answer: &tool.Answer{ID: p.ID, OK: true}})
 	check(t, empty, want{output: "{}", outcome: tool.OutcomeOK})
+
+	declined := tl.Execute(context.Background(), tool.Call{Name: "question", Arguments: json.RawMessage(args),
+		Answer: &tool.Answer{ID: p.ID, Reason: "not now"}})
+	check(t, declined, want{output: "question: the user declined to answer: not now", isError: true, outcome: tool.OutcomeToolError})
+
+	// Data without ok is still an answer: a caller that forgot the flag
+	// must not turn a real answer into a decline.
+	noFlag := tl.Execute(context.Background(), tool.Call{Name: "question", Arguments: json.RawMessage(args),
+		Answer: &tool.Answer{ID: p.ID, Data: data}})
+	check(t, noFlag, want{output: `{"answers":["red"]}`, outcome: tool.OutcomeOK})
 }
 
 func TestQuestionErrors(t *testing.T) {
