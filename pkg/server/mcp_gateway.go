@@ -87,8 +87,9 @@ type mcpGateway struct {
 	handler  http.Handler // the SDK handler behind the bearer middleware (auth on)
 	unauthed http.Handler // the SDK handler itself (auth off)
 
-	lis net.Listener
-	srv *http.Server
+	lis   net.Listener
+	srv   *http.Server
+	conns connTracker
 
 	// syncMu guards the SDK tool set bookkeeping.
 	syncMu    sync.Mutex
@@ -579,7 +580,7 @@ func (g *mcpGateway) serve(errc chan<- error) {
 			GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return g.s.tlsConf.Load(), nil },
 		})
 	}
-	g.srv = &http.Server{Handler: g.mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
+	g.srv = &http.Server{Handler: g.mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute, ConnState: g.conns.track}
 	go func() {
 		if err := g.srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			select {
@@ -620,6 +621,7 @@ func (g *mcpGateway) shutdown(grace time.Duration) {
 		for ss := range g.sdk.Sessions() {
 			_ = ss.Close()
 		}
+		g.conns.closeUnused()
 		select {
 		case <-srvDone:
 		case <-ctx.Done():
@@ -629,6 +631,40 @@ func (g *mcpGateway) shutdown(grace time.Duration) {
 		g.watcher.Close()
 		<-g.syncDone
 	})
+}
+
+// connTracker knows each connection's state, so shutdown can close the
+// ones that never carried a request. http.Server.Shutdown only counts such a
+// connection as idle after 5 s, and HTTP clients leave them behind
+// routinely (a connection dialled for a request that an idle one then
+// served), which would hold every shutdown for those 5 s.
+type connTracker struct {
+	mu sync.Mutex
+	m  map[net.Conn]http.ConnState
+}
+
+func (t *connTracker) track(c net.Conn, st http.ConnState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[net.Conn]http.ConnState{}
+	}
+	if st == http.StateClosed || st == http.StateHijacked {
+		delete(t.m, c)
+		return
+	}
+	t.m[c] = st
+}
+
+// closeUnused closes the connections with no request in progress.
+func (t *connTracker) closeUnused() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c, st := range t.m {
+		if st == http.StateNew || st == http.StateIdle {
+			_ = c.Close()
+		}
+	}
 }
 
 // inflight counts requests and, once draining, refuses new ones.
