@@ -280,8 +280,7 @@ func (g *mcpGateway) sync(snap *registry.Snapshot) {
 		if g.addTool(t) {
 			g.have[t.Name] = t
 		} else {
-			delete(g.have, t.Name)
-			want[t.Name] = false
+			want[t.Name] = false // an older version the SDK still has goes below
 		}
 	}
 	var gone []string
