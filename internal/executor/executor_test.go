@@ -133,6 +133,34 @@ func TestSchemaMismatchNamesEachFieldAndWhatWasExpected(t *testing.T) {
 	}
 }
 
+func TestAlternativesReadAsAlternatives(t *testing.T) {
+	var runs atomic.Int64
+	r := newRig(t, "", counted("u", `{"type":"object","properties":{
+		"x":{"anyOf":[{"type":"string"},{"type":"integer"}]},
+		"y":{"oneOf":[{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]},{"type":"array"}]},
+		"o":{"oneOf":[{"type":"integer"},{"type":"number"}]},
+		"n":{"not":{"type":"null"}},
+		"c":{"const":"k"},
+		"p":{"type":"string","pattern":"^[a-z]+$"}}}`, &runs))
+	const head = "invalid arguments for u (fix these and call again):\n"
+	for _, c := range []struct{ args, want string }{
+		{`{"x":true}`, "- x: expected string or integer, got boolean"},
+		{`{"y":5}`, "- y: expected object or array, got number"},
+		{`{"y":{"b":1}}`, "- y: matches none of the allowed forms: (1) y.a: missing; this field is required (2) expected array, got object"},
+		{`{"o":3}`, "- o: matches more than one of the allowed forms; change it to match exactly one"},
+		{`{"n":null,"c":"q","p":"ABC"}`, "- c: expected \"k\", got \"q\"\n" +
+			"- n: this value is not allowed here (the schema's \"not\" rule excludes it)\n" +
+			"- p: must match the regular expression \"^[a-z]+$\""},
+	} {
+		if res := r.call("u", c.args); res.Outcome != tool.OutcomeInvalidArguments || res.Output != head+c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.args, res.Output, head+c.want)
+		}
+	}
+	if runs.Load() != 0 {
+		t.Fatal("the tool ran on invalid arguments")
+	}
+}
+
 func TestArgumentsMustBeAJSONObject(t *testing.T) {
 	r := newRig(t, "")
 	for _, args := range []string{`[1]`, `"x"`, `{"a":`, `null`, ` 7`} {

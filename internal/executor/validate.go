@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,6 +130,15 @@ func describe(name string, ve *jsonschema.ValidationError, topProps []string) st
 	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
+		switch e.ErrorKind.(type) {
+		case *kind.AnyOf, *kind.OneOf:
+			// Alternatives: listing each branch's failures as separate
+			// lines would read as if all of them had to be fixed.
+			if len(e.Causes) > 0 {
+				add(fieldPath(e.InstanceLocation), alternatives(e, topProps))
+				return
+			}
+		}
 		if len(e.Causes) > 0 {
 			for _, c := range e.Causes {
 				walk(c)
@@ -156,6 +166,43 @@ func describe(name string, ve *jsonschema.ValidationError, topProps []string) st
 	walk(ve)
 	sort.Strings(lines)
 	return fmt.Sprintf("invalid arguments for %s (fix these and call again):\n%s", name, strings.Join(lines, "\n"))
+}
+
+// alternatives describes a failed anyOf/oneOf: a plain type union as
+// "expected string or integer, got boolean", anything else as the numbered
+// failures of each allowed form.
+func alternatives(e *jsonschema.ValidationError, topProps []string) string {
+	var want []string
+	got := ""
+	union := true
+	for _, c := range e.Causes {
+		t, ok := c.ErrorKind.(*kind.Type)
+		if !ok || len(c.Causes) > 0 || len(c.InstanceLocation) != len(e.InstanceLocation) {
+			union = false
+			break
+		}
+		got = t.Got
+		for _, w := range t.Want {
+			if !slices.Contains(want, w) {
+				want = append(want, w)
+			}
+		}
+	}
+	if union {
+		return fmt.Sprintf("expected %s, got %s", strings.Join(want, " or "), got)
+	}
+	here := fieldPath(e.InstanceLocation)
+	forms := make([]string, len(e.Causes))
+	for i, c := range e.Causes {
+		// Each branch as its own little report, fields relative to here.
+		lines := strings.Split(describe("", c, topProps), "\n")[1:]
+		for j, l := range lines {
+			l = strings.TrimPrefix(l, "- ")
+			lines[j] = strings.TrimPrefix(l, here+": ")
+		}
+		forms[i] = fmt.Sprintf("(%d) %s", i+1, strings.Join(lines, "; "))
+	}
+	return "matches none of the allowed forms: " + strings.Join(forms, " ")
 }
 
 // kindMessage says what was expected, in words a model can act on.
@@ -199,6 +246,10 @@ func kindMessage(k jsonschema.ErrorKind) string {
 		return fmt.Sprintf("must be a valid %s", k.Want)
 	case *kind.FalseSchema:
 		return "not allowed here; remove it"
+	case *kind.Not:
+		return "this value is not allowed here (the schema's \"not\" rule excludes it)"
+	case *kind.OneOf:
+		return "matches more than one of the allowed forms; change it to match exactly one"
 	}
 	return k.LocalizedString(english)
 }
