@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -241,6 +243,28 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 		stopMCP()
 	}
 
+	// 7. The same tool through the MCP gateway (/mcp, streamable HTTP)
+	// vs through gRPC Execute, on the same server.
+	if addr := full.srv.MCPAddr(); addr != nil {
+		sess, err := mcpHTTPSession("http://" + addr.String() + server.MCPPath)
+		if err != nil {
+			return fmt.Errorf("MCP gateway session: %w", err)
+		}
+		gw := func(ctx context.Context) error {
+			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "debug_echo", Arguments: json.RawMessage(payload)})
+			if err == nil && res.IsError {
+				return fmt.Errorf("gateway tool error")
+			}
+			return err
+		}
+		for _, conc := range []int{1, 16} {
+			a, b := pair(reps, conc, d, execCall(full.client), gw)
+			checkErrors(rep, "MCP gateway", b)
+			rep.row("| 7 | debug_echo via gRPC Execute vs via the /mcp gateway: calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
+		}
+		_ = sess.Close()
+	}
+
 	// 6. Resident memory of a real server process, idle and at 10,000 tools.
 	if serverBin != "" {
 		idle, err := serverRSS(serverBin, tmp, `{"debug": true, "builtins": false}`)
@@ -308,7 +332,11 @@ func startServer(tmp, cfgText string, noChain bool) (*running, error) {
 	if err := os.WriteFile(cfg, []byte(cfgText), 0o600); err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
+	mcpListen := "-"
+	if !noChain {
+		mcpListen = "127.0.0.1:0" // the MCP gateway, for row 7
+	}
+	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: mcpListen,
 		Workspace: filepath.Join(tmp, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DisableInterceptors: noChain})
 	if err != nil {
 		return nil, err
