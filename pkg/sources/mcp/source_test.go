@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"runtime"
 	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -294,8 +295,17 @@ func TestKilledStdioServerFailsFastAndRestarts(t *testing.T) {
 		t.Fatalf("status = %+v", st)
 	}
 
+	// The down server's tools stay listed (calls to them fail fast), so wait
+	// for the restart's own publish: a revision after this one.
+	rev := reg.Snapshot().Revision()
 	close(pub.gate) // let the restart publish
-	waitFor(t, w, "the restarted server's tools", func(s *registry.Snapshot) bool { return s.LayerCount(src.Layer()) == len(coreTools)+1 })
+	waitFor(t, w, "the restarted server's tools", func(s *registry.Snapshot) bool {
+		return s.Revision() > rev && s.LayerCount(src.Layer()) == len(coreTools)+1
+	})
+	// The session goes live just after its tools are published.
+	for deadline := time.Now().Add(10 * time.Second); src.Status().State != sources.Connected && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
 	newPID, err := strconv.Atoi(call(t, reg, "k_pid", `{}`).Output)
 	if err != nil || newPID == oldPID {
 		t.Fatalf("after restart pid = %d (%v), was %d", newPID, err, oldPID)
