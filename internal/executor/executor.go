@@ -157,7 +157,9 @@ func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Reque
 	// included: a call that cannot start within its time fails as a
 	// result instead of hanging for as long as the caller is willing to.
 	callCtx := ctx
-	if st.timeout > 0 {
+	// A caller whose own deadline comes first needs no timer of ours: it
+	// saves a context and a timer per call for agents that set deadlines.
+	if dl, ok := ctx.Deadline(); st.timeout > 0 && (!ok || time.Until(dl) > st.timeout) {
 		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeout(ctx, st.timeout)
 		defer cancel()
