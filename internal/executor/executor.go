@@ -7,6 +7,7 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,7 @@ type Executor struct {
 	limits config.Limits
 	global chan struct{}            // global concurrency cap, nil = none
 	sems   map[string]chan struct{} // per-tool caps by name, kept across rebuilds
+	metas  map[string]*toolMeta     // per-tool metric handles and schemas, kept across rebuilds
 }
 
 // New makes an executor for reg and subscribes it to reg's changes. Use it
@@ -74,7 +76,7 @@ func New(reg *registry.Registry, m *metrics.Metrics, limits config.Limits, log *
 	if log == nil {
 		log = slog.Default()
 	}
-	x := &Executor{reg: reg, metrics: m, log: log, sems: map[string]chan struct{}{}}
+	x := &Executor{reg: reg, metrics: m, log: log, sems: map[string]chan struct{}{}, metas: map[string]*toolMeta{}}
 	x.SetLimits(limits)
 	return x
 }
@@ -274,9 +276,9 @@ type sourceState struct {
 	duration [len(protocols)]prometheus.Observer
 }
 
-// toolState is one tool's prepared call state. It is carried over to the
-// next table when neither the tool nor its limits changed, so a reload keeps
-// compiled schemas and metric handles.
+// toolState is one tool's prepared call state in one table. A rebuild
+// makes them all in one slice (one allocation for any number of tools);
+// what is worth keeping across revisions lives in toolMeta.
 type toolState struct {
 	entry     *registry.Entry
 	source    string
@@ -284,6 +286,16 @@ type toolState struct {
 	timeout   time.Duration
 	maxOutput int
 	sem       chan struct{}
+	meta      *toolMeta
+}
+
+// toolMeta is what outlives a revision for a tool name: its metric handles
+// and its compiled schema. It is reused as long as the tool keeps its
+// source and its schema bytes, so replacing a 10,000-tool layer with the
+// same tools allocates nothing per tool and recompiles nothing.
+type toolMeta struct {
+	name, source string
+	schemaSrc    json.RawMessage
 
 	counters [len(protocols)][tool.OutcomePending + 1]atomic.Pointer[prometheus.Counter]
 
@@ -292,17 +304,19 @@ type toolState struct {
 	schema     schemaChecker
 }
 
+func (s *toolState) check(args json.RawMessage) string { return s.meta.check(args) }
+
 // counter returns the calls_total child for this tool, created on first use
 // so idle tools and unused outcomes add no series.
 func (s *toolState) counter(m *metrics.Metrics, proto int, o tool.Outcome) prometheus.Counter {
-	if int(o) >= len(s.counters[proto]) {
+	if int(o) >= len(s.meta.counters[proto]) {
 		o = tool.OutcomeToolError
 	}
-	slot := &s.counters[proto][o]
+	slot := &s.meta.counters[proto][o]
 	if c := slot.Load(); c != nil {
 		return *c
 	}
-	c := m.Calls.WithLabelValues(s.source, s.entry.Tool.Name, o.String(), protocols[proto])
+	c := m.Calls.WithLabelValues(s.meta.source, s.meta.name, o.String(), protocols[proto])
 	slot.Store(&c)
 	return c
 }
@@ -314,13 +328,15 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 	if old != nil && old.snap.Revision() > snap.Revision() {
 		return // a newer snapshot is already in place
 	}
+	entries := snap.Entries()
 	t := &table{
 		snap:    snap,
-		tools:   make(map[string]*toolState, snap.Len()),
+		tools:   make(map[string]*toolState, len(entries)),
 		sources: map[string]*sourceState{},
 		global:  x.global,
 	}
-	for _, e := range snap.Entries() {
+	states := make([]toolState, len(entries))
+	for i, e := range entries {
 		lim := x.limits.For(e.Tool.Name)
 		var sem chan struct{}
 		if n := *lim.MaxConcurrency; n > 0 {
@@ -330,26 +346,31 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 				x.sems[e.Tool.Name] = sem
 			}
 		}
-		if old != nil {
-			if prev := old.tools[e.Tool.Name]; prev != nil && prev.entry.Tool == e.Tool &&
-				prev.timeout == *lim.Timeout && prev.maxOutput == *lim.MaxOutputBytes &&
-				prev.validate == *lim.ValidateArguments && prev.sem == sem {
-				t.tools[e.Tool.Name] = prev
-				x.ensureSource(t, prev.source)
-				continue
-			}
+		meta := x.metas[e.Tool.Name]
+		if meta == nil || meta.source != e.Tool.Source || !bytes.Equal(meta.schemaSrc, e.Tool.InputSchema) {
+			meta = &toolMeta{name: e.Tool.Name, source: e.Tool.Source, schemaSrc: e.Tool.InputSchema, log: x.log}
+			x.metas[e.Tool.Name] = meta
 		}
-		st := &toolState{
-			log:       x.log,
+		states[i] = toolState{
 			entry:     e,
 			source:    e.Tool.Source,
 			validate:  *lim.ValidateArguments,
 			timeout:   *lim.Timeout,
 			maxOutput: *lim.MaxOutputBytes,
 			sem:       sem,
+			meta:      meta,
 		}
-		t.tools[e.Tool.Name] = st
-		x.ensureSource(t, st.source)
+		t.tools[e.Tool.Name] = &states[i]
+		x.ensureSource(t, e.Tool.Source)
+	}
+	// Forget the metas of tools that are gone, so the map does not grow
+	// with every name ever registered.
+	if len(x.metas) > len(entries) {
+		for name := range x.metas {
+			if _, ok := t.tools[name]; !ok {
+				delete(x.metas, name)
+			}
+		}
 	}
 	x.table.Store(t)
 }

@@ -521,3 +521,21 @@ func value(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// BenchmarkReplace10kWithExecutor is one registry Replace of a 10,000-tool
+// layer including the executor's table rebuild (the writer-side cost that
+// `make bench` row 3 puts next to running calls).
+func BenchmarkReplace10kWithExecutor(b *testing.B) {
+	r := newRig(b, "")
+	tools := make([]tool.Tool, 10000)
+	for i := range tools {
+		tools[i] = tool.Must(tool.New(fmt.Sprintf("bulk_%05d", i), func(context.Context, tool.Call) tool.Result { return tool.Success("", nil) }))
+	}
+	id := registry.LayerID{Kind: registry.KindNative, Name: "bulk"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.reg.Replace(id, tools); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -33,27 +33,27 @@ type schemaChecker struct {
 	broken bool
 }
 
-func (s *toolState) check(args json.RawMessage) string {
+func (s *toolMeta) check(args json.RawMessage) string {
 	s.schemaOnce.Do(func() {
 		var err error
-		s.schema, err = compileSchema(s.entry.Tool.Name, s.entry.Tool.InputSchema)
+		s.schema, err = compileSchema(s.name, s.schemaSrc)
 		if err != nil && s.log != nil {
 			// Once per tool: the operator learns why its calls are not
 			// checked; the tool itself stays usable.
 			s.log.Warn("input schema does not compile; this tool's arguments go unvalidated",
-				"tool", s.entry.Tool.Name, "source", s.source, "error", err)
+				"tool", s.name, "source", s.source, "error", err)
 		}
 	})
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return fmt.Sprintf("invalid arguments for %s: the arguments must be a JSON object, e.g. {}", s.entry.Tool.Name)
+		return fmt.Sprintf("invalid arguments for %s: the arguments must be a JSON object, e.g. {}", s.name)
 	}
 	if s.schema.broken || s.schema.schema == nil || s.schema.permissive {
 		return "" // for permissive, the object check above is all the schema asks for
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
-		return fmt.Sprintf("invalid arguments for %s: not valid JSON: %v", s.entry.Tool.Name, err)
+		return fmt.Sprintf("invalid arguments for %s: not valid JSON: %v", s.name, err)
 	}
 	err = s.schema.schema.Validate(inst)
 	if err == nil {
@@ -61,9 +61,9 @@ func (s *toolState) check(args json.RawMessage) string {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return fmt.Sprintf("invalid arguments for %s: %v", s.entry.Tool.Name, err)
+		return fmt.Sprintf("invalid arguments for %s: %v", s.name, err)
 	}
-	return describe(s.entry.Tool.Name, ve, s.schema.props)
+	return describe(s.name, ve, s.schema.props)
 }
 
 // annotationKeys change nothing about which objects a schema accepts.
