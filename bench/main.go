@@ -170,6 +170,12 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	// server re-listing) while 64 callers execute: readers never wait for
 	// writers, so p99 should not move.
 	{
+		// The baseline holds the same 10,000 tools, unchanging: the row
+		// measures the replacing, not the size of the heap.
+		churnID := registry.LayerID{Kind: registry.KindNative, Name: "churn"}
+		if err := full.srv.Registry().Replace(churnID, bulkTools(10000)); err != nil {
+			return err
+		}
 		quiet := load(64, d, execCall(full.client))
 		stop := make(chan struct{})
 		replaced := make(chan int)
@@ -185,15 +191,15 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 					return
 				case <-tick.C:
 				}
-				_ = full.srv.Registry().Replace(registry.LayerID{Kind: registry.KindNative, Name: "churn"}, bulk)
+				_ = full.srv.Registry().Replace(churnID, bulk)
 				n++
 			}
 		}()
 		busy := load(64, d, execCall(full.client))
 		close(stop)
 		n := <-replaced
-		full.srv.Registry().Remove(registry.LayerID{Kind: registry.KindNative, Name: "churn"})
-		rep.row("| 3 | Execute p99 at 64 callers while a 10,000-tool layer is replaced (%d replaces) vs quiet | 64 | %s | %s | %.2f× | ≤ 1.10× |", n, us(busy.p99), us(quiet.p99), float64(busy.p99)/float64(quiet.p99))
+		full.srv.Registry().Remove(churnID)
+		rep.row("| 3 | Execute p99 at 64 callers while a 10,000-tool layer is replaced 10×/s (%d replaces) vs the same layer unchanging | 64 | %s | %s | %.2f× | ≤ 1.10× |", n, us(busy.p99), us(quiet.p99), float64(busy.p99)/float64(quiet.p99))
 	}
 
 	// 4. An MCP tool through the service vs the same go-sdk client calling
@@ -374,5 +380,51 @@ func writeMarkdown(path, header string, rep *report, d time.Duration, reps int, 
 	if plotPath != "" {
 		fmt.Fprintf(&b, "\n![calls/s by concurrency](%s)\n", plotPath)
 	}
+	b.WriteString(analysis)
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
+
+// analysis explains the rows, and what limits the ones that miss their
+// target, from the profiles behind them. It is part of BENCHMARKS.md so the
+// numbers never travel without it.
+const analysis = `
+## Reading the table
+
+- **Row 1** compares a whole toolnexus Execute — interceptor chain, auth check, executor (table
+  lookup, JSON-object check, the schema check, limits, metrics), the debug_echo tool itself
+  (which re-compacts its JSON), result conversion — against a grpc-go handler that returns its
+  input. A CPU profile of ` + "`go test -bench ExecuteGRPC -cpuprofile`" + ` (pkg/server) puts the
+  server's own share of a call at about 15% of the CPU, with no lock taken anywhere: the
+  go-grpc-middleware Prometheus interceptor (≈3.5%, three label-vector lookups per call), the
+  per-call timeout context and timer (≈2%; skipped when the caller's own deadline comes first,
+  as agents' usually does), slog's level check, the tool. At one caller the ratio sits at the
+  target within run-to-run noise (±5% on this shared 2-vCPU VM); at 64 callers both sides are
+  CPU-bound on the same two cores, so every extra microsecond of server work shows up 1:1.
+- **Row 2** is the same server with and without the interceptor chain.
+- **Row 3** ListTools: responses are assembled from tools encoded once per registry revision, so
+  the server's cost is a byte copy; "server + wire" receives the reply without decoding it.
+  A Go client decoding 10,000 google.protobuf.Struct schemas spends ~50 ms in protobuf
+  unmarshalling — that is the client's cost and the reason the default page is 1,000.
+  The ≤ 2 ms target is met by the default page at 10,000 tools; all 10,000 in one 1.6 MB
+  message take longer mostly in HTTP/2 flow control over loopback.
+- **Row 3, replace under load**: readers never wait for the writer (an atomic pointer swap),
+  and both sides of the row hold the same 10,000-tool layer, one unchanging, one replaced ten
+  times a second. One replace costs ~3.4 ms of CPU and ~3.3 MB of garbage (registry snapshot
+  ~2.1 MB, executor table ~1.1 MB in 135 allocations — ` + "`BenchmarkReplace10kWithExecutor`" + `).
+  Measured against an empty registry instead, p99 roughly doubles: that is the cost of a heap
+  holding 10,000 tools under GC, not of replacing them.
+- **Row 4** (MCP stdio tool via toolnexus vs direct): the source itself adds nothing measurable —
+  ` + "`go test -bench 'Call(Direct|ThroughSource)' ./pkg/sources/mcp`" + ` gives the same p50
+  (≈205 µs) for a go-sdk client calling the server directly and through the source's tool — and
+  the gRPC hop alone costs ~27 µs (row 1). What remains is wake-up latency: a call that crosses
+  gRPC *and* waits on a child process's pipe parks more goroutines and OS threads, and on this
+  2-vCPU firecracker VM each futex/epoll wake-up of a parked thread costs tens of µs (with the
+  server as its own process, the same call measures ~560 µs p50 against ~205 µs direct: one
+  extra process hop each way). The target is missed on this machine for that reason, not for
+  work the service does.
+- **Row 5 / 7**: an MCP streamable-HTTP round trip (JSON-RPC over HTTP/1.1 POST, a fresh JSON
+  decoder per message inside the go-sdk) costs 5–10× a gRPC Execute of the same tool; the /mcp
+  gateway (row 7) lands within a few percent of a bare go-sdk server (row 5).
+- **Row 6** is the resident memory of a real server process reading its own
+  process_resident_memory_bytes.
+`
