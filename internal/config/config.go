@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
 	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
 	"github.com/toolnexus/toolnexus/pkg/sources/http"
@@ -141,7 +142,7 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		msg := "unknown top-level key"
 		if looksLikeServer(top[k]) {
 			msg += "; it looks like an MCP server: move it under \"mcpServers\""
-		} else if s := suggest(k, topLevelKeys); s != "" {
+		} else if s := sources.Suggest(k, topLevelKeys); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		} else {
 			msg += "; valid keys are " + strings.Join(topLevelKeys, ", ")
@@ -260,39 +261,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// suggest returns the closest candidate for a typo: within an edit
-// distance that grows with the key's length (at most 3), so a short
-// unrelated key ("fs") is not "corrected" to an unrelated one ("mcp").
-func suggest(s string, candidates []string) string {
-	best, bestD := "", min(3, max(1, len(s)/2))+1
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // describeJSONError adds the line and column to a syntax error.

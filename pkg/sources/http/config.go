@@ -153,7 +153,7 @@ func object(at string, raw json.RawMessage, known []string) (map[string]json.Raw
 	for _, k := range keys {
 		if !slices.Contains(known, k) {
 			msg := fmt.Sprintf("%s.%s: unknown key; valid keys are %s", at, k, strings.Join(known, ", "))
-			if s := closest(k, known); s != "" {
+			if s := sources.Suggest(k, known); s != "" {
 				msg = fmt.Sprintf("%s.%s: unknown key; did you mean %q?", at, k, s)
 			}
 			return nil, fmt.Errorf("%s", msg)
@@ -317,35 +317,4 @@ func millis(at, key string, m map[string]json.RawMessage, def int) (int, error) 
 		return 0, fmt.Errorf("%s.%s: must be a positive whole number of milliseconds, e.g. 30000", at, key)
 	}
 	return int(f), nil
-}
-
-// closest suggests a known key within edit distance 2, for typos.
-func closest(s string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := distance(strings.ToLower(s), strings.ToLower(k)); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
