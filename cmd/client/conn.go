@@ -131,6 +131,17 @@ func (c *cli) dial() (*conn, error) {
 
 func (k *conn) Close() { k.cc.Close() }
 
+// session is what every one-shot command starts with: a connection and the
+// call's context; done releases both.
+func (c *cli) session() (*conn, context.Context, func(), error) {
+	k, err := c.dial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := c.callContext()
+	return k, ctx, func() { cancel(); k.Close() }, nil
+}
+
 // callContext bounds one unary call by --timeout.
 func (c *cli) callContext() (context.Context, context.CancelFunc) {
 	if c.g.timeout <= 0 {

@@ -52,13 +52,11 @@ resume it by running the same call again with --answer JSON (and
 		return err
 	}
 
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 	resp, err := k.reg.Execute(ctx, req)
 	if err != nil {
 		return err

@@ -21,13 +21,11 @@ Needs no token.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 	resp, err := healthpb.NewHealthClient(k.cc).Check(ctx, &healthpb.HealthCheckRequest{Service: *service})
 	if err != nil {
 		return err

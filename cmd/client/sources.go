@@ -25,13 +25,11 @@ status and tool count, then the tools hidden by a higher-precedence source.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 	resp, err := k.sources.ListSources(ctx, &pb.ListSourcesRequest{})
 	if err != nil {
 		return err
@@ -75,13 +73,11 @@ skipped and why (missing-name, malformed-frontmatter, duplicate-name, unreadable
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 	resp, err := k.sources.ListSkills(ctx, &pb.ListSkillsRequest{})
 	if err != nil {
 		return err
@@ -129,13 +125,11 @@ func runSkillsPrompt(c *cli, args []string) error {
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 	resp, err := k.reg.GetSkillsPrompt(ctx, &pb.GetSkillsPromptRequest{})
 	if err != nil {
 		return err
@@ -161,13 +155,11 @@ the old one keeps serving.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 	resp, err := k.sources.Reload(ctx, &pb.ReloadRequest{})
 	if err != nil {
 		return err

@@ -33,13 +33,11 @@ With --json, prints {"revision", "tools"} with each tool's full schema.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 
 	all := &pb.ListToolsResponse{}
 	req := &pb.ListToolsRequest{Sources: srcs, Names: names}
@@ -81,13 +79,11 @@ func runDescribe(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 	resp, err := k.reg.GetTool(ctx, &pb.GetToolRequest{Name: pos[0]})
 	if err != nil {
 		return err
@@ -141,13 +137,11 @@ func runExport(c *cli, args []string) error {
 		}
 		return usagef("--format %q is not a format; use openai, anthropic or gemini", *format)
 	}
-	k, err := c.dial()
+	k, ctx, done, err := c.session()
 	if err != nil {
 		return err
 	}
-	defer k.Close()
-	ctx, cancel := c.callContext()
-	defer cancel()
+	defer done()
 	resp, err := k.reg.ExportTools(ctx, &pb.ExportToolsRequest{Format: f, Sources: srcs, Names: names})
 	if err != nil {
 		return err
