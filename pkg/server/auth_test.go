@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -55,37 +54,12 @@ type served struct {
 // debug level, captured in logs.
 func serve(t *testing.T, cfgJSON string, mod func(*server.Options), native ...tool.Tool) *served {
 	t.Helper()
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "toolnexus.json")
-	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	logs := &logBuffer{}
-	opts := server.Options{
-		ConfigPath:    cfgPath,
-		Listen:        "127.0.0.1:0",
-		MetricsListen: "127.0.0.1:0",
-		Workspace:     filepath.Join(dir, "ws"),
-		Logger:        slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Native:        native,
-	}
-	if mod != nil {
-		mod(&opts)
-	}
-	srv, err := server.New(opts)
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
+	srv, cfgPath, _ := launch(t, cfgJSON, func(o *server.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		o.Native = native
+		if mod != nil {
+			mod(o)
 		}
 	})
 	return &served{srv: srv, cfgPath: cfgPath, logs: logs}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -29,22 +30,28 @@ type fixture struct {
 	stop    func()
 }
 
-// start serves cfgJSON (written to a temp file) with the given native tools.
-func start(t *testing.T, cfgJSON string, native ...tool.Tool) *fixture {
+// launch is the one way the tests run a server: cfgJSON written to a temp
+// file, a real listener on 127.0.0.1:0 (metrics too), Serve in the
+// background. mod adjusts the options (logger, native tools, MCP gateway).
+// stop shuts it down and reports Serve's error; it runs at cleanup anyway.
+func launch(t testing.TB, cfgJSON string, mod func(*server.Options)) (srv *server.Server, cfgPath string, stop func()) {
 	t.Helper()
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "toolnexus.json")
+	cfgPath = filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{
+	opts := server.Options{
 		ConfigPath:    cfgPath,
 		Listen:        "127.0.0.1:0",
 		MetricsListen: "127.0.0.1:0",
 		Workspace:     filepath.Join(dir, "ws"),
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Native:        native,
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
@@ -54,22 +61,31 @@ func start(t *testing.T, cfgJSON string, native ...tool.Tool) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return srv, cfgPath, stop
+}
+
+// start serves cfgJSON with the given native tools and dials it.
+func start(t *testing.T, cfgJSON string, native ...tool.Tool) *fixture {
+	t.Helper()
+	srv, cfgPath, stopServer := launch(t, cfgJSON, func(o *server.Options) { o.Native = native })
 	conn, err := grpc.NewClient(srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{srv: srv, conn: conn, reg: pb.NewRegistryServiceClient(conn), src: pb.NewSourceServiceClient(conn), cfgPath: cfgPath}
-	var stopped bool
 	f.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
 		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
+		stopServer()
 	}
 	t.Cleanup(f.stop)
 	return f

@@ -62,45 +62,20 @@ func startGateway(t testing.TB, cfgJSON string, native ...tool.Tool) *gw {
 
 func startGatewayLogging(t testing.TB, log *slog.Logger, cfgJSON string, native ...tool.Tool) *gw {
 	t.Helper()
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "toolnexus.json")
-	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{
-		ConfigPath:    cfgPath,
-		Listen:        "127.0.0.1:0",
-		MetricsListen: "127.0.0.1:0",
-		MCPListen:     "127.0.0.1:0",
-		Workspace:     filepath.Join(dir, "ws"),
-		Logger:        log,
-		Native:        native,
+	srv, cfgPath, stopServer := launch(t, cfgJSON, func(o *server.Options) {
+		o.MCPListen = "127.0.0.1:0"
+		o.Logger = log
+		o.Native = native
 	})
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
 	conn, err := grpc.NewClient(srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gw{srv: srv, cfgPath: cfgPath, ws: filepath.Join(dir, "ws"), url: "http://" + srv.MCPAddr().String() + server.MCPPath, grpc: pb.NewRegistryServiceClient(conn)}
-	var stopped bool
+	g := &gw{srv: srv, cfgPath: cfgPath, ws: filepath.Join(filepath.Dir(cfgPath), "ws"),
+		url: "http://" + srv.MCPAddr().String() + server.MCPPath, grpc: pb.NewRegistryServiceClient(conn)}
 	g.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
 		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
+		stopServer()
 	}
 	t.Cleanup(g.stop)
 	return g
