@@ -1,13 +1,12 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"log/slog"
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -24,23 +23,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// logBuffer is an io.Writer safe for the server's concurrent logging.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer = testutil.Buffer
 
 // served is a real server on loopback whose options the test chooses; the
 // test dials it itself (TLS, tokens, window sizes...).

@@ -1,11 +1,10 @@
 package a2a_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -14,23 +13,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// logBuffer collects log output so tests can prove a secret never lands there.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer = testutil.Buffer
 
 type started struct {
 	reg  *registry.Registry

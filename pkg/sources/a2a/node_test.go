@@ -2,9 +2,9 @@ package a2a_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -128,22 +127,7 @@ func (a *nodeAgent) stats(t *testing.T) nodeStats {
 // statsClient keeps no idle connection, so no goroutine outlives a test.
 var statsClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.Buffer
 
 func TestRealAgent(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,16 +1,15 @@
 package http_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -84,23 +83,7 @@ func newAPI(t testing.TB) *api {
 	return a
 }
 
-// syncBuffer lets a slog handler and the test share a buffer safely.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testutil.Buffer
 
 func parse(t testing.TB, httpJSON, openapiJSON string) httpsrc.Config {
 	t.Helper()

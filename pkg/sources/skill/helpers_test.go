@@ -1,14 +1,13 @@
 package skill_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -43,24 +42,7 @@ func skillMD(name, description, body string) string {
 	return "---\nname: " + name + "\ndescription: " + description + "\n---\n" + body
 }
 
-// logBuffer is a real slog text handler writing into a buffer, so tests can
-// check what the source warns about.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer = testutil.Buffer
 
 type fixture struct {
 	src *skill.Source
