@@ -329,3 +329,11 @@ func ExampleParse() {
 	// config: limts: unknown top-level key; did you mean "limits"?
 	// config: limits.tools.bash.maxConcurrency: must be >= 0 (0 = no cap)
 }
+
+func TestMCPGatewayToolPatternsAreChecked(t *testing.T) {
+	_, err := config.Parse([]byte(`{"server": {"mcp": {"listen": "127.0.0.1:8080", "tools": ["fs_*", "source:["]}}}`), "", t.TempDir())
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Key != "server.mcp.tools[1]" || !strings.Contains(ce.Msg, "bad glob pattern") {
+		t.Fatalf("err = %v, want a config error naming server.mcp.tools[1]", err)
+	}
+}

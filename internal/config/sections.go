@@ -6,6 +6,7 @@ import (
 	"net"
 	"path"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -321,6 +322,11 @@ func parseServer(raw json.RawMessage) (Server, error) {
 	if r.MCP.Listen != "" {
 		if _, _, err := net.SplitHostPort(r.MCP.Listen); err != nil {
 			return s, keyErr("server.mcp.listen", "%q is not HOST:PORT", r.MCP.Listen)
+		}
+	}
+	for j, p := range r.MCP.Tools {
+		if _, err := path.Match(strings.TrimPrefix(p, "source:"), ""); err != nil {
+			return s, keyErr(fmt.Sprintf("server.mcp.tools[%d]", j), "bad glob pattern %q: %v", p, err)
 		}
 	}
 	s.MCP = r.MCP
