@@ -2,16 +2,10 @@ package server_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,91 +22,8 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
-// ca is a throwaway certificate authority made for one test.
-type ca struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-	dir  string
-	pem  string // path of the CA certificate file
-}
-
-var serial int64
-
-func newCA(t *testing.T, name string) *ca {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial++
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serial),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &ca{cert: cert, key: key, pool: x509.NewCertPool(), dir: t.TempDir()}
-	c.pool.AddCert(cert)
-	c.pem = c.write(t, name+"-ca.pem", "CERTIFICATE", der)
-	return c
-}
-
-func (c *ca) write(t *testing.T, name, typ string, der []byte) string {
-	t.Helper()
-	p := filepath.Join(c.dir, name)
-	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// issue signs a leaf certificate for 127.0.0.1/localhost and returns the
-// cert and key file paths plus the loaded pair.
-func (c *ca) issue(t *testing.T, name string, usage x509.ExtKeyUsage) (certFile, keyFile string, pair tls.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile = c.write(t, name+".pem", "CERTIFICATE", der)
-	keyFile = c.write(t, name+".key", "EC PRIVATE KEY", kder)
-	pair, err = tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile, pair
-}
+// newCA is the shared throwaway certificate authority.
+func newCA(t *testing.T, name string) *testutil.CA { return testutil.NewCA(t, name) }
 
 func tlsConfigJSON(cert, key, clientCA string) string {
 	tlsKeys := fmt.Sprintf(`"cert": %q, "key": %q`, cert, key)
@@ -145,48 +56,48 @@ func clientTLS(roots *x509.CertPool, certs ...tls.Certificate) credentials.Trans
 
 func TestTLSRoundTrip(t *testing.T) {
 	authority := newCA(t, "tn-test")
-	cert, key, _ := authority.issue(t, "server", x509.ExtKeyUsageServerAuth)
+	cert, key, _ := authority.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	s := serve(t, tlsConfigJSON(cert, key, ""), nil)
 
-	if err := try(t, s, clientTLS(authority.pool)); err != nil {
+	if err := try(t, s, clientTLS(authority.Pool)); err != nil {
 		t.Fatalf("TLS client: %v", err)
 	}
 	if err := try(t, s, insecure.NewCredentials()); status.Code(err) != codes.Unavailable {
 		t.Fatalf("plaintext client against TLS: %v, want Unavailable", err)
 	}
-	if err := try(t, s, clientTLS(newCA(t, "stranger").pool)); status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "certificate") {
+	if err := try(t, s, clientTLS(newCA(t, "stranger").Pool)); status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("client trusting another CA: %v", err)
 	}
 }
 
 func TestMutualTLS(t *testing.T) {
 	authority := newCA(t, "tn-mtls")
-	cert, key, _ := authority.issue(t, "server", x509.ExtKeyUsageServerAuth)
-	_, _, client := authority.issue(t, "agent", x509.ExtKeyUsageClientAuth)
-	s := serve(t, tlsConfigJSON(cert, key, authority.pem), nil)
+	cert, key, _ := authority.Issue(t, "server", x509.ExtKeyUsageServerAuth)
+	_, _, client := authority.Issue(t, "agent", x509.ExtKeyUsageClientAuth)
+	s := serve(t, tlsConfigJSON(cert, key, authority.PEM), nil)
 
-	if err := try(t, s, clientTLS(authority.pool, client)); err != nil {
+	if err := try(t, s, clientTLS(authority.Pool, client)); err != nil {
 		t.Fatalf("client with a certificate: %v", err)
 	}
-	if err := try(t, s, clientTLS(authority.pool)); err == nil {
+	if err := try(t, s, clientTLS(authority.Pool)); err == nil {
 		t.Fatal("a client without a certificate was served under mTLS")
 	}
 	other := newCA(t, "other")
-	_, _, foreign := other.issue(t, "intruder", x509.ExtKeyUsageClientAuth)
-	if err := try(t, s, clientTLS(authority.pool, foreign)); err == nil {
+	_, _, foreign := other.Issue(t, "intruder", x509.ExtKeyUsageClientAuth)
+	if err := try(t, s, clientTLS(authority.Pool, foreign)); err == nil {
 		t.Fatal("a client certificate from an untrusted CA was accepted")
 	}
 }
 
 func TestTLSCertificatesSwapOnReload(t *testing.T) {
 	first := newCA(t, "first")
-	cert1, key1, _ := first.issue(t, "server1", x509.ExtKeyUsageServerAuth)
+	cert1, key1, _ := first.Issue(t, "server1", x509.ExtKeyUsageServerAuth)
 	s := serve(t, tlsConfigJSON(cert1, key1, ""), nil)
-	if err := try(t, s, clientTLS(first.pool)); err != nil {
+	if err := try(t, s, clientTLS(first.Pool)); err != nil {
 		t.Fatal(err)
 	}
 	// A connection made before the swap keeps working after it.
-	kept, err := grpc.NewClient(s.srv.Addr().String(), grpc.WithTransportCredentials(clientTLS(first.pool)))
+	kept, err := grpc.NewClient(s.srv.Addr().String(), grpc.WithTransportCredentials(clientTLS(first.Pool)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,19 +108,19 @@ func TestTLSCertificatesSwapOnReload(t *testing.T) {
 	}
 
 	second := newCA(t, "second")
-	cert2, key2, _ := second.issue(t, "server2", x509.ExtKeyUsageServerAuth)
-	_, _, client2 := second.issue(t, "agent2", x509.ExtKeyUsageClientAuth)
-	s.rewrite(t, tlsConfigJSON(cert2, key2, second.pem))
+	cert2, key2, _ := second.Issue(t, "server2", x509.ExtKeyUsageServerAuth)
+	_, _, client2 := second.Issue(t, "agent2", x509.ExtKeyUsageClientAuth)
+	s.rewrite(t, tlsConfigJSON(cert2, key2, second.PEM))
 	if _, err := s.srv.Reload(); err != nil {
 		t.Fatalf("reload with new certificates: %v", err)
 	}
-	if err := try(t, s, clientTLS(second.pool, client2)); err != nil {
+	if err := try(t, s, clientTLS(second.Pool, client2)); err != nil {
 		t.Fatalf("new certificate, new client CA: %v", err)
 	}
-	if err := try(t, s, clientTLS(first.pool, client2)); err == nil {
+	if err := try(t, s, clientTLS(first.Pool, client2)); err == nil {
 		t.Fatal("the old server certificate is still served after the swap")
 	}
-	if err := try(t, s, clientTLS(second.pool)); err == nil {
+	if err := try(t, s, clientTLS(second.Pool)); err == nil {
 		t.Fatal("mTLS turned on by reload but a client without a certificate was served")
 	}
 	if _, err := keptReg.ListTools(context.Background(), &pb.ListToolsRequest{}); err != nil {
@@ -226,14 +137,14 @@ func TestTLSCertificatesSwapOnReload(t *testing.T) {
 	if _, err := s.srv.Reload(); err == nil || !strings.Contains(err.Error(), "turning TLS on or off needs a restart") {
 		t.Fatalf("TLS off by reload: %v", err)
 	}
-	if err := try(t, s, clientTLS(second.pool, client2)); err != nil {
+	if err := try(t, s, clientTLS(second.Pool, client2)); err != nil {
 		t.Fatalf("after rejected reloads: %v", err)
 	}
 }
 
 func TestTLSConfigErrorsAtStart(t *testing.T) {
 	authority := newCA(t, "start")
-	cert, key, _ := authority.issue(t, "server", x509.ExtKeyUsageServerAuth)
+	cert, key, _ := authority.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	notPEM := filepath.Join(t.TempDir(), "ca.txt")
 	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
