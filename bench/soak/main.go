@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/toolnexus/toolnexus/bench/serverproc"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
 
@@ -101,12 +102,12 @@ func run(serverBin string, p plan) (int, error) {
 	if out, err := exec.Command("go", "build", "-o", mcpecho, "./bench/mcpecho").CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("build mcpecho: %v\n%s", err, out)
 	}
-	srv, err := startServer(serverBin, dir, configText(mcpecho, 0))
+	srv, err := serverproc.Start(serverBin, dir, configText(mcpecho, 0))
 	if err != nil {
 		return 0, err
 	}
-	defer srv.stop()
-	conn, err := grpc.NewClient(srv.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	defer srv.Stop()
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return 0, err
 	}
@@ -116,22 +117,22 @@ func run(serverBin string, p plan) (int, error) {
 		return 0, err
 	}
 	c := &checker{}
-	pid := srv.cmd.Process.Pid
-	startTime, _ := srv.metric("process_start_time_seconds")
+	pid := srv.Cmd.Process.Pid
+	startTime, _ := srv.Metric("process_start_time_seconds")
 
 	r1(client, srv, p, c)
 	r2(client, srv, p, c)
 	r3(client, srv, mcpecho, p, c)
 
 	fmt.Println("\nEnd")
-	after, _ := srv.metric("process_start_time_seconds")
-	c.check(srv.cmd.ProcessState == nil && after == startTime && pid == srv.cmd.Process.Pid, "server restarts: 0 (same pid %d, same start time)", pid)
-	if err := srv.stop(); err != nil {
+	after, _ := srv.Metric("process_start_time_seconds")
+	c.check(srv.Cmd.ProcessState == nil && after == startTime && pid == srv.Cmd.Process.Pid, "server restarts: 0 (same pid %d, same start time)", pid)
+	if err := srv.Stop(); err != nil {
 		c.check(false, "SIGTERM: server exited with %v", err)
 	} else {
 		c.check(true, "SIGTERM: server exited 0")
 	}
-	c.check(len(children(pid)) == 0, "no child process left after shutdown")
+	c.check(len(serverproc.Children(pid)) == 0, "no child process left after shutdown")
 	return c.failed, nil
 }
 
@@ -174,10 +175,10 @@ func (o *outcomes) String() string {
 	return strings.Join(parts, " ")
 }
 
-func r1(client pb.RegistryServiceClient, srv *serverProc, p plan, c *checker) {
+func r1(client pb.RegistryServiceClient, srv *serverproc.Proc, p plan, c *checker) {
 	fmt.Printf("R1  %d Execute calls at %d concurrency: 10%% debug_panic, 10%% debug_fail, 1%% debug_sleep past its deadline\n", p.r1Calls, p.concurrency)
-	goBefore, _ := srv.metric("go_goroutines")
-	rssBefore, _ := srv.metric("process_resident_memory_bytes")
+	goBefore, _ := srv.Metric("go_goroutines")
+	rssBefore, _ := srv.Metric("process_resident_memory_bytes")
 	var next, sent, received, wrong atomic.Int64
 	var out outcomes
 	start := time.Now()
@@ -217,8 +218,8 @@ func r1(client pb.RegistryServiceClient, srv *serverProc, p plan, c *checker) {
 	wg.Wait()
 	took := time.Since(start)
 	time.Sleep(p.settleWindow) // let finished calls' goroutines exit before counting
-	goAfter, _ := srv.metric("go_goroutines")
-	rssAfter, _ := srv.metric("process_resident_memory_bytes")
+	goAfter, _ := srv.Metric("go_goroutines")
+	rssAfter, _ := srv.Metric("process_resident_memory_bytes")
 	fmt.Printf("  %d calls in %s (%.0f calls/s); outcomes: %s\n", sent.Load(), took.Round(time.Millisecond), float64(sent.Load())/took.Seconds(), out.String())
 	c.check(sent.Load() == received.Load(), "calls sent %d = responses received %d", sent.Load(), received.Load())
 	c.check(wrong.Load() == 0, "every call had its expected outcome (%d did not)", wrong.Load())
@@ -245,9 +246,9 @@ func r1Call(i int64) (req *pb.ExecuteRequest, wantOutcome string, deadline time.
 	}
 }
 
-func r2(client pb.RegistryServiceClient, srv *serverProc, p plan, c *checker) {
+func r2(client pb.RegistryServiceClient, srv *serverproc.Proc, p plan, c *checker) {
 	fmt.Printf("\nR2  kill -9 the stdio MCP server under load (%s)\n", p.r2Duration)
-	kids := children(srv.cmd.Process.Pid)
+	kids := serverproc.Children(srv.Cmd.Process.Pid)
 	if len(kids) == 0 {
 		c.check(false, "found the MCP child process")
 		return
@@ -313,7 +314,7 @@ func r2(client pb.RegistryServiceClient, srv *serverProc, p plan, c *checker) {
 	c.check(time.Duration(maxErrLatency.Load()) < 2*time.Second, "failing calls failed fast: slowest %s (the server timeout is 10s)", time.Duration(maxErrLatency.Load()).Round(time.Millisecond))
 	c.check(backAt.Load() > 0, "the source restarted the server and its tools answered again %s after the kill", durSince(k, backAt.Load()))
 	c.check(otherErrs.Load() == 0, "other sources' error rate: %d of %d", otherErrs.Load(), otherOK.Load()+otherErrs.Load())
-	now := children(srv.cmd.Process.Pid)
+	now := serverproc.Children(srv.Cmd.Process.Pid)
 	c.check(len(now) == 1 && now[0] != kids[0], "one new MCP child process (pid %v)", now)
 }
 
@@ -324,9 +325,9 @@ func durSince(from, to int64) string {
 	return time.Duration(to - from).Round(time.Millisecond).String()
 }
 
-func r3(client pb.RegistryServiceClient, srv *serverProc, mcpecho string, p plan, c *checker) {
+func r3(client pb.RegistryServiceClient, srv *serverproc.Proc, mcpecho string, p plan, c *checker) {
 	fmt.Printf("\nR3  %d reloads during %d calls\n", p.r3Reloads, p.r3Calls)
-	okBefore, _ := srv.metric(`toolnexus_reloads_total{result="ok"}`)
+	okBefore, _ := srv.Metric(`toolnexus_reloads_total{result="ok"}`)
 	var next, failures, done atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -367,7 +368,7 @@ func r3(client pb.RegistryServiceClient, srv *serverProc, mcpecho string, p plan
 			}
 			break
 		}
-		if err := srv.reload(configText(mcpecho, (reloads+1)%2)); err != nil {
+		if err := srv.Reload(configText(mcpecho, (reloads+1)%2)); err != nil {
 			c.check(false, "reload %d: %v", reloads, err)
 			break
 		}
@@ -376,15 +377,15 @@ func r3(client pb.RegistryServiceClient, srv *serverProc, mcpecho string, p plan
 		waitMetric(srv, `toolnexus_reloads_total{result="ok"}`, okBefore+float64(reloads), 10*time.Second)
 	}
 	<-stop
-	okAfter, _ := srv.metric(`toolnexus_reloads_total{result="ok"}`)
+	okAfter, _ := srv.Metric(`toolnexus_reloads_total{result="ok"}`)
 	c.check(int(okAfter-okBefore) == reloads && reloads == p.r3Reloads, "reloads applied: %d of %d", int(okAfter-okBefore), p.r3Reloads)
 	c.check(failures.Load() == 0, "failures on tools present in both configs: %d of %d calls", failures.Load(), done.Load())
 }
 
-func waitMetric(srv *serverProc, name string, atLeast float64, within time.Duration) {
+func waitMetric(srv *serverproc.Proc, name string, atLeast float64, within time.Duration) {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
-		if v, _ := srv.metric(name); v >= atLeast {
+		if v, _ := srv.Metric(name); v >= atLeast {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -1,4 +1,7 @@
-package main
+// Package serverproc runs the real toolnexus server binary as a child
+// process for the benchmark and soak programs: the shape it has in
+// production, with its own /metrics to read.
+package serverproc
 
 import (
 	"bufio"
@@ -15,20 +18,22 @@ import (
 	"time"
 )
 
-// serverProc is the toolnexus server under test, as a real child process:
+// Proc is the toolnexus server under test, as a real child process:
 // the drills kill its children and send it signals, as an operator would.
-type serverProc struct {
-	cmd         *exec.Cmd
-	addr        string
-	metricsAddr string
+type Proc struct {
+	Cmd         *exec.Cmd
+	Addr        string
+	MetricsAddr string
 	cfgPath     string
 	log         *os.File
 }
 
 var servingRe = regexp.MustCompile(`msg="toolnexus serving" grpc=(\S+) metrics=(\S+)`)
 
-func startServer(bin, dir, cfg string) (*serverProc, error) {
-	cfgPath := filepath.Join(dir, "soak.json")
+// Start writes cfg into dir and starts bin on ephemeral loopback ports,
+// returning once it says it is serving.
+func Start(bin, dir, cfg string) (*Proc, error) {
+	cfgPath := filepath.Join(dir, fmt.Sprintf("server-%d.json", time.Now().UnixNano()))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
@@ -45,7 +50,7 @@ func startServer(bin, dir, cfg string) (*serverProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &serverProc{cmd: cmd, cfgPath: cfgPath, log: logf}
+	p := &Proc{Cmd: cmd, cfgPath: cfgPath, log: logf}
 	found := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -56,7 +61,7 @@ func startServer(bin, dir, cfg string) (*serverProc, error) {
 			fmt.Fprintln(logf, line)
 			if !sent {
 				if m := servingRe.FindStringSubmatch(line); m != nil {
-					p.addr, p.metricsAddr = m[1], m[2]
+					p.Addr, p.MetricsAddr = m[1], m[2]
 					sent = true
 					found <- true
 				}
@@ -78,30 +83,32 @@ func startServer(bin, dir, cfg string) (*serverProc, error) {
 	return p, nil
 }
 
-func (p *serverProc) stop() error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+// Stop sends SIGTERM and waits up to 30 s for a clean exit.
+func (p *Proc) Stop() error {
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
+	go func() { done <- p.Cmd.Wait() }()
 	select {
 	case err := <-done:
 		return err
 	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
+		p.Cmd.Process.Kill()
 		return fmt.Errorf("server did not stop within 30s of SIGTERM")
 	}
 }
 
-func (p *serverProc) reload(cfg string) error {
+// Reload rewrites the config file and sends SIGHUP.
+func (p *Proc) Reload(cfg string) error {
 	if err := os.WriteFile(p.cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	return p.cmd.Process.Signal(syscall.SIGHUP)
+	return p.Cmd.Process.Signal(syscall.SIGHUP)
 }
 
-// metric reads one sample from /metrics: the first line starting with
+// Metric reads one sample from /metrics: the first line starting with
 // name (including any label text given), as a float.
-func (p *serverProc) metric(nameAndLabels string) (float64, error) {
-	resp, err := http.Get("http://" + p.metricsAddr + "/metrics")
+func (p *Proc) Metric(nameAndLabels string) (float64, error) {
+	resp, err := http.Get("http://" + p.MetricsAddr + "/metrics")
 	if err != nil {
 		return 0, err
 	}
@@ -116,8 +123,8 @@ func (p *serverProc) metric(nameAndLabels string) (float64, error) {
 	return 0, nil
 }
 
-// children lists the PIDs whose parent is pid (from /proc).
-func children(pid int) []int {
+// Children lists the PIDs whose parent is pid (from /proc).
+func Children(pid int) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range entries {
