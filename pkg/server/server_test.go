@@ -336,7 +336,19 @@ func TestExportToolsShapes(t *testing.T) {
 }
 
 func TestHealthReflectionAndGracefulDrain(t *testing.T) {
-	f := start(t, debugOnly)
+	// hold signals when it is running and finishes when released, so the
+	// test knows the call is in flight without polling anything.
+	running, release := make(chan struct{}), make(chan struct{})
+	hold := tool.Must(tool.New("hold", func(ctx context.Context, _ tool.Call) tool.Result {
+		close(running)
+		select {
+		case <-release:
+			return tool.Success("released", nil)
+		case <-ctx.Done():
+			return tool.ContextResult(ctx, "hold")
+		}
+	}))
+	f := start(t, debugOnly, hold)
 	hc := healthpb.NewHealthClient(f.conn)
 	for _, svc := range []string{"", "toolnexus.v1.RegistryService", "toolnexus.v1.SourceService"} {
 		r, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: svc})
@@ -375,34 +387,32 @@ func TestHealthReflectionAndGracefulDrain(t *testing.T) {
 	}
 	result := make(chan *pb.ToolResult, 1)
 	go func() {
-		resp, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: "debug_sleep", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"ms": 300}`}})
+		resp, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: "hold"})
 		if err != nil {
 			t.Errorf("in-flight call failed during drain: %v", err)
 		}
 		result <- resp.GetResult()
 	}()
-	waitInFlight(t, f, "debug")
-	go f.srv.Shutdown()
-	if r, err := watch.Recv(); err == nil && r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
-		t.Fatalf("health after shutdown began: %v", r)
+	<-running
+	stopped := make(chan struct{})
+	go func() { f.srv.Shutdown(); close(stopped) }()
+	r, err := watch.Recv()
+	if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("health after shutdown began: %v %v, want NOT_SERVING", r, err)
 	}
-	if r := <-result; r.GetOutput() != "slept 300ms" {
+	select {
+	case <-stopped:
+		t.Fatal("shutdown finished while a call was still running")
+	default:
+	}
+	close(release)
+	if r := <-result; r.GetOutput() != "released" || r.GetIsError() {
 		t.Fatalf("drained call result %v", r)
 	}
+	f.conn.Close() // ends the health watch stream, which also holds the drain
+	<-stopped
 }
 
-// waitInFlight polls the in-flight gauge until a call of source is running.
-func waitInFlight(t *testing.T, f *fixture, source string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if line := metricLine(f.scrape(t), "toolnexus_tool_calls_in_flight", `source="`+source+`"`, `protocol="grpc"`); strings.HasSuffix(line, " 1") {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("call never became in-flight")
-}
 
 func TestConcurrentExecuteWhileLayersAreReplaced(t *testing.T) {
 	// Each version of layer "flux" has 8 tools all answering with the same
