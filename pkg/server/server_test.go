@@ -413,7 +413,6 @@ func TestHealthReflectionAndGracefulDrain(t *testing.T) {
 	<-stopped
 }
 
-
 func TestConcurrentExecuteWhileLayersAreReplaced(t *testing.T) {
 	// Each version of layer "flux" has 8 tools all answering with the same
 	// version tag; a call must never see a mix, and the stable tool must
