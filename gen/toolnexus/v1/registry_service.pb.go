@@ -22,6 +22,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// OutputStream names where an OutputEvent's bytes were written.
+type OutputStream int32
+
+const (
+	// Not set.
+	OutputStream_OUTPUT_STREAM_UNSPECIFIED OutputStream = 0
+	// Standard output.
+	OutputStream_OUTPUT_STREAM_STDOUT OutputStream = 1
+	// Standard error.
+	OutputStream_OUTPUT_STREAM_STDERR OutputStream = 2
+)
+
+// Enum value maps for OutputStream.
+var (
+	OutputStream_name = map[int32]string{
+		0: "OUTPUT_STREAM_UNSPECIFIED",
+		1: "OUTPUT_STREAM_STDOUT",
+		2: "OUTPUT_STREAM_STDERR",
+	}
+	OutputStream_value = map[string]int32{
+		"OUTPUT_STREAM_UNSPECIFIED": 0,
+		"OUTPUT_STREAM_STDOUT":      1,
+		"OUTPUT_STREAM_STDERR":      2,
+	}
+)
+
+func (x OutputStream) Enum() *OutputStream {
+	p := new(OutputStream)
+	*p = x
+	return p
+}
+
+func (x OutputStream) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OutputStream) Descriptor() protoreflect.EnumDescriptor {
+	return file_toolnexus_v1_registry_service_proto_enumTypes[0].Descriptor()
+}
+
+func (OutputStream) Type() protoreflect.EnumType {
+	return &file_toolnexus_v1_registry_service_proto_enumTypes[0]
+}
+
+func (x OutputStream) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use OutputStream.Descriptor instead.
+func (OutputStream) EnumDescriptor() ([]byte, []int) {
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{0}
+}
+
 // ExportFormat names a model provider's tool-declaration shape.
 type ExportFormat int32
 
@@ -63,11 +116,11 @@ func (x ExportFormat) String() string {
 }
 
 func (ExportFormat) Descriptor() protoreflect.EnumDescriptor {
-	return file_toolnexus_v1_registry_service_proto_enumTypes[0].Descriptor()
+	return file_toolnexus_v1_registry_service_proto_enumTypes[1].Descriptor()
 }
 
 func (ExportFormat) Type() protoreflect.EnumType {
-	return &file_toolnexus_v1_registry_service_proto_enumTypes[0]
+	return &file_toolnexus_v1_registry_service_proto_enumTypes[1]
 }
 
 func (x ExportFormat) Number() protoreflect.EnumNumber {
@@ -76,7 +129,7 @@ func (x ExportFormat) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ExportFormat.Descriptor instead.
 func (ExportFormat) EnumDescriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{0}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{1}
 }
 
 // ListToolsRequest filters and pages the tool list.
@@ -323,7 +376,11 @@ type ExecuteRequest struct {
 	//	*ExecuteRequest_ArgumentsJson
 	Input isExecuteRequest_Input `protobuf_oneof:"input"`
 	// Resumes a call that earlier returned OUTCOME_PENDING.
-	Answer        *Answer `protobuf:"bytes,4,opt,name=answer,proto3" json:"answer,omitempty"`
+	Answer *Answer `protobuf:"bytes,4,opt,name=answer,proto3" json:"answer,omitempty"`
+	// The model's id for this tool call (e.g. OpenAI's tool_call id), when the
+	// caller has one. It is recorded in traces (gen_ai.tool.call.id) and the
+	// audit log; it changes nothing about the call.
+	CallId        string `protobuf:"bytes,5,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -397,6 +454,13 @@ func (x *ExecuteRequest) GetAnswer() *Answer {
 	return nil
 }
 
+func (x *ExecuteRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
 type isExecuteRequest_Input interface {
 	isExecuteRequest_Input()
 }
@@ -416,6 +480,313 @@ func (*ExecuteRequest_Arguments) isExecuteRequest_Input() {}
 
 func (*ExecuteRequest_ArgumentsJson) isExecuteRequest_Input() {}
 
+// ExecuteEvent is one message of an ExecuteStream: something the tool
+// reported while running, or the final result (always last, exactly once).
+type ExecuteEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What happened.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ExecuteEvent_Progress
+	//	*ExecuteEvent_Log
+	//	*ExecuteEvent_Output
+	//	*ExecuteEvent_Result
+	Event         isExecuteEvent_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteEvent) Reset() {
+	*x = ExecuteEvent{}
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteEvent) ProtoMessage() {}
+
+func (x *ExecuteEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteEvent.ProtoReflect.Descriptor instead.
+func (*ExecuteEvent) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ExecuteEvent) GetEvent() isExecuteEvent_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ExecuteEvent) GetProgress() *ProgressEvent {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteEvent_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *ExecuteEvent) GetLog() *LogEvent {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteEvent_Log); ok {
+			return x.Log
+		}
+	}
+	return nil
+}
+
+func (x *ExecuteEvent) GetOutput() *OutputEvent {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteEvent_Output); ok {
+			return x.Output
+		}
+	}
+	return nil
+}
+
+func (x *ExecuteEvent) GetResult() *ToolResult {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteEvent_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+type isExecuteEvent_Event interface {
+	isExecuteEvent_Event()
+}
+
+type ExecuteEvent_Progress struct {
+	// The tool reported progress.
+	Progress *ProgressEvent `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
+}
+
+type ExecuteEvent_Log struct {
+	// The tool emitted a log message.
+	Log *LogEvent `protobuf:"bytes,2,opt,name=log,proto3,oneof"`
+}
+
+type ExecuteEvent_Output struct {
+	// The tool produced output (e.g. bash's stdout) as it ran.
+	Output *OutputEvent `protobuf:"bytes,3,opt,name=output,proto3,oneof"`
+}
+
+type ExecuteEvent_Result struct {
+	// The call ended; this is the last event of the stream.
+	Result *ToolResult `protobuf:"bytes,4,opt,name=result,proto3,oneof"`
+}
+
+func (*ExecuteEvent_Progress) isExecuteEvent_Event() {}
+
+func (*ExecuteEvent_Log) isExecuteEvent_Event() {}
+
+func (*ExecuteEvent_Output) isExecuteEvent_Event() {}
+
+func (*ExecuteEvent_Result) isExecuteEvent_Event() {}
+
+// ProgressEvent reports how far a tool has come.
+type ProgressEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Work done so far, in the tool's own units; increases along one stream.
+	Progress float64 `protobuf:"fixed64,1,opt,name=progress,proto3" json:"progress,omitempty"`
+	// Total work when known; 0 when unknown.
+	Total float64 `protobuf:"fixed64,2,opt,name=total,proto3" json:"total,omitempty"`
+	// A human-readable note about the current step; may be empty.
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProgressEvent) Reset() {
+	*x = ProgressEvent{}
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProgressEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProgressEvent) ProtoMessage() {}
+
+func (x *ProgressEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProgressEvent.ProtoReflect.Descriptor instead.
+func (*ProgressEvent) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ProgressEvent) GetProgress() float64 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *ProgressEvent) GetTotal() float64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ProgressEvent) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// LogEvent is a log message from the tool (e.g. an MCP server's
+// notifications/message).
+type LogEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The syslog-style level: "debug", "info", "notice", "warning", "error",
+	// "critical", "alert" or "emergency".
+	Level string `protobuf:"bytes,1,opt,name=level,proto3" json:"level,omitempty"`
+	// The component that logged it; may be empty.
+	Logger string `protobuf:"bytes,2,opt,name=logger,proto3" json:"logger,omitempty"`
+	// The message: a string or any JSON value.
+	Data          *structpb.Value `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogEvent) Reset() {
+	*x = LogEvent{}
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogEvent) ProtoMessage() {}
+
+func (x *LogEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogEvent.ProtoReflect.Descriptor instead.
+func (*LogEvent) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *LogEvent) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *LogEvent) GetLogger() string {
+	if x != nil {
+		return x.Logger
+	}
+	return ""
+}
+
+func (x *LogEvent) GetData() *structpb.Value {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// OutputEvent carries output as the tool produced it.
+type OutputEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Which stream the bytes came from.
+	Stream OutputStream `protobuf:"varint,1,opt,name=stream,proto3,enum=toolnexus.v1.OutputStream" json:"stream,omitempty"`
+	// The bytes, in order; not necessarily whole lines or valid UTF-8.
+	Data          []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OutputEvent) Reset() {
+	*x = OutputEvent{}
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutputEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutputEvent) ProtoMessage() {}
+
+func (x *OutputEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutputEvent.ProtoReflect.Descriptor instead.
+func (*OutputEvent) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *OutputEvent) GetStream() OutputStream {
+	if x != nil {
+		return x.Stream
+	}
+	return OutputStream_OUTPUT_STREAM_UNSPECIFIED
+}
+
+func (x *OutputEvent) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 // ExecuteResponse carries the result of the call.
 type ExecuteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -427,7 +798,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +810,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +823,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{5}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExecuteResponse) GetResult() *ToolResult {
@@ -475,7 +846,7 @@ type WatchToolsRequest struct {
 
 func (x *WatchToolsRequest) Reset() {
 	*x = WatchToolsRequest{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +858,7 @@ func (x *WatchToolsRequest) String() string {
 func (*WatchToolsRequest) ProtoMessage() {}
 
 func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +871,7 @@ func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsRequest.ProtoReflect.Descriptor instead.
 func (*WatchToolsRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{6}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WatchToolsRequest) GetSources() []string {
@@ -539,7 +910,7 @@ type WatchToolsResponse struct {
 
 func (x *WatchToolsResponse) Reset() {
 	*x = WatchToolsResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[7]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -551,7 +922,7 @@ func (x *WatchToolsResponse) String() string {
 func (*WatchToolsResponse) ProtoMessage() {}
 
 func (x *WatchToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[7]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -564,7 +935,7 @@ func (x *WatchToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsResponse.ProtoReflect.Descriptor instead.
 func (*WatchToolsResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{7}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WatchToolsResponse) GetRevision() uint64 {
@@ -624,7 +995,7 @@ type ExportToolsRequest struct {
 
 func (x *ExportToolsRequest) Reset() {
 	*x = ExportToolsRequest{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[8]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +1007,7 @@ func (x *ExportToolsRequest) String() string {
 func (*ExportToolsRequest) ProtoMessage() {}
 
 func (x *ExportToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[8]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +1020,7 @@ func (x *ExportToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportToolsRequest.ProtoReflect.Descriptor instead.
 func (*ExportToolsRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{8}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExportToolsRequest) GetFormat() ExportFormat {
@@ -684,7 +1055,7 @@ type ExportToolsResponse struct {
 
 func (x *ExportToolsResponse) Reset() {
 	*x = ExportToolsResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[9]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +1067,7 @@ func (x *ExportToolsResponse) String() string {
 func (*ExportToolsResponse) ProtoMessage() {}
 
 func (x *ExportToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[9]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +1080,7 @@ func (x *ExportToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportToolsResponse.ProtoReflect.Descriptor instead.
 func (*ExportToolsResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{9}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExportToolsResponse) GetJson() string {
@@ -728,7 +1099,7 @@ type GetSkillsPromptRequest struct {
 
 func (x *GetSkillsPromptRequest) Reset() {
 	*x = GetSkillsPromptRequest{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[10]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +1111,7 @@ func (x *GetSkillsPromptRequest) String() string {
 func (*GetSkillsPromptRequest) ProtoMessage() {}
 
 func (x *GetSkillsPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[10]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +1124,7 @@ func (x *GetSkillsPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillsPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetSkillsPromptRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{10}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{14}
 }
 
 // GetSkillsPromptResponse carries the skills catalog text.
@@ -767,7 +1138,7 @@ type GetSkillsPromptResponse struct {
 
 func (x *GetSkillsPromptResponse) Reset() {
 	*x = GetSkillsPromptResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[11]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -779,7 +1150,7 @@ func (x *GetSkillsPromptResponse) String() string {
 func (*GetSkillsPromptResponse) ProtoMessage() {}
 
 func (x *GetSkillsPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[11]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -792,7 +1163,7 @@ func (x *GetSkillsPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillsPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetSkillsPromptResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{11}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetSkillsPromptResponse) GetPrompt() string {
@@ -820,13 +1191,31 @@ const file_toolnexus_v1_registry_service_proto_rawDesc = "" +
 	"\x0eGetToolRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"9\n" +
 	"\x0fGetToolResponse\x12&\n" +
-	"\x04tool\x18\x01 \x01(\v2\x12.toolnexus.v1.ToolR\x04tool\"\xbd\x01\n" +
+	"\x04tool\x18\x01 \x01(\v2\x12.toolnexus.v1.ToolR\x04tool\"\xd6\x01\n" +
 	"\x0eExecuteRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x127\n" +
 	"\targuments\x18\x02 \x01(\v2\x17.google.protobuf.StructH\x00R\targuments\x12'\n" +
 	"\x0earguments_json\x18\x03 \x01(\tH\x00R\rargumentsJson\x12,\n" +
-	"\x06answer\x18\x04 \x01(\v2\x14.toolnexus.v1.AnswerR\x06answerB\a\n" +
-	"\x05input\"C\n" +
+	"\x06answer\x18\x04 \x01(\v2\x14.toolnexus.v1.AnswerR\x06answer\x12\x17\n" +
+	"\acall_id\x18\x05 \x01(\tR\x06callIdB\a\n" +
+	"\x05input\"\xe7\x01\n" +
+	"\fExecuteEvent\x129\n" +
+	"\bprogress\x18\x01 \x01(\v2\x1b.toolnexus.v1.ProgressEventH\x00R\bprogress\x12*\n" +
+	"\x03log\x18\x02 \x01(\v2\x16.toolnexus.v1.LogEventH\x00R\x03log\x123\n" +
+	"\x06output\x18\x03 \x01(\v2\x19.toolnexus.v1.OutputEventH\x00R\x06output\x122\n" +
+	"\x06result\x18\x04 \x01(\v2\x18.toolnexus.v1.ToolResultH\x00R\x06resultB\a\n" +
+	"\x05event\"[\n" +
+	"\rProgressEvent\x12\x1a\n" +
+	"\bprogress\x18\x01 \x01(\x01R\bprogress\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"d\n" +
+	"\bLogEvent\x12\x14\n" +
+	"\x05level\x18\x01 \x01(\tR\x05level\x12\x16\n" +
+	"\x06logger\x18\x02 \x01(\tR\x06logger\x12*\n" +
+	"\x04data\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04data\"U\n" +
+	"\vOutputEvent\x122\n" +
+	"\x06stream\x18\x01 \x01(\x0e2\x1a.toolnexus.v1.OutputStreamR\x06stream\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"C\n" +
 	"\x0fExecuteResponse\x120\n" +
 	"\x06result\x18\x01 \x01(\v2\x18.toolnexus.v1.ToolResultR\x06result\"C\n" +
 	"\x11WatchToolsRequest\x12\x18\n" +
@@ -847,16 +1236,21 @@ const file_toolnexus_v1_registry_service_proto_rawDesc = "" +
 	"\x04json\x18\x01 \x01(\tR\x04json\"\x18\n" +
 	"\x16GetSkillsPromptRequest\"1\n" +
 	"\x17GetSkillsPromptResponse\x12\x16\n" +
-	"\x06prompt\x18\x01 \x01(\tR\x06prompt*~\n" +
+	"\x06prompt\x18\x01 \x01(\tR\x06prompt*a\n" +
+	"\fOutputStream\x12\x1d\n" +
+	"\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14OUTPUT_STREAM_STDOUT\x10\x01\x12\x18\n" +
+	"\x14OUTPUT_STREAM_STDERR\x10\x02*~\n" +
 	"\fExportFormat\x12\x1d\n" +
 	"\x19EXPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14EXPORT_FORMAT_OPENAI\x10\x01\x12\x1b\n" +
 	"\x17EXPORT_FORMAT_ANTHROPIC\x10\x02\x12\x18\n" +
-	"\x14EXPORT_FORMAT_GEMINI\x10\x032\xf6\x03\n" +
+	"\x14EXPORT_FORMAT_GEMINI\x10\x032\xc3\x04\n" +
 	"\x0fRegistryService\x12L\n" +
 	"\tListTools\x12\x1e.toolnexus.v1.ListToolsRequest\x1a\x1f.toolnexus.v1.ListToolsResponse\x12F\n" +
 	"\aGetTool\x12\x1c.toolnexus.v1.GetToolRequest\x1a\x1d.toolnexus.v1.GetToolResponse\x12F\n" +
-	"\aExecute\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1d.toolnexus.v1.ExecuteResponse\x12Q\n" +
+	"\aExecute\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1d.toolnexus.v1.ExecuteResponse\x12K\n" +
+	"\rExecuteStream\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1a.toolnexus.v1.ExecuteEvent0\x01\x12Q\n" +
 	"\n" +
 	"WatchTools\x12\x1f.toolnexus.v1.WatchToolsRequest\x1a .toolnexus.v1.WatchToolsResponse0\x01\x12R\n" +
 	"\vExportTools\x12 .toolnexus.v1.ExportToolsRequest\x1a!.toolnexus.v1.ExportToolsResponse\x12^\n" +
@@ -874,52 +1268,66 @@ func file_toolnexus_v1_registry_service_proto_rawDescGZIP() []byte {
 	return file_toolnexus_v1_registry_service_proto_rawDescData
 }
 
-var file_toolnexus_v1_registry_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_toolnexus_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_toolnexus_v1_registry_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_toolnexus_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_toolnexus_v1_registry_service_proto_goTypes = []any{
-	(ExportFormat)(0),               // 0: toolnexus.v1.ExportFormat
-	(*ListToolsRequest)(nil),        // 1: toolnexus.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),       // 2: toolnexus.v1.ListToolsResponse
-	(*GetToolRequest)(nil),          // 3: toolnexus.v1.GetToolRequest
-	(*GetToolResponse)(nil),         // 4: toolnexus.v1.GetToolResponse
-	(*ExecuteRequest)(nil),          // 5: toolnexus.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),         // 6: toolnexus.v1.ExecuteResponse
-	(*WatchToolsRequest)(nil),       // 7: toolnexus.v1.WatchToolsRequest
-	(*WatchToolsResponse)(nil),      // 8: toolnexus.v1.WatchToolsResponse
-	(*ExportToolsRequest)(nil),      // 9: toolnexus.v1.ExportToolsRequest
-	(*ExportToolsResponse)(nil),     // 10: toolnexus.v1.ExportToolsResponse
-	(*GetSkillsPromptRequest)(nil),  // 11: toolnexus.v1.GetSkillsPromptRequest
-	(*GetSkillsPromptResponse)(nil), // 12: toolnexus.v1.GetSkillsPromptResponse
-	(*Tool)(nil),                    // 13: toolnexus.v1.Tool
-	(*structpb.Struct)(nil),         // 14: google.protobuf.Struct
-	(*Answer)(nil),                  // 15: toolnexus.v1.Answer
-	(*ToolResult)(nil),              // 16: toolnexus.v1.ToolResult
+	(OutputStream)(0),               // 0: toolnexus.v1.OutputStream
+	(ExportFormat)(0),               // 1: toolnexus.v1.ExportFormat
+	(*ListToolsRequest)(nil),        // 2: toolnexus.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),       // 3: toolnexus.v1.ListToolsResponse
+	(*GetToolRequest)(nil),          // 4: toolnexus.v1.GetToolRequest
+	(*GetToolResponse)(nil),         // 5: toolnexus.v1.GetToolResponse
+	(*ExecuteRequest)(nil),          // 6: toolnexus.v1.ExecuteRequest
+	(*ExecuteEvent)(nil),            // 7: toolnexus.v1.ExecuteEvent
+	(*ProgressEvent)(nil),           // 8: toolnexus.v1.ProgressEvent
+	(*LogEvent)(nil),                // 9: toolnexus.v1.LogEvent
+	(*OutputEvent)(nil),             // 10: toolnexus.v1.OutputEvent
+	(*ExecuteResponse)(nil),         // 11: toolnexus.v1.ExecuteResponse
+	(*WatchToolsRequest)(nil),       // 12: toolnexus.v1.WatchToolsRequest
+	(*WatchToolsResponse)(nil),      // 13: toolnexus.v1.WatchToolsResponse
+	(*ExportToolsRequest)(nil),      // 14: toolnexus.v1.ExportToolsRequest
+	(*ExportToolsResponse)(nil),     // 15: toolnexus.v1.ExportToolsResponse
+	(*GetSkillsPromptRequest)(nil),  // 16: toolnexus.v1.GetSkillsPromptRequest
+	(*GetSkillsPromptResponse)(nil), // 17: toolnexus.v1.GetSkillsPromptResponse
+	(*Tool)(nil),                    // 18: toolnexus.v1.Tool
+	(*structpb.Struct)(nil),         // 19: google.protobuf.Struct
+	(*Answer)(nil),                  // 20: toolnexus.v1.Answer
+	(*ToolResult)(nil),              // 21: toolnexus.v1.ToolResult
+	(*structpb.Value)(nil),          // 22: google.protobuf.Value
 }
 var file_toolnexus_v1_registry_service_proto_depIdxs = []int32{
-	13, // 0: toolnexus.v1.ListToolsResponse.tools:type_name -> toolnexus.v1.Tool
-	13, // 1: toolnexus.v1.GetToolResponse.tool:type_name -> toolnexus.v1.Tool
-	14, // 2: toolnexus.v1.ExecuteRequest.arguments:type_name -> google.protobuf.Struct
-	15, // 3: toolnexus.v1.ExecuteRequest.answer:type_name -> toolnexus.v1.Answer
-	16, // 4: toolnexus.v1.ExecuteResponse.result:type_name -> toolnexus.v1.ToolResult
-	13, // 5: toolnexus.v1.WatchToolsResponse.tools:type_name -> toolnexus.v1.Tool
-	0,  // 6: toolnexus.v1.ExportToolsRequest.format:type_name -> toolnexus.v1.ExportFormat
-	1,  // 7: toolnexus.v1.RegistryService.ListTools:input_type -> toolnexus.v1.ListToolsRequest
-	3,  // 8: toolnexus.v1.RegistryService.GetTool:input_type -> toolnexus.v1.GetToolRequest
-	5,  // 9: toolnexus.v1.RegistryService.Execute:input_type -> toolnexus.v1.ExecuteRequest
-	7,  // 10: toolnexus.v1.RegistryService.WatchTools:input_type -> toolnexus.v1.WatchToolsRequest
-	9,  // 11: toolnexus.v1.RegistryService.ExportTools:input_type -> toolnexus.v1.ExportToolsRequest
-	11, // 12: toolnexus.v1.RegistryService.GetSkillsPrompt:input_type -> toolnexus.v1.GetSkillsPromptRequest
-	2,  // 13: toolnexus.v1.RegistryService.ListTools:output_type -> toolnexus.v1.ListToolsResponse
-	4,  // 14: toolnexus.v1.RegistryService.GetTool:output_type -> toolnexus.v1.GetToolResponse
-	6,  // 15: toolnexus.v1.RegistryService.Execute:output_type -> toolnexus.v1.ExecuteResponse
-	8,  // 16: toolnexus.v1.RegistryService.WatchTools:output_type -> toolnexus.v1.WatchToolsResponse
-	10, // 17: toolnexus.v1.RegistryService.ExportTools:output_type -> toolnexus.v1.ExportToolsResponse
-	12, // 18: toolnexus.v1.RegistryService.GetSkillsPrompt:output_type -> toolnexus.v1.GetSkillsPromptResponse
-	13, // [13:19] is the sub-list for method output_type
-	7,  // [7:13] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	18, // 0: toolnexus.v1.ListToolsResponse.tools:type_name -> toolnexus.v1.Tool
+	18, // 1: toolnexus.v1.GetToolResponse.tool:type_name -> toolnexus.v1.Tool
+	19, // 2: toolnexus.v1.ExecuteRequest.arguments:type_name -> google.protobuf.Struct
+	20, // 3: toolnexus.v1.ExecuteRequest.answer:type_name -> toolnexus.v1.Answer
+	8,  // 4: toolnexus.v1.ExecuteEvent.progress:type_name -> toolnexus.v1.ProgressEvent
+	9,  // 5: toolnexus.v1.ExecuteEvent.log:type_name -> toolnexus.v1.LogEvent
+	10, // 6: toolnexus.v1.ExecuteEvent.output:type_name -> toolnexus.v1.OutputEvent
+	21, // 7: toolnexus.v1.ExecuteEvent.result:type_name -> toolnexus.v1.ToolResult
+	22, // 8: toolnexus.v1.LogEvent.data:type_name -> google.protobuf.Value
+	0,  // 9: toolnexus.v1.OutputEvent.stream:type_name -> toolnexus.v1.OutputStream
+	21, // 10: toolnexus.v1.ExecuteResponse.result:type_name -> toolnexus.v1.ToolResult
+	18, // 11: toolnexus.v1.WatchToolsResponse.tools:type_name -> toolnexus.v1.Tool
+	1,  // 12: toolnexus.v1.ExportToolsRequest.format:type_name -> toolnexus.v1.ExportFormat
+	2,  // 13: toolnexus.v1.RegistryService.ListTools:input_type -> toolnexus.v1.ListToolsRequest
+	4,  // 14: toolnexus.v1.RegistryService.GetTool:input_type -> toolnexus.v1.GetToolRequest
+	6,  // 15: toolnexus.v1.RegistryService.Execute:input_type -> toolnexus.v1.ExecuteRequest
+	6,  // 16: toolnexus.v1.RegistryService.ExecuteStream:input_type -> toolnexus.v1.ExecuteRequest
+	12, // 17: toolnexus.v1.RegistryService.WatchTools:input_type -> toolnexus.v1.WatchToolsRequest
+	14, // 18: toolnexus.v1.RegistryService.ExportTools:input_type -> toolnexus.v1.ExportToolsRequest
+	16, // 19: toolnexus.v1.RegistryService.GetSkillsPrompt:input_type -> toolnexus.v1.GetSkillsPromptRequest
+	3,  // 20: toolnexus.v1.RegistryService.ListTools:output_type -> toolnexus.v1.ListToolsResponse
+	5,  // 21: toolnexus.v1.RegistryService.GetTool:output_type -> toolnexus.v1.GetToolResponse
+	11, // 22: toolnexus.v1.RegistryService.Execute:output_type -> toolnexus.v1.ExecuteResponse
+	7,  // 23: toolnexus.v1.RegistryService.ExecuteStream:output_type -> toolnexus.v1.ExecuteEvent
+	13, // 24: toolnexus.v1.RegistryService.WatchTools:output_type -> toolnexus.v1.WatchToolsResponse
+	15, // 25: toolnexus.v1.RegistryService.ExportTools:output_type -> toolnexus.v1.ExportToolsResponse
+	17, // 26: toolnexus.v1.RegistryService.GetSkillsPrompt:output_type -> toolnexus.v1.GetSkillsPromptResponse
+	20, // [20:27] is the sub-list for method output_type
+	13, // [13:20] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_toolnexus_v1_registry_service_proto_init() }
@@ -932,13 +1340,19 @@ func file_toolnexus_v1_registry_service_proto_init() {
 		(*ExecuteRequest_Arguments)(nil),
 		(*ExecuteRequest_ArgumentsJson)(nil),
 	}
+	file_toolnexus_v1_registry_service_proto_msgTypes[5].OneofWrappers = []any{
+		(*ExecuteEvent_Progress)(nil),
+		(*ExecuteEvent_Log)(nil),
+		(*ExecuteEvent_Output)(nil),
+		(*ExecuteEvent_Result)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolnexus_v1_registry_service_proto_rawDesc), len(file_toolnexus_v1_registry_service_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   12,
+			NumEnums:      2,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	RegistryService_ListTools_FullMethodName       = "/toolnexus.v1.RegistryService/ListTools"
 	RegistryService_GetTool_FullMethodName         = "/toolnexus.v1.RegistryService/GetTool"
 	RegistryService_Execute_FullMethodName         = "/toolnexus.v1.RegistryService/Execute"
+	RegistryService_ExecuteStream_FullMethodName   = "/toolnexus.v1.RegistryService/ExecuteStream"
 	RegistryService_WatchTools_FullMethodName      = "/toolnexus.v1.RegistryService/WatchTools"
 	RegistryService_ExportTools_FullMethodName     = "/toolnexus.v1.RegistryService/ExportTools"
 	RegistryService_GetSkillsPrompt_FullMethodName = "/toolnexus.v1.RegistryService/GetSkillsPrompt"
@@ -43,7 +44,18 @@ type RegistryServiceClient interface {
 	// is_error = true and gRPC status OK. gRPC errors are kept for the transport
 	// and the request itself: UNAUTHENTICATED, INVALID_ARGUMENT (empty name),
 	// and the DEADLINE_EXCEEDED / CANCELED the caller asked for.
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
+	// ExecuteStream runs one tool call like Execute and streams what the tool
+	// reports while it works (progress, logs, output as produced), then exactly
+	// one final ExecuteEvent carrying the result, last. Same auth, allowlists,
+	// limits and failure-as-value rules as Execute. Cancelling the stream
+	// cancels the tool. It takes the same request as Execute on purpose, so a
+	// client switches between the two without converting anything.
+	// buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+	ExecuteStream(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteEvent], error)
 	// WatchTools sends the current tool list first, then one message per
 	// registry change, so an agent can refresh without polling.
 	WatchTools(ctx context.Context, in *WatchToolsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchToolsResponse], error)
@@ -91,9 +103,28 @@ func (c *registryServiceClient) Execute(ctx context.Context, in *ExecuteRequest,
 	return out, nil
 }
 
+func (c *registryServiceClient) ExecuteStream(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &RegistryService_ServiceDesc.Streams[0], RegistryService_ExecuteStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecuteRequest, ExecuteEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RegistryService_ExecuteStreamClient = grpc.ServerStreamingClient[ExecuteEvent]
+
 func (c *registryServiceClient) WatchTools(ctx context.Context, in *WatchToolsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchToolsResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &RegistryService_ServiceDesc.Streams[0], RegistryService_WatchTools_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &RegistryService_ServiceDesc.Streams[1], RegistryService_WatchTools_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +177,18 @@ type RegistryServiceServer interface {
 	// is_error = true and gRPC status OK. gRPC errors are kept for the transport
 	// and the request itself: UNAUTHENTICATED, INVALID_ARGUMENT (empty name),
 	// and the DEADLINE_EXCEEDED / CANCELED the caller asked for.
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
 	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
+	// ExecuteStream runs one tool call like Execute and streams what the tool
+	// reports while it works (progress, logs, output as produced), then exactly
+	// one final ExecuteEvent carrying the result, last. Same auth, allowlists,
+	// limits and failure-as-value rules as Execute. Cancelling the stream
+	// cancels the tool. It takes the same request as Execute on purpose, so a
+	// client switches between the two without converting anything.
+	// buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+	ExecuteStream(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteEvent]) error
 	// WatchTools sends the current tool list first, then one message per
 	// registry change, so an agent can refresh without polling.
 	WatchTools(*WatchToolsRequest, grpc.ServerStreamingServer[WatchToolsResponse]) error
@@ -172,6 +214,9 @@ func (UnimplementedRegistryServiceServer) GetTool(context.Context, *GetToolReque
 }
 func (UnimplementedRegistryServiceServer) Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedRegistryServiceServer) ExecuteStream(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteEvent]) error {
+	return status.Error(codes.Unimplemented, "method ExecuteStream not implemented")
 }
 func (UnimplementedRegistryServiceServer) WatchTools(*WatchToolsRequest, grpc.ServerStreamingServer[WatchToolsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchTools not implemented")
@@ -257,6 +302,17 @@ func _RegistryService_Execute_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_ExecuteStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ExecuteRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(RegistryServiceServer).ExecuteStream(m, &grpc.GenericServerStream[ExecuteRequest, ExecuteEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RegistryService_ExecuteStreamServer = grpc.ServerStreamingServer[ExecuteEvent]
+
 func _RegistryService_WatchTools_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchToolsRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -333,6 +389,11 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ExecuteStream",
+			Handler:       _RegistryService_ExecuteStream_Handler,
+			ServerStreams: true,
+		},
 		{
 			StreamName:    "WatchTools",
 			Handler:       _RegistryService_WatchTools_Handler,

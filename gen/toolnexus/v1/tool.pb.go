@@ -194,7 +194,12 @@ type ToolResult struct {
 	Outcome Outcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=toolnexus.v1.Outcome" json:"outcome,omitempty"`
 	// Set when outcome is OUTCOME_PENDING: what the tool waits for. Answer it by
 	// calling Execute again with the same name and arguments plus ExecuteRequest.answer.
-	Pending       *PendingRequest `protobuf:"bytes,5,opt,name=pending,proto3" json:"pending,omitempty"`
+	Pending *PendingRequest `protobuf:"bytes,5,opt,name=pending,proto3" json:"pending,omitempty"`
+	// Every part the tool returned, in order: text, images, audio and embedded
+	// resources. output stays the text view of the same result (the text parts
+	// joined), so a client that reads only output sees no change. Empty when the
+	// result is text only and was not split into parts.
+	Content       []*Content `protobuf:"bytes,6,rep,name=content,proto3" json:"content,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -264,6 +269,340 @@ func (x *ToolResult) GetPending() *PendingRequest {
 	return nil
 }
 
+func (x *ToolResult) GetContent() []*Content {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+// Content is one part of a tool result.
+type Content struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The kind of part.
+	//
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*Content_Text
+	//	*Content_Image
+	//	*Content_Audio
+	//	*Content_Resource
+	Kind          isContent_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Content) Reset() {
+	*x = Content{}
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Content) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Content) ProtoMessage() {}
+
+func (x *Content) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Content.ProtoReflect.Descriptor instead.
+func (*Content) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Content) GetKind() isContent_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *Content) GetText() *TextContent {
+	if x != nil {
+		if x, ok := x.Kind.(*Content_Text); ok {
+			return x.Text
+		}
+	}
+	return nil
+}
+
+func (x *Content) GetImage() *MediaContent {
+	if x != nil {
+		if x, ok := x.Kind.(*Content_Image); ok {
+			return x.Image
+		}
+	}
+	return nil
+}
+
+func (x *Content) GetAudio() *MediaContent {
+	if x != nil {
+		if x, ok := x.Kind.(*Content_Audio); ok {
+			return x.Audio
+		}
+	}
+	return nil
+}
+
+func (x *Content) GetResource() *ResourceContent {
+	if x != nil {
+		if x, ok := x.Kind.(*Content_Resource); ok {
+			return x.Resource
+		}
+	}
+	return nil
+}
+
+type isContent_Kind interface {
+	isContent_Kind()
+}
+
+type Content_Text struct {
+	// Plain text.
+	Text *TextContent `protobuf:"bytes,1,opt,name=text,proto3,oneof"`
+}
+
+type Content_Image struct {
+	// An image, e.g. a screenshot.
+	Image *MediaContent `protobuf:"bytes,2,opt,name=image,proto3,oneof"`
+}
+
+type Content_Audio struct {
+	// An audio clip.
+	Audio *MediaContent `protobuf:"bytes,3,opt,name=audio,proto3,oneof"`
+}
+
+type Content_Resource struct {
+	// An embedded resource (a file, a document) identified by URI.
+	Resource *ResourceContent `protobuf:"bytes,4,opt,name=resource,proto3,oneof"`
+}
+
+func (*Content_Text) isContent_Kind() {}
+
+func (*Content_Image) isContent_Kind() {}
+
+func (*Content_Audio) isContent_Kind() {}
+
+func (*Content_Resource) isContent_Kind() {}
+
+// TextContent is a text part.
+type TextContent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The text.
+	Text          string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextContent) Reset() {
+	*x = TextContent{}
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextContent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextContent) ProtoMessage() {}
+
+func (x *TextContent) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextContent.ProtoReflect.Descriptor instead.
+func (*TextContent) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TextContent) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// MediaContent is binary media with its type.
+type MediaContent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The IANA media type, e.g. "image/png" or "audio/wav".
+	MimeType string `protobuf:"bytes,1,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// The raw bytes (not base64).
+	Data          []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MediaContent) Reset() {
+	*x = MediaContent{}
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MediaContent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MediaContent) ProtoMessage() {}
+
+func (x *MediaContent) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MediaContent.ProtoReflect.Descriptor instead.
+func (*MediaContent) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MediaContent) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *MediaContent) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// ResourceContent is an embedded resource: text or bytes identified by a URI.
+type ResourceContent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource's URI, e.g. "file:///report.md".
+	Uri string `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// The IANA media type; may be empty.
+	MimeType string `protobuf:"bytes,2,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// The contents: text or raw bytes.
+	//
+	// Types that are valid to be assigned to Contents:
+	//
+	//	*ResourceContent_Text
+	//	*ResourceContent_Blob
+	Contents      isResourceContent_Contents `protobuf_oneof:"contents"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceContent) Reset() {
+	*x = ResourceContent{}
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceContent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceContent) ProtoMessage() {}
+
+func (x *ResourceContent) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceContent.ProtoReflect.Descriptor instead.
+func (*ResourceContent) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResourceContent) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *ResourceContent) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *ResourceContent) GetContents() isResourceContent_Contents {
+	if x != nil {
+		return x.Contents
+	}
+	return nil
+}
+
+func (x *ResourceContent) GetText() string {
+	if x != nil {
+		if x, ok := x.Contents.(*ResourceContent_Text); ok {
+			return x.Text
+		}
+	}
+	return ""
+}
+
+func (x *ResourceContent) GetBlob() []byte {
+	if x != nil {
+		if x, ok := x.Contents.(*ResourceContent_Blob); ok {
+			return x.Blob
+		}
+	}
+	return nil
+}
+
+type isResourceContent_Contents interface {
+	isResourceContent_Contents()
+}
+
+type ResourceContent_Text struct {
+	// Textual contents.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3,oneof"`
+}
+
+type ResourceContent_Blob struct {
+	// Binary contents.
+	Blob []byte `protobuf:"bytes,4,opt,name=blob,proto3,oneof"`
+}
+
+func (*ResourceContent_Text) isResourceContent_Contents() {}
+
+func (*ResourceContent_Blob) isResourceContent_Contents() {}
+
 // PendingRequest describes what a suspended tool call needs from a person or
 // the agent before it can finish.
 type PendingRequest struct {
@@ -286,7 +625,7 @@ type PendingRequest struct {
 
 func (x *PendingRequest) Reset() {
 	*x = PendingRequest{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[2]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -298,7 +637,7 @@ func (x *PendingRequest) String() string {
 func (*PendingRequest) ProtoMessage() {}
 
 func (x *PendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[2]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -311,7 +650,7 @@ func (x *PendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingRequest.ProtoReflect.Descriptor instead.
 func (*PendingRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{2}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PendingRequest) GetId() string {
@@ -373,7 +712,7 @@ type Answer struct {
 
 func (x *Answer) Reset() {
 	*x = Answer{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -385,7 +724,7 @@ func (x *Answer) String() string {
 func (*Answer) ProtoMessage() {}
 
 func (x *Answer) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -398,7 +737,7 @@ func (x *Answer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Answer.ProtoReflect.Descriptor instead.
 func (*Answer) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{3}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Answer) GetId() string {
@@ -438,14 +777,33 @@ const file_toolnexus_v1_tool_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12:\n" +
 	"\finput_schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x12\x16\n" +
-	"\x06source\x18\x04 \x01(\tR\x06source\"\xdd\x01\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\"\x8e\x02\n" +
 	"\n" +
 	"ToolResult\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12\x19\n" +
 	"\bis_error\x18\x02 \x01(\bR\aisError\x123\n" +
 	"\bmetadata\x18\x03 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12/\n" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x15.toolnexus.v1.OutcomeR\aoutcome\x126\n" +
-	"\apending\x18\x05 \x01(\v2\x1c.toolnexus.v1.PendingRequestR\apending\"\xc6\x01\n" +
+	"\apending\x18\x05 \x01(\v2\x1c.toolnexus.v1.PendingRequestR\apending\x12/\n" +
+	"\acontent\x18\x06 \x03(\v2\x15.toolnexus.v1.ContentR\acontent\"\xe7\x01\n" +
+	"\aContent\x12/\n" +
+	"\x04text\x18\x01 \x01(\v2\x19.toolnexus.v1.TextContentH\x00R\x04text\x122\n" +
+	"\x05image\x18\x02 \x01(\v2\x1a.toolnexus.v1.MediaContentH\x00R\x05image\x122\n" +
+	"\x05audio\x18\x03 \x01(\v2\x1a.toolnexus.v1.MediaContentH\x00R\x05audio\x12;\n" +
+	"\bresource\x18\x04 \x01(\v2\x1d.toolnexus.v1.ResourceContentH\x00R\bresourceB\x06\n" +
+	"\x04kind\"!\n" +
+	"\vTextContent\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"?\n" +
+	"\fMediaContent\x12\x1b\n" +
+	"\tmime_type\x18\x01 \x01(\tR\bmimeType\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"x\n" +
+	"\x0fResourceContent\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x1b\n" +
+	"\tmime_type\x18\x02 \x01(\tR\bmimeType\x12\x14\n" +
+	"\x04text\x18\x03 \x01(\tH\x00R\x04text\x12\x14\n" +
+	"\x04blob\x18\x04 \x01(\fH\x00R\x04blobB\n" +
+	"\n" +
+	"\bcontents\"\xc6\x01\n" +
 	"\x0ePendingRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
@@ -485,30 +843,39 @@ func file_toolnexus_v1_tool_proto_rawDescGZIP() []byte {
 }
 
 var file_toolnexus_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_toolnexus_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_toolnexus_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_toolnexus_v1_tool_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: toolnexus.v1.Outcome
 	(*Tool)(nil),                  // 1: toolnexus.v1.Tool
 	(*ToolResult)(nil),            // 2: toolnexus.v1.ToolResult
-	(*PendingRequest)(nil),        // 3: toolnexus.v1.PendingRequest
-	(*Answer)(nil),                // 4: toolnexus.v1.Answer
-	(*structpb.Struct)(nil),       // 5: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 7: google.protobuf.Value
+	(*Content)(nil),               // 3: toolnexus.v1.Content
+	(*TextContent)(nil),           // 4: toolnexus.v1.TextContent
+	(*MediaContent)(nil),          // 5: toolnexus.v1.MediaContent
+	(*ResourceContent)(nil),       // 6: toolnexus.v1.ResourceContent
+	(*PendingRequest)(nil),        // 7: toolnexus.v1.PendingRequest
+	(*Answer)(nil),                // 8: toolnexus.v1.Answer
+	(*structpb.Struct)(nil),       // 9: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 11: google.protobuf.Value
 }
 var file_toolnexus_v1_tool_proto_depIdxs = []int32{
-	5, // 0: toolnexus.v1.Tool.input_schema:type_name -> google.protobuf.Struct
-	5, // 1: toolnexus.v1.ToolResult.metadata:type_name -> google.protobuf.Struct
-	0, // 2: toolnexus.v1.ToolResult.outcome:type_name -> toolnexus.v1.Outcome
-	3, // 3: toolnexus.v1.ToolResult.pending:type_name -> toolnexus.v1.PendingRequest
-	5, // 4: toolnexus.v1.PendingRequest.data:type_name -> google.protobuf.Struct
-	6, // 5: toolnexus.v1.PendingRequest.expires_at:type_name -> google.protobuf.Timestamp
-	7, // 6: toolnexus.v1.Answer.data:type_name -> google.protobuf.Value
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	9,  // 0: toolnexus.v1.Tool.input_schema:type_name -> google.protobuf.Struct
+	9,  // 1: toolnexus.v1.ToolResult.metadata:type_name -> google.protobuf.Struct
+	0,  // 2: toolnexus.v1.ToolResult.outcome:type_name -> toolnexus.v1.Outcome
+	7,  // 3: toolnexus.v1.ToolResult.pending:type_name -> toolnexus.v1.PendingRequest
+	3,  // 4: toolnexus.v1.ToolResult.content:type_name -> toolnexus.v1.Content
+	4,  // 5: toolnexus.v1.Content.text:type_name -> toolnexus.v1.TextContent
+	5,  // 6: toolnexus.v1.Content.image:type_name -> toolnexus.v1.MediaContent
+	5,  // 7: toolnexus.v1.Content.audio:type_name -> toolnexus.v1.MediaContent
+	6,  // 8: toolnexus.v1.Content.resource:type_name -> toolnexus.v1.ResourceContent
+	9,  // 9: toolnexus.v1.PendingRequest.data:type_name -> google.protobuf.Struct
+	10, // 10: toolnexus.v1.PendingRequest.expires_at:type_name -> google.protobuf.Timestamp
+	11, // 11: toolnexus.v1.Answer.data:type_name -> google.protobuf.Value
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_toolnexus_v1_tool_proto_init() }
@@ -516,13 +883,23 @@ func file_toolnexus_v1_tool_proto_init() {
 	if File_toolnexus_v1_tool_proto != nil {
 		return
 	}
+	file_toolnexus_v1_tool_proto_msgTypes[2].OneofWrappers = []any{
+		(*Content_Text)(nil),
+		(*Content_Image)(nil),
+		(*Content_Audio)(nil),
+		(*Content_Resource)(nil),
+	}
+	file_toolnexus_v1_tool_proto_msgTypes[5].OneofWrappers = []any{
+		(*ResourceContent_Text)(nil),
+		(*ResourceContent_Blob)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolnexus_v1_tool_proto_rawDesc), len(file_toolnexus_v1_tool_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   4,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
