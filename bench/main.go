@@ -26,6 +26,7 @@ import (
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -131,7 +132,7 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 
 	// 3. ListTools and ExportTools at 100 / 1,000 / 10,000 tools.
 	for _, n := range []int{100, 1000, 10000} {
-		if err := full.srv.Registry().Replace(registry.LayerID{Kind: registry.KindNative, Name: "bulk"}, bulkTools(n)); err != nil {
+		if err := full.srv.Registry().Replace(registry.LayerID{Kind: sources.KindNative, Name: "bulk"}, bulkTools(n)); err != nil {
 			return err
 		}
 		ctx := context.Background()
@@ -164,7 +165,7 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 		rep.row("| 3 | ListTools at %d tools, default page (1000), Go client decoding: p50 | — | %s | — | — | — |", n+4, ms(page))
 		rep.row("| 3 | ExportTools (OpenAI), %d tools: p50 | — | %s | — | — | — |", n+4, ms(export))
 	}
-	full.srv.Registry().Remove(registry.LayerID{Kind: registry.KindNative, Name: "bulk"})
+	full.srv.Registry().Remove(registry.LayerID{Kind: sources.KindNative, Name: "bulk"})
 
 	// 3b. Replacing a 10,000-tool layer ten times a second (a busy MCP
 	// server re-listing) while 64 callers execute: readers never wait for
@@ -172,7 +173,7 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	{
 		// The baseline holds the same 10,000 tools, unchanging: the row
 		// measures the replacing, not the size of the heap.
-		churnID := registry.LayerID{Kind: registry.KindNative, Name: "churn"}
+		churnID := registry.LayerID{Kind: sources.KindNative, Name: "churn"}
 		if err := full.srv.Registry().Replace(churnID, bulkTools(10000)); err != nil {
 			return err
 		}

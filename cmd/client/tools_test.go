@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -237,7 +238,7 @@ func TestWatch(t *testing.T) {
 		case code := <-done:
 			t.Fatalf("watch ended before its first revision: exit %d", code)
 		}
-		layer := registry.LayerID{Kind: registry.KindNative, Name: "watch-test"}
+		layer := registry.LayerID{Kind: sources.KindNative, Name: "watch-test"}
 		if err := srv.Registry().Replace(layer, []tool.Tool{nativeEcho("added_tool")}); err != nil {
 			t.Fatal(err)
 		}

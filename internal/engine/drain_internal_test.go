@@ -26,7 +26,7 @@ type probe struct {
 	closes  atomic.Int32
 }
 
-var probeLayer = registry.LayerID{Kind: registry.KindMCP, Name: "probe"}
+var probeLayer = registry.LayerID{Kind: sources.KindMCP, Name: "probe"}
 
 func newProbe(gen string) *probe {
 	return &probe{gen: gen, closed: make(chan struct{}), entered: make(chan struct{}, 8), release: make(chan struct{})}

@@ -12,7 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -194,7 +194,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		e.release(id, inst)
 		delete(e.instances, id)
 		rep.Removed = append(rep.Removed, id)
-		if id.Kind == registry.KindSkill {
+		if id.Kind == sources.KindSkill {
 			e.skills = nil
 		}
 	}
@@ -247,7 +247,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 
 	bcfg := cfg.Builtins
 	bcfg.Workspace = ws
-	if err := add(registry.Layer(registry.KindBuiltin), bcfg, true, func() sources.Source { return builtin.New(bcfg, env) }); err != nil {
+	if err := add(registry.Layer(sources.KindBuiltin), bcfg, true, func() sources.Source { return builtin.New(bcfg, env) }); err != nil {
 		return nil, err
 	}
 	scfg := cfg.Skills
@@ -255,22 +255,22 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 	if len(scfg.Dirs) == 0 {
 		// No skill directories configured: no `skill` tool that could only
 		// ever answer "not found" in the model's tool list.
-		buildSkills = func() sources.Source { return sources.NewDisabled(registry.Layer(registry.KindSkill)) }
+		buildSkills = func() sources.Source { return sources.NewDisabled(registry.Layer(sources.KindSkill)) }
 	}
-	if err := add(registry.Layer(registry.KindSkill), scfg, false, buildSkills); err != nil {
+	if err := add(registry.Layer(sources.KindSkill), scfg, false, buildSkills); err != nil {
 		return nil, err
 	}
 	hcfg := cfg.HTTP
-	if err := add(registry.Layer(registry.KindHTTP), hcfg, true, func() sources.Source { return http.New(hcfg, env) }); err != nil {
+	if err := add(registry.Layer(sources.KindHTTP), hcfg, true, func() sources.Source { return http.New(hcfg, env) }); err != nil {
 		return nil, err
 	}
 	for name, sc := range cfg.MCP {
-		if err := add(registry.LayerID{Kind: registry.KindMCP, Name: name}, sc, false, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
+		if err := add(registry.LayerID{Kind: sources.KindMCP, Name: name}, sc, false, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
 			return nil, err
 		}
 	}
 	for id, ac := range cfg.Agents {
-		if err := add(registry.LayerID{Kind: registry.KindA2A, Name: id}, ac, true, func() sources.Source { return a2a.New(id, ac, env) }); err != nil {
+		if err := add(registry.LayerID{Kind: sources.KindA2A, Name: id}, ac, true, func() sources.Source { return a2a.New(id, ac, env) }); err != nil {
 			return nil, err
 		}
 	}
@@ -278,13 +278,13 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		// The debug tools depend on nothing in the config, so their
 		// fingerprint is constant: a reload that changes, say,
 		// limits.maxOutputBytes must not rebuild them.
-		plan = append(plan, planned{id: registry.Layer(registry.KindDebug), fingerprint: "debug",
+		plan = append(plan, planned{id: registry.Layer(sources.KindDebug), fingerprint: "debug",
 			build: func() sources.Source { return debug.New() }})
 	}
 	if len(e.opts.Native) > 0 {
 		// Native tools come from code, not config: same fingerprint every
 		// time, so a reload never rebuilds them.
-		plan = append(plan, planned{id: registry.Layer(registry.KindNative), fingerprint: "native",
+		plan = append(plan, planned{id: registry.Layer(sources.KindNative), fingerprint: "native",
 			build: func() sources.Source { return native.New(e.opts.Native...) }})
 	}
 	if testPlanHook != nil {
@@ -380,13 +380,7 @@ func (e *Engine) Sources() []SourceInfo {
 		}
 		out = append(out, SourceInfo{Status: st, ToolCount: snap.LayerCount(st.Layer), Shadowed: shadowed[st.Layer]})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].Layer, out[j].Layer
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Name < b.Name
-	})
+	slices.SortFunc(out, func(a, b SourceInfo) int { return a.Layer.Compare(b.Layer) })
 	return out
 }
 
@@ -398,10 +392,5 @@ func (e *Engine) Skills() *skill.Source {
 }
 
 func sortIDs(ids []registry.LayerID) {
-	sort.Slice(ids, func(i, j int) bool {
-		if ids[i].Kind != ids[j].Kind {
-			return ids[i].Kind < ids[j].Kind
-		}
-		return ids[i].Name < ids[j].Name
-	})
+	slices.SortFunc(ids, registry.LayerID.Compare)
 }

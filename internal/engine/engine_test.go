@@ -121,9 +121,9 @@ func TestSourcesReportStateCountsAndShadowing(t *testing.T) {
 	infos := e.Sources()
 	for i := range infos {
 		switch infos[i].Layer.Kind {
-		case registry.KindDebug:
+		case sources.KindDebug:
 			debug = &infos[i]
-		case registry.KindNative:
+		case sources.KindNative:
 			native = &infos[i]
 		}
 	}
@@ -137,7 +137,7 @@ func TestSourcesReportStateCountsAndShadowing(t *testing.T) {
 		t.Fatalf("native row %+v", *native)
 	}
 	// Rows come in precedence order (debug first, native after builtin).
-	if infos[0].Layer.Kind != registry.KindDebug || infos[len(infos)-1].Layer.Kind != registry.KindNative {
+	if infos[0].Layer.Kind != sources.KindDebug || infos[len(infos)-1].Layer.Kind != sources.KindNative {
 		t.Fatalf("order: first %v last %v", infos[0].Layer, infos[len(infos)-1].Layer)
 	}
 }
@@ -146,7 +146,7 @@ func TestFailingSourceIsReportedNeverFatal(t *testing.T) {
 	// Two native tools with one name: that layer cannot be published.
 	e, reg, dir := newEngine(t, echo("twin"), echo("twin"))
 	rep := apply(t, e, parse(t, dir, `{"debug": true}`))
-	err, failed := rep.Failed[registry.Layer(registry.KindNative)]
+	err, failed := rep.Failed[registry.Layer(sources.KindNative)]
 	if !failed || !strings.Contains(err.Error(), `"twin" appears twice`) {
 		t.Fatalf("Failed = %v; want the native layer with the duplicate name", rep.Failed)
 	}
@@ -154,7 +154,7 @@ func TestFailingSourceIsReportedNeverFatal(t *testing.T) {
 		t.Fatal("one failing source took the others down")
 	}
 	for _, in := range e.Sources() {
-		if in.Layer.Kind == registry.KindNative && (in.State != sources.Failed || !strings.Contains(in.Error, "twin")) {
+		if in.Layer.Kind == sources.KindNative && (in.State != sources.Failed || !strings.Contains(in.Error, "twin")) {
 			t.Fatalf("native row %+v; want failed with the reason", in)
 		}
 	}

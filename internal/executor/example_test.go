@@ -11,6 +11,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/debug"
 )
 
@@ -21,7 +22,7 @@ func ExampleExecutor_Execute() {
 	reg := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) { x.Hook(prev, next) }))
 	cfg, _ := config.Parse([]byte(`{}`), "", ".")
 	x = executor.New(reg, metrics.New(prometheus.NewRegistry()), cfg.Limits, nil)
-	_ = reg.Replace(registry.Layer(registry.KindDebug), debug.Tools())
+	_ = reg.Replace(registry.Layer(sources.KindDebug), debug.Tools())
 
 	res, _ := x.Execute(context.Background(), executor.Request{Name: "debug_sleep", Arguments: json.RawMessage(`{"ms": "soon"}`)})
 	fmt.Println(res.Outcome)

@@ -21,6 +21,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/debug"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -58,11 +59,11 @@ func newRig(t testing.TB, limitsJSON string, native ...tool.Tool) *rig {
 	}))
 	m := metrics.New(prometheus.NewRegistry())
 	x = executor.New(reg, m, limits(t, limitsJSON), nil)
-	if err := reg.Replace(registry.Layer(registry.KindDebug), debug.Tools()); err != nil {
+	if err := reg.Replace(registry.Layer(sources.KindDebug), debug.Tools()); err != nil {
 		t.Fatal(err)
 	}
 	if len(native) > 0 {
-		if err := reg.Replace(registry.Layer(registry.KindNative), native); err != nil {
+		if err := reg.Replace(registry.Layer(sources.KindNative), native); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -210,7 +211,7 @@ func TestToolWithUncompilableSchemaStillRuns(t *testing.T) {
 	var x *executor.Executor
 	reg := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) { x.Hook(prev, next) }))
 	x = executor.New(reg, metrics.New(prometheus.NewRegistry()), limits(t, ""), slog.New(slog.NewTextHandler(&logs, nil)))
-	if err := reg.Replace(registry.Layer(registry.KindNative), []tool.Tool{counted("odd", `{"type": 12}`, &runs)}); err != nil {
+	if err := reg.Replace(registry.Layer(sources.KindNative), []tool.Tool{counted("odd", `{"type": 12}`, &runs)}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -477,7 +478,7 @@ func TestCallsFinishOnTheToolTheyStartedWith(t *testing.T) {
 	go func() { out <- r.call("swap", `{}`) }()
 	<-started
 	v2 := tool.Must(tool.New("swap", func(context.Context, tool.Call) tool.Result { return tool.Success("v2", nil) }))
-	if err := r.reg.Replace(registry.Layer(registry.KindNative), []tool.Tool{v2}); err != nil {
+	if err := r.reg.Replace(registry.Layer(sources.KindNative), []tool.Tool{v2}); err != nil {
 		t.Fatal(err)
 	}
 	if res := r.call("swap", `{}`); res.Output != "v2" {
@@ -531,7 +532,7 @@ func BenchmarkReplace10kWithExecutor(b *testing.B) {
 	for i := range tools {
 		tools[i] = tool.Must(tool.New(fmt.Sprintf("bulk_%05d", i), func(context.Context, tool.Call) tool.Result { return tool.Success("", nil) }))
 	}
-	id := registry.LayerID{Kind: registry.KindNative, Name: "bulk"}
+	id := registry.LayerID{Kind: sources.KindNative, Name: "bulk"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := r.reg.Replace(id, tools); err != nil {

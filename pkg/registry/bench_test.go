@@ -35,10 +35,10 @@ func okRun(context.Context, tool.Call) tool.Result { return okResult }
 func benchRegistry(b *testing.B) *registry.Registry {
 	r := registry.New()
 	all := manyTools(1000)
-	mustReplace(b, r, registry.Layer(registry.KindBuiltin), all[:100])
-	mustReplace(b, r, registry.LayerID{Kind: registry.KindMCP, Name: "a"}, all[100:600])
-	mustReplace(b, r, registry.LayerID{Kind: registry.KindMCP, Name: "b"}, all[600:])
-	mustReplace(b, r, registry.Layer(registry.KindNative), []tool.Tool{{Name: "echo", Run: okRun}, all[50]})
+	mustReplace(b, r, registry.Layer(kindBuiltin), all[:100])
+	mustReplace(b, r, registry.LayerID{Kind: kindMCP, Name: "a"}, all[100:600])
+	mustReplace(b, r, registry.LayerID{Kind: kindMCP, Name: "b"}, all[600:])
+	mustReplace(b, r, registry.Layer(kindNative), []tool.Tool{{Name: "echo", Run: okRun}, all[50]})
 	return r
 }
 
@@ -80,7 +80,7 @@ func TestExecuteDoesNotAllocate(t *testing.T) {
 		t.Skip("allocation count")
 	}
 	r := registry.New()
-	mustReplace(t, r, registry.Layer(registry.KindNative), []tool.Tool{{Name: "echo", Run: okRun}})
+	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "echo", Run: okRun}})
 	ctx := context.Background()
 	call := tool.Call{Arguments: json.RawMessage(`{}`)}
 	if n := testing.AllocsPerRun(1000, func() { _ = r.Execute(ctx, "echo", call) }); n != 0 {
@@ -92,9 +92,9 @@ func TestExecuteDoesNotAllocate(t *testing.T) {
 // small one: the cost of one MCP server refreshing a very large tool list.
 func BenchmarkReplace(b *testing.B) {
 	r := registry.New()
-	mustReplace(b, r, registry.Layer(registry.KindBuiltin), manyTools(10))
+	mustReplace(b, r, registry.Layer(kindBuiltin), manyTools(10))
 	tools := manyTools(10000)
-	id := registry.LayerID{Kind: registry.KindMCP, Name: "big"}
+	id := registry.LayerID{Kind: kindMCP, Name: "big"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := r.Replace(id, tools); err != nil {
@@ -108,7 +108,7 @@ func BenchmarkReplace(b *testing.B) {
 // 10,000-tool snapshot, as ListTools does, and pages through it with Seek.
 func BenchmarkSnapshotEntries(b *testing.B) {
 	r := registry.New()
-	mustReplace(b, r, registry.Layer(registry.KindMCP), manyTools(10000))
+	mustReplace(b, r, registry.Layer(kindMCP), manyTools(10000))
 	b.Run("walk", func(b *testing.B) {
 		b.ReportAllocs()
 		var n int

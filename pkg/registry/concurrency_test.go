@@ -32,7 +32,7 @@ var toolNames = func() (n [concWriters][concPerLayer]string) {
 }()
 
 func writerLayer(w int) registry.LayerID {
-	return registry.LayerID{Kind: registry.KindMCP, Name: "w" + strconv.Itoa(w)}
+	return registry.LayerID{Kind: kindMCP, Name: "w" + strconv.Itoa(w)}
 }
 
 // versionTools is version v of writer w's layer: concPerLayer tools whose
@@ -59,11 +59,11 @@ func versionTools(w, v int) []tool.Tool {
 // snapshot must hold each layer complete and from a single version.
 func TestConcurrentExecuteAndReplace(t *testing.T) {
 	r := registry.New()
-	mustReplace(t, r, registry.Layer(registry.KindBuiltin), answers("builtin", "contested", "bash"))
+	mustReplace(t, r, registry.Layer(kindBuiltin), answers("builtin", "contested", "bash"))
 	for w := range concWriters {
 		mustReplace(t, r, writerLayer(w), versionTools(w, 0))
 	}
-	flap := registry.LayerID{Kind: registry.KindA2A, Name: "flap"}
+	flap := registry.LayerID{Kind: kindA2A, Name: "flap"}
 
 	// The callers do a fixed amount of work; the writers keep replacing
 	// until the callers are done, so every call races with a Replace.
@@ -240,7 +240,7 @@ func TestConcurrentWatchers(t *testing.T) {
 		})
 	}
 	for i := range changes {
-		mustReplace(t, r, registry.LayerID{Kind: registry.KindMCP, Name: strconv.Itoa(i % 3)}, answers("", "t"+strconv.Itoa(i)))
+		mustReplace(t, r, registry.LayerID{Kind: kindMCP, Name: strconv.Itoa(i % 3)}, answers("", "t"+strconv.Itoa(i)))
 	}
 	wg.Wait()
 }

@@ -19,8 +19,8 @@ func fixed(name, output string) tool.Tool {
 func ExampleRegistry_Replace() {
 	r := registry.New()
 	// Each source owns one layer and replaces it whole.
-	_ = r.Replace(registry.Layer(registry.KindBuiltin), []tool.Tool{fixed("read", "builtin read"), fixed("bash", "builtin bash")})
-	_ = r.Replace(registry.LayerID{Kind: registry.KindMCP, Name: "fs"}, []tool.Tool{fixed("read", "mcp read")})
+	_ = r.Replace(registry.Layer(kindBuiltin), []tool.Tool{fixed("read", "builtin read"), fixed("bash", "builtin bash")})
+	_ = r.Replace(registry.LayerID{Kind: kindMCP, Name: "fs"}, []tool.Tool{fixed("read", "mcp read")})
 
 	s := r.Snapshot()
 	for _, e := range s.Entries() {
@@ -32,7 +32,7 @@ func ExampleRegistry_Replace() {
 	fmt.Println("revision", s.Revision())
 
 	// A repeated name within one layer is refused, and nothing changes.
-	err := r.Replace(registry.Layer(registry.KindNative), []tool.Tool{fixed("x", ""), fixed("x", "")})
+	err := r.Replace(registry.Layer(kindNative), []tool.Tool{fixed("x", ""), fixed("x", "")})
 	fmt.Println(err, "- revision", r.Snapshot().Revision())
 	// Output:
 	// bash from builtin/builtin
@@ -52,7 +52,7 @@ func ExampleRegistry_Execute() {
 	boom := tool.Must(tool.New("boom", func(context.Context, tool.Call) tool.Result {
 		panic(errors.New("kaboom"))
 	}))
-	_ = r.Replace(registry.Layer(registry.KindNative), []tool.Tool{add, boom})
+	_ = r.Replace(registry.Layer(kindNative), []tool.Tool{add, boom})
 
 	ctx := context.Background()
 	for _, name := range []string{"add", "boom", "nope"} {
@@ -67,7 +67,7 @@ func ExampleRegistry_Execute() {
 
 func ExampleRegistry_Watch() {
 	r := registry.New()
-	id := registry.LayerID{Kind: registry.KindMCP, Name: "fs"}
+	id := registry.LayerID{Kind: kindMCP, Name: "fs"}
 	_ = r.Replace(id, []tool.Tool{fixed("read", "")})
 
 	w, current := r.Watch()

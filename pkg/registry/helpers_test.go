@@ -42,3 +42,17 @@ func names(s *registry.Snapshot) []string {
 func call(r *registry.Registry, name string) tool.Result {
 	return r.Execute(context.Background(), name, tool.Call{})
 }
+
+// Test kinds, in the precedence order the project's sources use; the
+// registry itself knows none of them.
+var (
+	kindDebug   = registry.Kind{Name: "debug", Precedence: 10}
+	kindBuiltin = registry.Kind{Name: "builtin", Precedence: 20}
+	kindSkill   = registry.Kind{Name: "skill", Precedence: 30}
+	kindA2A     = registry.Kind{Name: "a2a", Precedence: 40}
+	kindHTTP    = registry.Kind{Name: "http", Precedence: 50}
+	kindNative  = registry.Kind{Name: "native", Precedence: 60}
+	kindMCP     = registry.Kind{Name: "mcp", Precedence: 70}
+)
+
+var testKinds = []registry.Kind{kindDebug, kindBuiltin, kindSkill, kindA2A, kindHTTP, kindNative, kindMCP}

@@ -1,60 +1,25 @@
 package registry
 
-import "fmt"
-
-// Kind is a source kind. Its numeric order is the precedence order, lowest
-// first: a tool in a later kind's layer shadows a same-named tool in an
-// earlier one.
-type Kind uint8
-
-// The kinds in precedence order (DESIGN §4): MCP beats everything, your own
-// Go tools beat declared HTTP tools, and a builtin is the first thing shadowed.
-const (
-	KindDebug Kind = iota
-	KindBuiltin
-	KindSkill
-	KindA2A
-	KindHTTP
-	KindNative
-	KindMCP
-	kindCount
-)
-
-var kindNames = [...]string{
-	KindDebug:   "debug",
-	KindBuiltin: "builtin",
-	KindSkill:   "skill",
-	KindA2A:     "a2a",
-	KindHTTP:    "http",
-	KindNative:  "native",
-	KindMCP:     "mcp",
+// Kind is a source kind: the name it is shown and configured by, and its
+// precedence. The registry knows no particular source; the kinds this project
+// ships are declared by package sources, and an embedder may add its own.
+//
+// Layers are ordered by precedence, lowest first: a tool in a layer of higher
+// precedence shadows a same-named tool in a lower one ("later wins"). Two
+// kinds should not share a precedence; if they do, the name breaks the tie.
+type Kind struct {
+	Name       string
+	Precedence int
 }
 
 // String is the kind's config and metrics name.
-func (k Kind) String() string {
-	if k < kindCount {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
+func (k Kind) String() string { return k.Name }
 
-// ParseKind maps a name back to its Kind.
-func ParseKind(s string) (Kind, bool) {
-	for k, n := range kindNames {
-		if n == s {
-			return Kind(k), true
-		}
+func (k Kind) less(o Kind) bool {
+	if k.Precedence != o.Precedence {
+		return k.Precedence < o.Precedence
 	}
-	return 0, false
-}
-
-// Kinds lists every kind in precedence order.
-func Kinds() []Kind {
-	out := make([]Kind, kindCount)
-	for i := range out {
-		out[i] = Kind(i)
-	}
-	return out
+	return k.Name < o.Name
 }
 
 // LayerID names one layer: a source kind plus the instance name (the MCP
@@ -72,9 +37,21 @@ func Layer(k Kind) LayerID { return LayerID{Kind: k, Name: k.String()} }
 // String renders "kind/name".
 func (id LayerID) String() string { return id.Kind.String() + "/" + id.Name }
 
+// Compare orders layers by precedence, lowest first: -1 when id comes
+// before o (and loses a name collision to it), 0 when equal, +1 after.
+func (id LayerID) Compare(o LayerID) int {
+	switch {
+	case id == o:
+		return 0
+	case id.less(o):
+		return -1
+	}
+	return 1
+}
+
 func (id LayerID) less(o LayerID) bool {
 	if id.Kind != o.Kind {
-		return id.Kind < o.Kind
+		return id.Kind.less(o.Kind)
 	}
 	return id.Name < o.Name
 }

@@ -1,41 +1,29 @@
 package registry_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
 )
 
-func TestKindOrderIsPinned(t *testing.T) {
-	// DESIGN §4: debug < builtin < skill < a2a < http < native < mcp.
-	want := []string{"debug", "builtin", "skill", "a2a", "http", "native", "mcp"}
-	var got []string
-	for _, k := range registry.Kinds() {
-		got = append(got, k.String())
+func TestLayersOrderByPrecedence(t *testing.T) {
+	low := registry.LayerID{Kind: registry.Kind{Name: "zeta", Precedence: 1}, Name: "b"}
+	high := registry.LayerID{Kind: registry.Kind{Name: "alpha", Precedence: 2}, Name: "a"}
+	if low.Compare(high) != -1 || high.Compare(low) != 1 || low.Compare(low) != 0 {
+		t.Fatalf("precedence must order layers, not kind names: %d %d", low.Compare(high), high.Compare(low))
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("Kinds() = %v, want %v", got, want)
-	}
-	for i, name := range want {
-		k, ok := registry.ParseKind(name)
-		if !ok || int(k) != i || k.String() != name {
-			t.Errorf("ParseKind(%q) = %v, %v; want kind %d", name, k, ok, i)
-		}
-	}
-	if _, ok := registry.ParseKind("MCP"); ok {
-		t.Error("ParseKind is case-sensitive: MCP must not parse")
-	}
-	if got := registry.Kind(42).String(); got != "kind(42)" {
-		t.Errorf("Kind(42).String() = %q", got)
+	sameKindA := registry.LayerID{Kind: kindMCP, Name: "a"}
+	sameKindB := registry.LayerID{Kind: kindMCP, Name: "b"}
+	if sameKindA.Compare(sameKindB) != -1 {
+		t.Error("within a kind, layers order by name")
 	}
 }
 
 func TestLayerID(t *testing.T) {
-	if id := registry.Layer(registry.KindBuiltin); id != (registry.LayerID{Kind: registry.KindBuiltin, Name: "builtin"}) {
+	if id := registry.Layer(kindBuiltin); id != (registry.LayerID{Kind: kindBuiltin, Name: "builtin"}) {
 		t.Errorf("Layer(builtin) = %+v", id)
 	}
-	if s := (registry.LayerID{Kind: registry.KindMCP, Name: "fs"}).String(); s != "mcp/fs" {
+	if s := (registry.LayerID{Kind: kindMCP, Name: "fs"}).String(); s != "mcp/fs" {
 		t.Errorf("String = %q, want mcp/fs", s)
 	}
 }

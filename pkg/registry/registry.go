@@ -20,8 +20,12 @@ type Registry struct {
 	layers   map[LayerID][]*tool.Tool
 	watchers map[*Watcher]struct{}
 	logger   *slog.Logger
-	onChange []func(prev, next *Snapshot)
+	onChange []*hook
 }
+
+// hook is one change subscriber; a pointer so that Subscribe's cancel can
+// find and remove exactly its own entry.
+type hook struct{ fn func(prev, next *Snapshot) }
 
 // Option configures New.
 type Option func(*Registry)
@@ -33,7 +37,27 @@ func WithLogger(l *slog.Logger) Option { return func(r *Registry) { r.logger = l
 // order, after every published change. Keep it quick: it delays writers,
 // never readers.
 func OnChange(fn func(prev, next *Snapshot)) Option {
-	return func(r *Registry) { r.onChange = append(r.onChange, fn) }
+	return func(r *Registry) { r.onChange = append(r.onChange, &hook{fn}) }
+}
+
+// Subscribe registers fn like OnChange, on a registry that already exists,
+// and returns the function that removes it. fn is not called for the
+// current snapshot: read Snapshot after subscribing to start in step.
+func (r *Registry) Subscribe(fn func(prev, next *Snapshot)) (cancel func()) {
+	h := &hook{fn}
+	r.mu.Lock()
+	r.onChange = append(r.onChange, h)
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for i, x := range r.onChange {
+			if x == h {
+				r.onChange = append(r.onChange[:i:i], r.onChange[i+1:]...)
+				return
+			}
+		}
+	}
 }
 
 // New makes an empty registry at revision 0.
@@ -110,8 +134,8 @@ func (r *Registry) publishLocked() {
 	next := build(prev.revision+1, r.layers)
 	r.current.Store(next)
 	r.warnNewShadows(prev, next)
-	for _, fn := range r.onChange {
-		fn(prev, next)
+	for _, h := range r.onChange {
+		h.fn(prev, next)
 	}
 	for w := range r.watchers {
 		w.deliver(Change{Prev: prev, Next: next})

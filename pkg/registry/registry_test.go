@@ -22,7 +22,7 @@ func TestNewIsEmpty(t *testing.T) {
 }
 
 func TestLaterKindWins(t *testing.T) {
-	kinds := registry.Kinds()
+	kinds := testKinds
 	for i, lo := range kinds {
 		for _, hi := range kinds[i+1:] {
 			t.Run(lo.String()+"<"+hi.String(), func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestLaterKindWins(t *testing.T) {
 
 func TestAllKindsOneName(t *testing.T) {
 	r := registry.New()
-	kinds := registry.Kinds()
+	kinds := testKinds
 	for _, k := range slices.Backward(kinds) {
 		mustReplace(t, r, registry.Layer(k), answers(k.String(), "x"))
 	}
@@ -66,7 +66,7 @@ func TestAllKindsOneName(t *testing.T) {
 	// Every loser reports the final winner, not the layer just above it.
 	var want []registry.Shadow
 	for _, k := range kinds[:len(kinds)-1] {
-		want = append(want, registry.Shadow{Name: "x", Hidden: registry.Layer(k), WinnerIn: registry.Layer(registry.KindMCP)})
+		want = append(want, registry.Shadow{Name: "x", Hidden: registry.Layer(k), WinnerIn: registry.Layer(kindMCP)})
 	}
 	if !slices.Equal(r.Snapshot().Shadowed(), want) {
 		t.Errorf("Shadowed =\n%+v\nwant\n%+v", r.Snapshot().Shadowed(), want)
@@ -85,8 +85,8 @@ func TestAllKindsOneName(t *testing.T) {
 
 func TestSameKindOrderedByName(t *testing.T) {
 	r := registry.New()
-	a := registry.LayerID{Kind: registry.KindMCP, Name: "alpha"}
-	b := registry.LayerID{Kind: registry.KindMCP, Name: "beta"}
+	a := registry.LayerID{Kind: kindMCP, Name: "alpha"}
+	b := registry.LayerID{Kind: kindMCP, Name: "beta"}
 	mustReplace(t, r, b, answers("beta", "read"))
 	mustReplace(t, r, a, answers("alpha", "read"))
 	if got := call(r, "read").Output; got != "beta" {
@@ -100,11 +100,11 @@ func TestSameKindOrderedByName(t *testing.T) {
 func TestLayersInPrecedenceOrder(t *testing.T) {
 	r := registry.New()
 	ids := []registry.LayerID{
-		{Kind: registry.KindMCP, Name: "z"},
-		registry.Layer(registry.KindDebug),
-		{Kind: registry.KindMCP, Name: "a"},
-		registry.Layer(registry.KindNative),
-		{Kind: registry.KindA2A, Name: "reviewer"},
+		{Kind: kindMCP, Name: "z"},
+		registry.Layer(kindDebug),
+		{Kind: kindMCP, Name: "a"},
+		registry.Layer(kindNative),
+		{Kind: kindA2A, Name: "reviewer"},
 	}
 	for _, id := range ids {
 		mustReplace(t, r, id, nil)
@@ -117,8 +117,8 @@ func TestLayersInPrecedenceOrder(t *testing.T) {
 
 func TestEntriesByteOrder(t *testing.T) {
 	r := registry.New()
-	mustReplace(t, r, registry.Layer(registry.KindMCP), answers("m", "b", "B", "a-b", "é"))
-	mustReplace(t, r, registry.Layer(registry.KindBuiltin), answers("b", "_x", "a", "a_b", "Z", "0", "a-b"))
+	mustReplace(t, r, registry.Layer(kindMCP), answers("m", "b", "B", "a-b", "é"))
+	mustReplace(t, r, registry.Layer(kindBuiltin), answers("b", "_x", "a", "a_b", "Z", "0", "a-b"))
 	// Byte order: digits < upper case < "_" < lower case, "-" (0x2d) < "_" (0x5f),
 	// and a multi-byte character after all ASCII. Never locale or case folding.
 	want := []string{"0", "B", "Z", "_x", "a", "a-b", "a_b", "b", "é"}
@@ -132,7 +132,7 @@ func TestEntriesByteOrder(t *testing.T) {
 
 func TestSeek(t *testing.T) {
 	r := registry.New()
-	mustReplace(t, r, registry.Layer(registry.KindNative), answers("", "a", "b", "c", "d"))
+	mustReplace(t, r, registry.Layer(kindNative), answers("", "a", "b", "c", "d"))
 	s := r.Snapshot()
 	for _, tt := range []struct {
 		after string
@@ -146,11 +146,11 @@ func TestSeek(t *testing.T) {
 
 func TestReplaceLeavesOtherLayersUntouched(t *testing.T) {
 	r := registry.New()
-	fs := registry.LayerID{Kind: registry.KindMCP, Name: "fs"}
-	git := registry.LayerID{Kind: registry.KindMCP, Name: "git"}
+	fs := registry.LayerID{Kind: kindMCP, Name: "fs"}
+	git := registry.LayerID{Kind: kindMCP, Name: "git"}
 	mustReplace(t, r, fs, answers("fs1", "fs_read", "fs_write"))
 	mustReplace(t, r, git, answers("git1", "git_log", "git_diff"))
-	mustReplace(t, r, registry.Layer(registry.KindBuiltin), answers("b", "bash"))
+	mustReplace(t, r, registry.Layer(kindBuiltin), answers("b", "bash"))
 	before := r.Snapshot()
 
 	mustReplace(t, r, fs, answers("fs2", "fs_read", "fs_stat"))
@@ -181,7 +181,7 @@ func TestReplaceLeavesOtherLayersUntouched(t *testing.T) {
 
 func TestReplaceDuplicateNameRejected(t *testing.T) {
 	r := registry.New()
-	id := registry.Layer(registry.KindHTTP)
+	id := registry.Layer(kindHTTP)
 	mustReplace(t, r, id, answers("v1", "get_post"))
 	before := r.Snapshot()
 
@@ -199,7 +199,7 @@ func TestReplaceDuplicateNameRejected(t *testing.T) {
 
 func TestReplaceInvalidToolRejected(t *testing.T) {
 	r := registry.New()
-	id := registry.Layer(registry.KindNative)
+	id := registry.Layer(kindNative)
 	tests := []struct {
 		tool tool.Tool
 		is   error
@@ -224,7 +224,7 @@ func TestReplaceInvalidToolRejected(t *testing.T) {
 func TestReplaceFillsDefaultsAndCopies(t *testing.T) {
 	r := registry.New()
 	tools := answers("mine", "t")
-	mustReplace(t, r, registry.Layer(registry.KindNative), tools)
+	mustReplace(t, r, registry.Layer(kindNative), tools)
 	// The caller's slice stays theirs: changing it afterwards changes nothing.
 	tools[0].Name = "renamed"
 	tools[0].Description = "changed"
@@ -242,7 +242,7 @@ func TestReplaceFillsDefaultsAndCopies(t *testing.T) {
 
 func TestEmptyReplaceKeepsLayer(t *testing.T) {
 	r := registry.New()
-	id := registry.LayerID{Kind: registry.KindMCP, Name: "quiet"}
+	id := registry.LayerID{Kind: kindMCP, Name: "quiet"}
 	mustReplace(t, r, id, answers("", "a"))
 	mustReplace(t, r, id, nil)
 	if got := r.Layers(); !slices.Equal(got, []registry.LayerID{id}) {
@@ -255,8 +255,8 @@ func TestEmptyReplaceKeepsLayer(t *testing.T) {
 
 func TestRemove(t *testing.T) {
 	r := registry.New()
-	low := registry.Layer(registry.KindBuiltin)
-	high := registry.LayerID{Kind: registry.KindMCP, Name: "fs"}
+	low := registry.Layer(kindBuiltin)
+	high := registry.LayerID{Kind: kindMCP, Name: "fs"}
 	mustReplace(t, r, low, answers("builtin", "read", "bash"))
 	mustReplace(t, r, high, answers("mcp", "read"))
 
@@ -271,7 +271,7 @@ func TestRemove(t *testing.T) {
 
 	// Removing an absent layer publishes nothing.
 	r.Remove(high)
-	r.Remove(registry.LayerID{Kind: registry.KindA2A, Name: "never"})
+	r.Remove(registry.LayerID{Kind: kindA2A, Name: "never"})
 	if r.Snapshot() != s {
 		t.Error("removing an absent layer published a snapshot")
 	}
@@ -279,11 +279,11 @@ func TestRemove(t *testing.T) {
 
 func TestRevisionsIncreaseByOne(t *testing.T) {
 	r := registry.New()
-	id := registry.Layer(registry.KindNative)
+	id := registry.Layer(kindNative)
 	steps := []func(){
 		func() { mustReplace(t, r, id, answers("", "a")) },
 		func() { mustReplace(t, r, id, answers("", "a")) }, // identical content is still a change
-		func() { mustReplace(t, r, registry.Layer(registry.KindSkill), nil) },
+		func() { mustReplace(t, r, registry.Layer(kindSkill), nil) },
 		func() { r.Remove(id) },
 		func() { _ = r.Replace(id, answers("", "d", "d")) }, // rejected: no revision
 		func() { r.Remove(id) },                             // absent: no revision
@@ -300,7 +300,7 @@ func TestRevisionsIncreaseByOne(t *testing.T) {
 
 func TestExecuteUnknownTool(t *testing.T) {
 	r := registry.New()
-	mustReplace(t, r, registry.Layer(registry.KindNative), answers("", "known"))
+	mustReplace(t, r, registry.Layer(kindNative), answers("", "known"))
 	for _, name := range []string{"nope", "", "Known", "known "} {
 		res := call(r, name)
 		if res.Output != "unknown tool: "+name || !res.IsError || res.Outcome != tool.OutcomeUnknownTool {
@@ -314,7 +314,7 @@ func TestExecuteUnknownTool(t *testing.T) {
 
 func TestExecutePanic(t *testing.T) {
 	r := registry.New()
-	mustReplace(t, r, registry.Layer(registry.KindDebug), []tool.Tool{
+	mustReplace(t, r, registry.Layer(kindDebug), []tool.Tool{
 		{Name: "err", Run: func(context.Context, tool.Call) tool.Result { panic(errors.New("kaboom")) }},
 		{Name: "str", Run: func(context.Context, tool.Call) tool.Result { panic("kaboom") }},
 	})
@@ -325,7 +325,7 @@ func TestExecutePanic(t *testing.T) {
 		}
 	}
 	// The registry keeps serving after a panic.
-	mustReplace(t, r, registry.Layer(registry.KindNative), answers("fine", "ok"))
+	mustReplace(t, r, registry.Layer(kindNative), answers("fine", "ok"))
 	if got := call(r, "ok").Output; got != "fine" {
 		t.Errorf("after a panic: %q", got)
 	}
@@ -334,7 +334,7 @@ func TestExecutePanic(t *testing.T) {
 func TestExecutePassesCall(t *testing.T) {
 	r := registry.New()
 	var got tool.Call
-	mustReplace(t, r, registry.Layer(registry.KindNative), []tool.Tool{{Name: "spy", Run: func(_ context.Context, c tool.Call) tool.Result {
+	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "spy", Run: func(_ context.Context, c tool.Call) tool.Result {
 		got = c
 		return tool.Success("", nil)
 	}}})
@@ -352,7 +352,7 @@ func TestExecutePassesCall(t *testing.T) {
 func TestExecuteContextReachesTool(t *testing.T) {
 	r := registry.New()
 	started := make(chan struct{})
-	mustReplace(t, r, registry.Layer(registry.KindNative), []tool.Tool{{Name: "block", Run: func(ctx context.Context, c tool.Call) tool.Result {
+	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "block", Run: func(ctx context.Context, c tool.Call) tool.Result {
 		close(started)
 		<-ctx.Done()
 		return tool.ContextResult(ctx, c.Name)
@@ -370,7 +370,7 @@ func TestExecuteContextReachesTool(t *testing.T) {
 
 func TestExecuteDeadlineReachesTool(t *testing.T) {
 	r := registry.New()
-	mustReplace(t, r, registry.Layer(registry.KindNative), []tool.Tool{{Name: "dl", Run: func(ctx context.Context, c tool.Call) tool.Result {
+	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "dl", Run: func(ctx context.Context, c tool.Call) tool.Result {
 		if _, ok := ctx.Deadline(); !ok {
 			return tool.Failure("no deadline", nil)
 		}
@@ -387,10 +387,10 @@ func TestExecuteDeadlineReachesTool(t *testing.T) {
 func TestShadowWarnedOnce(t *testing.T) {
 	var buf bytes.Buffer
 	r := registry.New(registry.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
-	mustReplace(t, r, registry.Layer(registry.KindBuiltin), answers("", "read", "bash"))
-	mustReplace(t, r, registry.LayerID{Kind: registry.KindMCP, Name: "fs"}, answers("", "read"))
-	mustReplace(t, r, registry.LayerID{Kind: registry.KindMCP, Name: "fs"}, answers("", "read")) // steady state
-	mustReplace(t, r, registry.Layer(registry.KindSkill), nil)
+	mustReplace(t, r, registry.Layer(kindBuiltin), answers("", "read", "bash"))
+	mustReplace(t, r, registry.LayerID{Kind: kindMCP, Name: "fs"}, answers("", "read"))
+	mustReplace(t, r, registry.LayerID{Kind: kindMCP, Name: "fs"}, answers("", "read")) // steady state
+	mustReplace(t, r, registry.Layer(kindSkill), nil)
 	log := buf.String()
 	if n := strings.Count(log, "tool shadowed by a later source"); n != 1 {
 		t.Errorf("%d warnings, want exactly 1:\n%s", n, log)
@@ -407,9 +407,9 @@ func TestOnChange(t *testing.T) {
 	r := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) {
 		seen = append(seen, [2]uint64{prev.Revision(), next.Revision()})
 	}))
-	mustReplace(t, r, registry.Layer(registry.KindNative), answers("", "a"))
-	r.Remove(registry.Layer(registry.KindNative))
-	_ = r.Replace(registry.Layer(registry.KindNative), answers("", "a", "a"))
+	mustReplace(t, r, registry.Layer(kindNative), answers("", "a"))
+	r.Remove(registry.Layer(kindNative))
+	_ = r.Replace(registry.Layer(kindNative), answers("", "a", "a"))
 	if want := [][2]uint64{{0, 1}, {1, 2}}; !slices.Equal(seen, want) {
 		t.Errorf("OnChange saw %v, want %v", seen, want)
 	}

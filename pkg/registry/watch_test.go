@@ -12,7 +12,7 @@ import (
 
 func TestWatchChangesInOrder(t *testing.T) {
 	r := registry.New()
-	id := registry.Layer(registry.KindNative)
+	id := registry.Layer(kindNative)
 	mustReplace(t, r, id, answers("v0", "keep"))
 	w, first := r.Watch()
 	defer w.Close()
@@ -45,7 +45,7 @@ func TestWatchChangesInOrder(t *testing.T) {
 
 func TestWatchStartsNow(t *testing.T) {
 	r := registry.New()
-	mustReplace(t, r, registry.Layer(registry.KindNative), answers("", "a"))
+	mustReplace(t, r, registry.Layer(kindNative), answers("", "a"))
 	w, _ := r.Watch()
 	defer w.Close()
 	select {
@@ -57,8 +57,8 @@ func TestWatchStartsNow(t *testing.T) {
 
 func TestDiff(t *testing.T) {
 	r := registry.New()
-	low := registry.Layer(registry.KindBuiltin)
-	high := registry.LayerID{Kind: registry.KindMCP, Name: "fs"}
+	low := registry.Layer(kindBuiltin)
+	high := registry.LayerID{Kind: kindMCP, Name: "fs"}
 	mustReplace(t, r, low, answers("b", "bash", "read", "write"))
 	s1 := r.Snapshot()
 
@@ -114,7 +114,7 @@ func TestDiff(t *testing.T) {
 
 func TestWatchDiffPerChange(t *testing.T) {
 	r := registry.New()
-	id := registry.LayerID{Kind: registry.KindMCP, Name: "fs"}
+	id := registry.LayerID{Kind: kindMCP, Name: "fs"}
 	w, _ := r.Watch()
 	defer w.Close()
 	mustReplace(t, r, id, answers("1", "a", "b"))
@@ -136,7 +136,7 @@ func TestWatchDiffPerChange(t *testing.T) {
 
 func TestSlowWatcherGetsResync(t *testing.T) {
 	r := registry.New()
-	id := registry.Layer(registry.KindNative)
+	id := registry.Layer(kindNative)
 	w, _ := r.Watch()
 	defer w.Close()
 	fast, _ := r.Watch()
@@ -191,7 +191,7 @@ func TestSlowWatcherGetsResync(t *testing.T) {
 
 func TestWatcherCloseIdempotent(t *testing.T) {
 	r := registry.New()
-	id := registry.Layer(registry.KindNative)
+	id := registry.Layer(kindNative)
 	w, _ := r.Watch()
 	mustReplace(t, r, id, answers("", "a"))
 	w.Close()
@@ -210,7 +210,7 @@ func TestWatcherCloseWithUnreadChanges(t *testing.T) {
 	r := registry.New()
 	w, _ := r.Watch()
 	for i := range 3 * registry.WatchBuffer {
-		mustReplace(t, r, registry.Layer(registry.KindNative), answers("", strconv.Itoa(i)))
+		mustReplace(t, r, registry.Layer(kindNative), answers("", strconv.Itoa(i)))
 	}
 	// Two goroutines closing at once, with the pump holding a change nobody
 	// reads: both calls return and C is closed.
@@ -225,8 +225,8 @@ func TestWatcherCloseWithUnreadChanges(t *testing.T) {
 func TestWatcherCloseFromReader(t *testing.T) {
 	r := registry.New()
 	w, _ := r.Watch()
-	mustReplace(t, r, registry.Layer(registry.KindNative), answers("", "a"))
-	mustReplace(t, r, registry.Layer(registry.KindNative), answers("", "b"))
+	mustReplace(t, r, registry.Layer(kindNative), answers("", "a"))
+	mustReplace(t, r, registry.Layer(kindNative), answers("", "b"))
 	for c := range w.C() {
 		if c.Next.Revision() == 1 {
 			w.Close() // stop after the first change, from inside the loop
@@ -241,7 +241,7 @@ func TestManyWatchersIndependent(t *testing.T) {
 		ws[i], _ = r.Watch()
 	}
 	ws[2].Close()
-	mustReplace(t, r, registry.Layer(registry.KindNative), []tool.Tool{answer("x", "")})
+	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{answer("x", "")})
 	for i, w := range ws {
 		c, ok := <-w.C()
 		if i == 2 {

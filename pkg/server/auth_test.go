@@ -2,12 +2,13 @@ package server_test
 
 import (
 	"context"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"log/slog"
 	"os"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -20,6 +21,7 @@ import (
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -292,7 +294,7 @@ func TestAllowlistShowsExactlyWhatExecutePermits(t *testing.T) {
 	if err != nil || !first.GetSnapshot() || names(first.GetTools()) != "debug_echo,mine_a" {
 		t.Fatalf("watch snapshot: %v %s", err, names(first.GetTools()))
 	}
-	late := registry.LayerID{Kind: registry.KindNative, Name: "late"}
+	late := registry.LayerID{Kind: sources.KindNative, Name: "late"}
 	if err := s.srv.Registry().Replace(late, []tool.Tool{echoTool("zzz_hidden")}); err != nil {
 		t.Fatal(err)
 	}

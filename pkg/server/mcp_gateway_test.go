@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"io"
 	"log/slog"
 	"net/http"
@@ -24,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -35,6 +36,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -438,7 +440,7 @@ func TestMCPGatewayListChangedOnRegistryChangeAndReload(t *testing.T) {
 	}
 
 	// A layer replaced in the registry (what any source does).
-	layer := registry.LayerID{Kind: registry.KindNative, Name: "extra"}
+	layer := registry.LayerID{Kind: sources.KindNative, Name: "extra"}
 	if err := g.srv.Registry().Replace(layer, []tool.Tool{echoTool("added")}); err != nil {
 		t.Fatal(err)
 	}
@@ -650,7 +652,7 @@ func TestMCPGatewayShutdownLetsACallFinish(t *testing.T) {
 	// The client opens its event stream in the background; a list_changed
 	// arriving proves it is up, so shutdown cannot race its opening (the
 	// client would then give up on the whole session).
-	if err := g.srv.Registry().Replace(registry.LayerID{Kind: registry.KindNative, Name: "x"}, []tool.Tool{echoTool("x")}); err != nil {
+	if err := g.srv.Registry().Replace(registry.LayerID{Kind: sources.KindNative, Name: "x"}, []tool.Tool{echoTool("x")}); err != nil {
 		t.Fatal(err)
 	}
 	await(t, changed, "a layer replace")

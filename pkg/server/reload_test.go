@@ -27,6 +27,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -304,7 +305,7 @@ func TestSlowWatcherNeverBlocksTheRegistry(t *testing.T) {
 	}
 
 	changes := registry.WatchBuffer + 40
-	id := registry.LayerID{Kind: registry.KindNative, Name: "flux"}
+	id := registry.LayerID{Kind: sources.KindNative, Name: "flux"}
 	for i := range changes {
 		// Returns even though the watcher reads nothing.
 		if err := f.srv.Registry().Replace(id, []tool.Tool{echoTool(fmt.Sprintf("flux_%03d", i))}); err != nil {

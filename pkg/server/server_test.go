@@ -20,6 +20,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -79,7 +80,7 @@ func TestListToolsPagingAt10000Tools(t *testing.T) {
 	for i := range tools {
 		tools[i] = echoTool(fmt.Sprintf("t%05d", i))
 	}
-	if err := f.srv.Registry().Replace(registry.LayerID{Kind: registry.KindNative, Name: "bulk"}, tools); err != nil {
+	if err := f.srv.Registry().Replace(registry.LayerID{Kind: sources.KindNative, Name: "bulk"}, tools); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -276,7 +277,7 @@ func TestWatchToolsSeesLayerReplace(t *testing.T) {
 	if !first.GetSnapshot() || len(first.GetTools()) != 4 {
 		t.Fatalf("first message: snapshot=%v tools=%d", first.GetSnapshot(), len(first.GetTools()))
 	}
-	id := registry.LayerID{Kind: registry.KindNative, Name: "late"}
+	id := registry.LayerID{Kind: sources.KindNative, Name: "late"}
 	if err := f.srv.Registry().Replace(id, []tool.Tool{echoTool("late_a")}); err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +420,7 @@ func TestConcurrentExecuteWhileLayersAreReplaced(t *testing.T) {
 	// never fail.
 	const perLayer = 8
 	f := start(t, debugOnly)
-	id := registry.LayerID{Kind: registry.KindNative, Name: "flux"}
+	id := registry.LayerID{Kind: sources.KindNative, Name: "flux"}
 	version := func(v int) []tool.Tool {
 		out := make([]tool.Tool, perLayer)
 		for i := range out {

@@ -57,7 +57,7 @@ type Source struct {
 // New makes the source for one agent. A disabled agent gets a source that
 // publishes an empty layer and reports disabled.
 func New(id string, cfg AgentConfig, env sources.Env) sources.Source {
-	layer := registry.LayerID{Kind: registry.KindA2A, Name: id}
+	layer := registry.LayerID{Kind: sources.KindA2A, Name: id}
 	if cfg.Disabled {
 		return sources.NewDisabled(layer)
 	}

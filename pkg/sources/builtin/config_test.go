@@ -92,7 +92,7 @@ func startNames(t *testing.T, raw string) ([]string, sources.Status) {
 	}
 	src := builtin.New(cfg, sources.Env{Workspace: t.TempDir()})
 	defer src.Close()
-	if src.Layer() != registry.Layer(registry.KindBuiltin) {
+	if src.Layer() != registry.Layer(sources.KindBuiltin) {
 		t.Errorf("layer = %s, want builtin/builtin", src.Layer())
 	}
 	reg := registry.New()

@@ -18,7 +18,7 @@ import (
 const Source = "builtin"
 
 // Layer is the registry layer the builtin tools are published into.
-var Layer = registry.Layer(registry.KindBuiltin)
+var Layer = registry.Layer(sources.KindBuiltin)
 
 // New makes the builtin source. The workspace is cfg.Workspace resolved
 // against env.BaseDir when set, else env.Workspace (the server passes

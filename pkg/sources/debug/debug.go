@@ -20,7 +20,7 @@ const Source = "debug"
 
 // New makes the debug source.
 func New() *sources.Static {
-	return sources.NewStatic(registry.Layer(registry.KindDebug), Tools(), nil)
+	return sources.NewStatic(registry.Layer(sources.KindDebug), Tools(), nil)
 }
 
 // Tools returns the four debug tools.

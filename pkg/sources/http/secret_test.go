@@ -77,7 +77,7 @@ func TestNothingConfiguredIsDisabled(t *testing.T) {
 	if err != nil || src.Status().State != sources.Disabled || reg.Snapshot().Len() != 0 {
 		t.Errorf("err %v, status %+v, tools %d", err, src.Status(), reg.Snapshot().Len())
 	}
-	if src.Layer() != registry.Layer(registry.KindHTTP) || src.Status().Layer != src.Layer() {
+	if src.Layer() != registry.Layer(sources.KindHTTP) || src.Status().Layer != src.Layer() {
 		t.Errorf("layer %v, status layer %v", src.Layer(), src.Status().Layer)
 	}
 	if tools := src.(*httpsrc.Source).Tools(); len(tools) != 0 {

@@ -36,7 +36,7 @@ func newSource(cfg Config, env sources.Env) *Source {
 	// An own transport, so Close can drop this source's idle connections
 	// without touching anyone else's.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	id := registry.Layer(registry.KindHTTP)
+	id := registry.Layer(sources.KindHTTP)
 	return &Source{
 		cfg:       cfg,
 		env:       env,

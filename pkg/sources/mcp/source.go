@@ -66,7 +66,7 @@ func New(name string, cfg ServerConfig, env sources.Env) sources.Source {
 }
 
 func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
-	id := registry.LayerID{Kind: registry.KindMCP, Name: name}
+	id := registry.LayerID{Kind: sources.KindMCP, Name: name}
 	log := env.Log().With("source", SourceLabel, "server", name)
 	s := &Source{
 		name:      name,

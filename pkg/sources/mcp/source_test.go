@@ -49,7 +49,7 @@ func TestNamingAndLayer(t *testing.T) {
 		if got := names(snap); !slices.Equal(got, want) {
 			t.Fatalf("tools = %v\nwant %v", got, want)
 		}
-		id := registry.LayerID{Kind: registry.KindMCP, Name: "my server.v1"}
+		id := registry.LayerID{Kind: sources.KindMCP, Name: "my server.v1"}
 		if src.Layer() != id || snap.LayerCount(id) != len(want) {
 			t.Fatalf("layer %v has %d tools, want %v with %d", src.Layer(), snap.LayerCount(id), id, len(want))
 		}

@@ -12,5 +12,5 @@ import (
 // New makes the native source from tools built with tool.New, tool.Native
 // or tool.Typed. Their source label stays as built ("custom" by default).
 func New(tools ...tool.Tool) *sources.Static {
-	return sources.NewStatic(registry.Layer(registry.KindNative), tools, nil)
+	return sources.NewStatic(registry.Layer(sources.KindNative), tools, nil)
 }

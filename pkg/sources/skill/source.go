@@ -55,7 +55,7 @@ var (
 // skill folders usually live.
 func New(cfg Config, env sources.Env) *Source {
 	s := &Source{
-		id:     registry.Layer(registry.KindSkill),
+		id:     registry.Layer(sources.KindSkill),
 		filter: cfg.Tools,
 		sample: cfg.sampleCap(),
 		log:    env.Log().With("source", SourceLabel),
