@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -130,7 +131,7 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 		if v := recover(); v != nil {
 			// Anything around the tool itself (validation, truncation...)
 			// that panics is still a result, never a crashed call.
-			res = tool.PanicResultLog(x.log, req.Name, v)
+			res = tool.FailureWith(tool.OutcomePanic, panics.Log(x.log, req.Name, v))
 		}
 		ss.inFlight[proto].Dec()
 		ss.duration[proto].Observe(time.Since(start).Seconds())

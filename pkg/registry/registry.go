@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -175,7 +176,7 @@ func (r *Registry) Execute(ctx context.Context, name string, call tool.Call) (re
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			res = tool.PanicResultLog(r.logger, name, v) // the stack to this registry's logger
+			res = tool.FailureWith(tool.OutcomePanic, panics.Log(r.logger, name, v)) // the stack to this registry's logger
 		}
 	}()
 	return e.Tool.Run(ctx, call)

@@ -15,6 +15,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) streamChain() []grpc.StreamServerInterceptor {
 // recovered handles a panic anywhere outside Execute: the stack goes to the
 // log, the wire gets a plain Internal.
 func (s *Server) recovered(ctx context.Context, p any) error {
-	s.log.ErrorContext(ctx, "panic while handling a request", "panic", tool.PanicMessage(p), "stack", string(debug.Stack()))
+	s.log.ErrorContext(ctx, "panic while handling a request", "panic", panics.Message(p), "stack", string(debug.Stack()))
 	return status.Error(codes.Internal, "internal error (the server logged the details)")
 }
 
@@ -152,7 +153,7 @@ func (s *Server) executeGuard(ctx context.Context, req any, info *grpc.UnaryServ
 			if r, ok := req.(*pb.ExecuteRequest); ok {
 				name = r.GetName()
 			}
-			msg := tool.PanicMessage(p)
+			msg := panics.Message(p)
 			s.log.ErrorContext(ctx, "panic while executing", "tool", name, "panic", msg, "stack", string(debug.Stack()))
 			source, toolLabel := metrics.UnknownLabel, metrics.UnknownLabel
 			if e, ok := s.exec.Snapshot().Lookup(name); ok {

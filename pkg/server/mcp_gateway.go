@@ -58,6 +58,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -307,7 +308,7 @@ func sameForMCP(a, b *tool.Tool) bool {
 func (g *mcpGateway) addTool(t *tool.Tool) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			g.s.log.Warn("tool not served over MCP: the MCP SDK refused it", "tool", t.Name, "source", t.Source, "error", tool.PanicMessage(v))
+			g.s.log.Warn("tool not served over MCP: the MCP SDK refused it", "tool", t.Name, "source", t.Source, "error", panics.Message(v))
 			ok = false
 		}
 	}()
@@ -328,7 +329,7 @@ func (g *mcpGateway) addTool(t *tool.Tool) (ok bool) {
 func mcpSchema(raw json.RawMessage) json.RawMessage {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-		return tool.DefaultInputSchema
+		return tool.DefaultInputSchema()
 	}
 	if typ, ok := top["type"]; ok && string(bytes.TrimSpace(typ)) == `"object"` {
 		return raw
@@ -336,7 +337,7 @@ func mcpSchema(raw json.RawMessage) json.RawMessage {
 	top["type"] = json.RawMessage(`"object"`)
 	out, err := json.Marshal(top)
 	if err != nil {
-		return tool.DefaultInputSchema
+		return tool.DefaultInputSchema()
 	}
 	return out
 }
@@ -361,7 +362,7 @@ func (g *mcpGateway) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {
 			if v := recover(); v != nil {
-				g.s.log.ErrorContext(ctx, "panic while handling an MCP request", "method", method, "panic", tool.PanicMessage(v), "stack", string(debug.Stack()))
+				g.s.log.ErrorContext(ctx, "panic while handling an MCP request", "method", method, "panic", panics.Message(v), "stack", string(debug.Stack()))
 				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (the server logged the details)"}
 			}
 		}()
@@ -402,7 +403,7 @@ func (g *mcpGateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (re
 		// Execute already turns a panicking tool into a result; this is for
 		// anything around it (decoding the answer, converting the result).
 		if v := recover(); v != nil {
-			msg := tool.PanicMessage(v)
+			msg := panics.Message(v)
 			g.s.log.ErrorContext(ctx, "panic while executing over MCP", "tool", name, "panic", msg, "stack", string(debug.Stack()))
 			source, toolLabel := metrics.UnknownLabel, metrics.UnknownLabel
 			if e, ok := g.s.exec.Snapshot().Lookup(name); ok {

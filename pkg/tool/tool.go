@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"runtime/debug"
+
+	"github.com/toolnexus/toolnexus/internal/panics"
 )
 
 // DefaultSource is the source label of a tool built without WithSource.
 const DefaultSource = "custom"
 
-// DefaultInputSchema is the input schema of a tool built without WithInputSchema.
-var DefaultInputSchema = json.RawMessage(`{"type":"object"}`)
+// DefaultInputSchema returns the input schema of a tool built without
+// WithInputSchema: any object. A function, not a variable, so that no caller
+// can change every such tool's schema by assigning to it.
+func DefaultInputSchema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
 
 // Func runs one call. It returns a failure Result rather than an error, and
 // should stop promptly when ctx is done.
@@ -105,7 +107,7 @@ func (t *Tool) Normalize() error {
 		return fmt.Errorf("%w (tool %q)", ErrNoFunc, t.Name)
 	}
 	if len(t.InputSchema) == 0 {
-		t.InputSchema = DefaultInputSchema
+		t.InputSchema = DefaultInputSchema()
 	} else if !json.Valid(t.InputSchema) {
 		return fmt.Errorf("tool %q: input schema is not valid JSON", t.Name)
 	}
@@ -123,7 +125,7 @@ func (t *Tool) Execute(ctx context.Context, call Call) (res Result) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			res = PanicResult(t.Name, v)
+			res = panicResult(t.Name, v)
 		}
 	}()
 	return t.Run(ctx, call)
@@ -131,29 +133,9 @@ func (t *Tool) Execute(ctx context.Context, call Call) (res Result) {
 
 var emptyObject = json.RawMessage("{}")
 
-// PanicResult converts a recovered panic value into the failure result the
-// model sees, and logs the stack.
-func PanicResult(name string, v any) Result {
-	return PanicResultLog(slog.Default(), name, v)
-}
-
-// PanicResultLog is PanicResult logging to log: call it from the deferred
-// recover of a runner that has its own logger (the registry, the server).
-func PanicResultLog(log *slog.Logger, name string, v any) Result {
-	msg := PanicMessage(v)
-	log.Error("tool panicked", "tool", name, "panic", msg, "stack", string(debug.Stack()))
-	return FailureWith(OutcomePanic, msg)
-}
-
-// PanicMessage renders a recovered panic value: an error's text, a string
-// as is, anything else through fmt.
-func PanicMessage(v any) string {
-	switch p := v.(type) {
-	case error:
-		return p.Error()
-	case string:
-		return p
-	default:
-		return fmt.Sprint(p)
-	}
+// panicResult is the failure a panic becomes: its message as output
+// (OutcomePanic), the stack to the default logger, never to the model.
+// Runners with their own logger recover before this one does.
+func panicResult(name string, v any) Result {
+	return FailureWith(OutcomePanic, panics.Log(nil, name, v))
 }

@@ -68,7 +68,7 @@ func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
 			continue
 		}
 		taken[name] = t.Name
-		schema := tool.DefaultInputSchema
+		schema := tool.DefaultInputSchema()
 		if t.InputSchema != nil {
 			b, err := json.Marshal(t.InputSchema)
 			if err == nil && len(b) > 0 && string(b) != "null" {
