@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -83,7 +84,7 @@ func cfg(t *testing.T, debug bool) *config.Config {
 	if debug {
 		text = `{"debug": true}`
 	}
-	c, err := config.Parse([]byte(text), "", "/toolnexus-test-base")
+	c, err := config.Parse([]byte(text), "", filepath.Join(os.TempDir(), "toolnexus-engine-test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func cfg(t *testing.T, debug bool) *config.Config {
 
 func newTestEngine(t *testing.T, drain time.Duration) (*Engine, *registry.Registry) {
 	reg := registry.New()
-	e := New(reg, Options{Workspace: filepath.Join(t.TempDir(), "ws"), DrainTimeout: drain,
+	e := New(reg, Options{DrainTimeout: drain,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = e.Close() })
 	return e, reg

@@ -32,8 +32,6 @@ import (
 // Options configures an Engine.
 type Options struct {
 	Logger *slog.Logger
-	// Workspace overrides builtins.workspace (the --workspace flag).
-	Workspace string
 	// Native are the embedding program's own Go tools (layer "native").
 	Native []tool.Tool
 	// DrainTimeout bounds how long a source instance that a reload
@@ -297,14 +295,12 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 // control to every plan (nil outside tests).
 var testPlanHook func(cfg *config.Config) []planned
 
-// workspace resolves the builtin tools' root: --workspace, else
-// builtins.workspace, else ./workspace; relative to the config's directory.
-// It is created if missing, so a fresh checkout's `make run` just works.
+// workspace resolves the builtin tools' root: builtins.workspace (which
+// --workspace overrides when the config is loaded), else ./workspace;
+// relative to the config's directory. It is created if missing, so a fresh
+// checkout's `make run` just works.
 func (e *Engine) workspace(cfg *config.Config) (string, error) {
-	ws := e.opts.Workspace
-	if ws == "" {
-		ws = cfg.Builtins.Workspace
-	}
+	ws := cfg.Builtins.Workspace
 	if ws == "" {
 		ws = "workspace"
 	}

@@ -37,7 +37,7 @@ func newEngine(t *testing.T, native ...tool.Tool) (*engine.Engine, *registry.Reg
 	t.Helper()
 	dir := t.TempDir()
 	reg := registry.New()
-	e := engine.New(reg, engine.Options{Workspace: filepath.Join(dir, "ws"), Native: native})
+	e := engine.New(reg, engine.Options{Native: native})
 	t.Cleanup(func() {
 		if err := e.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -181,7 +181,7 @@ func TestWorkspaceIsResolvedAndCreated(t *testing.T) {
 func TestApplyAfterCloseFails(t *testing.T) {
 	dir := t.TempDir()
 	reg := registry.New()
-	e := engine.New(reg, engine.Options{Workspace: filepath.Join(dir, "ws")})
+	e := engine.New(reg, engine.Options{})
 	apply(t, e, parse(t, dir, `{"debug": true}`))
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func ExampleEngine_Apply() {
 	dir, _ := os.MkdirTemp("", "engine-example")
 	defer os.RemoveAll(dir)
 	reg := registry.New()
-	e := engine.New(reg, engine.Options{Workspace: filepath.Join(dir, "ws")})
+	e := engine.New(reg, engine.Options{})
 	defer e.Close()
 
 	on, _ := config.Parse([]byte(`{"debug": true}`), "", dir)

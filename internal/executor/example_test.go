@@ -18,10 +18,9 @@ import (
 // A model's arguments that do not match the tool's input schema come back
 // as a result naming each failing field, so the model can fix its call.
 func ExampleExecutor_Execute() {
-	var x *executor.Executor
-	reg := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) { x.Hook(prev, next) }))
+	reg := registry.New()
 	cfg, _ := config.Parse([]byte(`{}`), "", ".")
-	x = executor.New(reg, metrics.New(prometheus.NewRegistry()), cfg.Limits, nil)
+	x := executor.New(reg, metrics.New(prometheus.NewRegistry()), cfg.Limits, nil)
 	_ = reg.Replace(registry.Layer(sources.KindDebug), debug.Tools())
 
 	res, _ := x.Execute(context.Background(), executor.Request{Name: "debug_sleep", Arguments: json.RawMessage(`{"ms": "soon"}`)})

@@ -62,7 +62,8 @@ type Executor struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 
-	table atomic.Pointer[table]
+	table       atomic.Pointer[table]
+	unsubscribe func()
 
 	mu     sync.Mutex // serialises table rebuilds (writers only)
 	limits config.Limits
@@ -71,21 +72,20 @@ type Executor struct {
 	metas  map[string]*toolMeta     // per-tool metric handles and schemas, kept across rebuilds
 }
 
-// New makes an executor for reg and subscribes it to reg's changes. Use it
-// as: x := executor.New(...); reg's OnChange must call x.Rebuild (see Hook).
+// New makes an executor for reg and subscribes it to reg's changes, so its
+// table follows every published snapshot; Close unsubscribes.
 func New(reg *registry.Registry, m *metrics.Metrics, limits config.Limits, log *slog.Logger) *Executor {
 	if log == nil {
 		log = slog.Default()
 	}
 	x := &Executor{reg: reg, metrics: m, log: log, sems: map[string]chan struct{}{}, metas: map[string]*toolMeta{}}
-	x.SetLimits(limits)
+	x.unsubscribe = reg.Subscribe(func(_, next *registry.Snapshot) { x.rebuild(next) })
+	x.SetLimits(limits) // builds the first table from the current snapshot
 	return x
 }
 
-// Hook is the registry.OnChange callback that keeps the executor's table in
-// step with the registry. Pass it to registry.New: registry.OnChange(x.Hook)
-// — or call Rebuild after changes when the registry was built first.
-func (x *Executor) Hook(_, next *registry.Snapshot) { x.rebuild(next) }
+// Close stops following the registry. Calls keep working on the last table.
+func (x *Executor) Close() { x.unsubscribe() }
 
 // Rebuild refreshes the table from the registry's current snapshot.
 func (x *Executor) Rebuild() { x.rebuild(x.reg.Snapshot()) }

@@ -51,14 +51,9 @@ func limits(t testing.TB, limitsJSON string) config.Limits {
 
 func newRig(t testing.TB, limitsJSON string, native ...tool.Tool) *rig {
 	t.Helper()
-	var x *executor.Executor
-	reg := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) {
-		if x != nil {
-			x.Hook(prev, next)
-		}
-	}))
+	reg := registry.New()
 	m := metrics.New(prometheus.NewRegistry())
-	x = executor.New(reg, m, limits(t, limitsJSON), nil)
+	x := executor.New(reg, m, limits(t, limitsJSON), nil)
 	if err := reg.Replace(registry.Layer(sources.KindDebug), debug.Tools()); err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +203,8 @@ func TestValidationCanBeTurnedOff(t *testing.T) {
 func TestToolWithUncompilableSchemaStillRuns(t *testing.T) {
 	var runs atomic.Int64
 	var logs bytes.Buffer
-	var x *executor.Executor
-	reg := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) { x.Hook(prev, next) }))
-	x = executor.New(reg, metrics.New(prometheus.NewRegistry()), limits(t, ""), slog.New(slog.NewTextHandler(&logs, nil)))
+	reg := registry.New()
+	x := executor.New(reg, metrics.New(prometheus.NewRegistry()), limits(t, ""), slog.New(slog.NewTextHandler(&logs, nil)))
 	if err := reg.Replace(registry.Layer(sources.KindNative), []tool.Tool{counted("odd", `{"type": 12}`, &runs)}); err != nil {
 		t.Fatal(err)
 	}

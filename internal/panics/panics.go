@@ -34,3 +34,6 @@ func Log(log *slog.Logger, name string, v any) string {
 	log.Error("tool panicked", "tool", name, "panic", msg, "stack", string(debug.Stack()))
 	return msg
 }
+
+// Stack is the current goroutine's stack, for a log record.
+func Stack() string { return string(debug.Stack()) }

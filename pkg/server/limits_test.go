@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -211,7 +210,7 @@ func TestRequestSizeLimit(t *testing.T) {
 func TestNonLoopbackListenNeedsAuthOrTLSOrInsecure(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", "[::]:0", ":0", "192.0.2.1:50051", "example.test:50051"} {
 		_, err := server.New(server.Options{ConfigPath: writeTemp(t, debugOnly), Listen: listen, MetricsListen: "-", Workspace: t.TempDir(), Logger: quiet})
-		var ce *config.Error
+		var ce *server.ConfigError
 		if !errors.As(err, &ce) || ce.Key != "server.listen" || !strings.Contains(ce.Msg, "--insecure") || !strings.Contains(ce.Msg, listen) {
 			t.Fatalf("listen %s: %v; want a server.listen config error", listen, err)
 		}

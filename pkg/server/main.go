@@ -93,7 +93,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		var ce *config.Error
+		var ce *ConfigError
 		if errors.As(err, &ce) {
 			return ExitConfig
 		}

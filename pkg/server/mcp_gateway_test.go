@@ -33,7 +33,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -623,7 +622,7 @@ func TestMCPGatewayNonLoopbackNeedsAuthOrTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := server.New(server.Options{ConfigPath: p, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	var ce *config.Error
+	var ce *server.ConfigError
 	if !errors.As(err, &ce) || ce.Key != "server.mcp.listen" || !strings.Contains(err.Error(), "--insecure") {
 		t.Fatalf("non-loopback MCP listener without auth: %v, want a config error naming server.mcp.listen", err)
 	}

@@ -24,7 +24,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -100,12 +99,7 @@ func TestReloadWhile64GoroutinesExecute(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reload %d: %v", i, err)
 			}
-			for _, id := range rep.Started {
-				rebuilt = append(rebuilt, id.String())
-			}
-			for _, id := range rep.Removed {
-				removed = append(removed, id.String())
-			}
+			rebuilt, removed = rep.Rebuilt, rep.Removed
 		} else {
 			resp, err := f.src.Reload(context.Background(), &pb.ReloadRequest{})
 			if err != nil {
@@ -158,8 +152,8 @@ func TestBrokenConfigIsRejectedAndOldToolsKeepWorking(t *testing.T) {
 		if st.Code() != codes.FailedPrecondition || !strings.HasPrefix(st.Message(), "reload rejected, the previous config keeps serving: "+c.reason) {
 			t.Errorf("%s: %v; want FailedPrecondition with %q", c.cfg, err, c.reason)
 		}
-		// Server.Reload (SIGHUP) gives the same reason as a *config.Error.
-		var ce *config.Error
+		// Server.Reload (SIGHUP) gives the same reason as a *server.ConfigError.
+		var ce *server.ConfigError
 		if _, err := f.srv.Reload(); !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), c.reason) {
 			t.Errorf("%s: Server.Reload = %v", c.cfg, err)
 		}

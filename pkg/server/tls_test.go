@@ -5,12 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"

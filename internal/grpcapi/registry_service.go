@@ -1,4 +1,4 @@
-package server
+package grpcapi
 
 import (
 	"context"
@@ -11,7 +11,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/internal/executor"
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 )
 
@@ -23,7 +24,7 @@ const (
 
 type registryService struct {
 	pb.UnimplementedRegistryServiceServer
-	s *Server
+	a *API
 }
 
 // filter is a ListTools/WatchTools/ExportTools selection plus the caller's
@@ -31,11 +32,11 @@ type registryService struct {
 type filter struct {
 	sources map[string]bool
 	names   map[string]bool
-	p       *principal
+	p       *auth.Principal
 }
 
 func newFilter(ctx context.Context, sources, names []string) filter {
-	f := filter{p: principalFrom(ctx)}
+	f := filter{p: auth.From(ctx)}
 	if len(sources) > 0 {
 		f.sources = make(map[string]bool, len(sources))
 		for _, s := range sources {
@@ -58,7 +59,7 @@ func (f filter) match(e *registry.Entry) bool {
 	if f.names != nil && !f.names[e.Tool.Name] {
 		return false
 	}
-	return f.p.allows(e.Tool.Name, e.Tool.Source)
+	return f.p.Allows(e.Tool.Name, e.Tool.Source)
 }
 
 func (r *registryService) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
@@ -75,8 +76,8 @@ func (r *registryService) ListTools(ctx context.Context, req *pb.ListToolsReques
 	if err != nil {
 		return nil, err
 	}
-	snap := r.s.exec.Snapshot()
-	pt := r.s.protos.get(snap)
+	snap := r.a.core.Snapshot()
+	pt := r.a.protos.get(snap)
 	f := newFilter(ctx, req.GetSources(), req.GetNames())
 	entries := snap.Entries()
 	start := 0
@@ -122,12 +123,12 @@ func (r *registryService) GetTool(ctx context.Context, req *pb.GetToolRequest) (
 	if req.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is required")
 	}
-	snap := r.s.exec.Snapshot()
+	snap := r.a.core.Snapshot()
 	e, ok := snap.Lookup(req.GetName())
-	if !ok || !principalFrom(ctx).allows(e.Tool.Name, e.Tool.Source) {
+	if !ok || !auth.From(ctx).Allows(e.Tool.Name, e.Tool.Source) {
 		return nil, status.Errorf(codes.NotFound, "no tool named %q (ListTools shows the available names)", req.GetName())
 	}
-	return &pb.GetToolResponse{Tool: r.s.protos.get(snap).byName[e.Tool.Name]}, nil
+	return &pb.GetToolResponse{Tool: r.a.protos.get(snap).byName[e.Tool.Name]}, nil
 }
 
 func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
@@ -150,11 +151,8 @@ func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (
 			args = b
 		}
 	}
-	xreq := executor.Request{Name: req.GetName(), Arguments: args, Answer: answerFromProto(req.GetAnswer()), Protocol: executor.ProtocolGRPC}
-	if p := principalFrom(ctx); p != nil {
-		xreq.Allow = p.allows
-	}
-	res, _ := r.s.exec.Execute(ctx, xreq)
+	res, _ := r.a.core.Execute(ctx, core.Call{Name: req.GetName(), Arguments: args, Answer: answerFromProto(req.GetAnswer()),
+		Protocol: core.ProtocolGRPC, Caller: auth.From(ctx), CallID: req.GetCallId()})
 	if err := ctx.Err(); err != nil {
 		// The caller gave up: it gets the status it asked for; the call
 		// itself was recorded as timeout/canceled.
@@ -166,12 +164,12 @@ func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (
 func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.RegistryService_WatchToolsServer) error {
 	ctx := stream.Context()
 	f := newFilter(ctx, req.GetSources(), req.GetNames())
-	w, snap := r.s.reg.Watch()
+	w, snap := r.a.core.Watch()
 	defer w.Close()
 
 	sendFull := func(snap *registry.Snapshot) error {
 		msg := &pb.WatchToolsResponse{Revision: snap.Revision(), Snapshot: true}
-		pt := r.s.protos.get(snap)
+		pt := r.a.protos.get(snap)
 		var wire [][]byte
 		for i, e := range snap.Entries() {
 			if f.match(e) {
@@ -189,7 +187,7 @@ func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.Regist
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-r.s.shutdown:
+		case <-r.a.opts.Shutdown:
 			return status.Error(codes.Unavailable, "server is shutting down; reconnect to another replica")
 		case ch, ok := <-w.C():
 			if !ok {
@@ -209,7 +207,7 @@ func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.Regist
 			if len(msg.Added)+len(msg.Removed)+len(msg.Changed) == 0 && (f.sources != nil || f.names != nil || f.p != nil) {
 				continue // nothing this watcher can see changed
 			}
-			pt := r.s.protos.get(ch.Next)
+			pt := r.a.protos.get(ch.Next)
 			var wire [][]byte
 			for i, e := range ch.Next.Entries() {
 				if f.match(e) {
@@ -236,7 +234,7 @@ func (f filter) names2(snap *registry.Snapshot, names []string) []string {
 }
 
 func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRequest) (*pb.ExportToolsResponse, error) {
-	snap := r.s.exec.Snapshot()
+	snap := r.a.core.Snapshot()
 	f := newFilter(ctx, req.GetSources(), req.GetNames())
 	var sel []*registry.Entry
 	for _, e := range snap.Entries() {
@@ -252,5 +250,5 @@ func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRe
 }
 
 func (r *registryService) GetSkillsPrompt(ctx context.Context, _ *pb.GetSkillsPromptRequest) (*pb.GetSkillsPromptResponse, error) {
-	return &pb.GetSkillsPromptResponse{Prompt: r.s.skillsPrompt()}, nil
+	return &pb.GetSkillsPromptResponse{Prompt: r.a.core.SkillsPrompt()}, nil
 }

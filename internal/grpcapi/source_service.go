@@ -1,4 +1,4 @@
-package server
+package grpcapi
 
 import (
 	"context"
@@ -11,16 +11,16 @@ import (
 
 type sourceService struct {
 	pb.UnimplementedSourceServiceServer
-	s *Server
+	a *API
 }
 
 func (r *sourceService) ListSources(ctx context.Context, _ *pb.ListSourcesRequest) (*pb.ListSourcesResponse, error) {
-	infos := r.s.eng.Sources()
+	infos := r.a.core.Sources()
 	resp := &pb.ListSourcesResponse{Sources: make([]*pb.Source, 0, len(infos))}
 	for _, in := range infos {
 		resp.Sources = append(resp.Sources, &pb.Source{
-			Kind:      in.Layer.Kind.String(),
-			Name:      in.Layer.Name,
+			Kind:      in.Kind,
+			Name:      in.Name,
 			Status:    string(in.State),
 			ToolCount: int32(in.ToolCount),
 			Error:     in.Error,
@@ -32,11 +32,7 @@ func (r *sourceService) ListSources(ctx context.Context, _ *pb.ListSourcesReques
 
 func (r *sourceService) ListSkills(ctx context.Context, _ *pb.ListSkillsRequest) (*pb.ListSkillsResponse, error) {
 	resp := &pb.ListSkillsResponse{}
-	sk := r.s.eng.Skills()
-	if sk == nil {
-		return resp, nil
-	}
-	skills, skipped := sk.Inventory()
+	skills, skipped := r.a.core.Skills()
 	for _, k := range skills {
 		resp.Skills = append(resp.Skills, &pb.Skill{Name: k.Name, Description: k.Description, Dir: k.Dir, Path: k.Path})
 	}
@@ -47,25 +43,9 @@ func (r *sourceService) ListSkills(ctx context.Context, _ *pb.ListSkillsRequest)
 }
 
 func (r *sourceService) Reload(ctx context.Context, _ *pb.ReloadRequest) (*pb.ReloadResponse, error) {
-	rep, err := r.s.Reload()
+	rep, err := r.a.opts.Reload(ctx)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "reload rejected, the previous config keeps serving: %v", err)
 	}
-	resp := &pb.ReloadResponse{Revision: r.s.reg.Snapshot().Revision()}
-	for _, id := range rep.Started {
-		resp.Rebuilt = append(resp.Rebuilt, id.String())
-	}
-	for _, id := range rep.Removed {
-		resp.Removed = append(resp.Removed, id.String())
-	}
-	return resp, nil
-}
-
-// skillsPrompt is the catalog text, or the pinned "none" text without a
-// skill source.
-func (s *Server) skillsPrompt() string {
-	if sk := s.eng.Skills(); sk != nil {
-		return sk.Prompt()
-	}
-	return "No skills are currently available."
+	return &pb.ReloadResponse{Revision: rep.Revision, Rebuilt: rep.Started, Removed: rep.Removed}, nil
 }

@@ -1,16 +1,17 @@
-package server
+package mcpgateway
 
-// The MCP gateway serves the registry to agents that speak MCP rather than
-// gRPC: one streamable-HTTP endpoint, /mcp, on its own listener
-// (server.mcp.listen or --mcp-listen; off unless set).
+// Package mcpgateway is the MCP front-end of the core: it serves the tool
+// set to agents that speak MCP rather than gRPC, as one streamable-HTTP
+// endpoint, /mcp. The server (pkg/server) owns its listener
+// (server.mcp.listen or --mcp-listen; off unless set) and its TLS.
 //
-// It is a thin front over the same pieces the gRPC service uses:
+// It translates MCP to core calls and back and nothing else:
 //
 //   - tools/list is the SDK server's tool set, which a watcher keeps equal to
 //     the registry snapshot (names verbatim, schemas as registered, sorted in
 //     byte order), narrowed by server.mcp.tools. The SDK announces every
 //     change to connected clients with notifications/tools/list_changed.
-//   - tools/call goes through executor.Execute with the request's context,
+//   - tools/call goes through core.Execute with the request's context,
 //     so limits, validation, allowlists and the per-source metrics (with
 //     protocol="mcp") are exactly those of gRPC Execute.
 //   - the same bearer tokens guard it: a request without a valid
@@ -37,34 +38,30 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"path"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/internal/executor"
-	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// MCPPath is where the gateway serves MCP streamable HTTP.
-const MCPPath = "/mcp"
+// Path is where the gateway serves MCP streamable HTTP.
+const Path = "/mcp"
 
 // Keys of the _meta objects the gateway reads and writes.
 const (
@@ -75,88 +72,94 @@ const (
 	MetaAnswer   = "toolnexus/answer"   // in tools/call params, to resume
 )
 
-// DefaultMCPName is the serverInfo.name when server.mcp.name is empty.
-const DefaultMCPName = "toolnexus"
+// DefaultName is the serverInfo.name when server.mcp.name is empty.
+const DefaultName = "toolnexus"
 
-// mcpSessionTimeout closes sessions nobody has used for this long, so
+// sessionTimeout closes sessions nobody has used for this long, so
 // clients that vanish without a DELETE do not pile up.
-const mcpSessionTimeout = 30 * time.Minute
+const sessionTimeout = 30 * time.Minute
 
-type mcpGateway struct {
-	s        *Server
+// Gateway is the MCP front-end; it is an http.Handler serving Path.
+type Gateway struct {
+	core     *core.Core
+	log      *slog.Logger
 	sdk      *mcp.Server
 	handler  http.Handler // the SDK handler behind the bearer middleware (auth on)
 	unauthed http.Handler // the SDK handler itself (auth off)
-
-	lis   net.Listener
-	srv   *http.Server
-	conns connTracker
 
 	// syncMu guards the SDK tool set bookkeeping.
 	syncMu    sync.Mutex
 	have      map[string]*tool.Tool // what the SDK server currently lists
 	syncedRev uint64
-	filter    *principal // server.mcp.tools as an allowlist; nil = every tool
+	filter    *auth.Principal // server.mcp.tools as an allowlist; nil = every tool
 	filterKey string
 
 	watcher  *registry.Watcher
 	reconf   chan struct{}
 	syncDone chan struct{}
 
-	// posts counts POST requests in flight: Shutdown lets them finish
-	// before it closes the sessions (closing a session with a call still
-	// running would cut its response).
+	// posts counts POST requests in flight: Drain lets them finish before
+	// Close ends the sessions (closing a session with a call still running
+	// would cut its response).
 	posts inflight
 	// hardStop ends every call still running when the grace period is over.
 	hardStop   context.Context
 	hardCancel context.CancelFunc
-	stopOnce   sync.Once
+	closeOnce  sync.Once
 }
 
-// newMCPGateway builds the gateway when server.mcp.listen is set, and starts
-// keeping its tool set in step with the registry. It returns nil when the
-// gateway is off.
-func newMCPGateway(s *Server, cfg *config.Config) *mcpGateway {
-	gc := cfg.Server.MCP
-	if gc.Listen == "" {
-		return nil
+// Options configures the gateway (the server.mcp section).
+type Options struct {
+	// Name and Version are the serverInfo sent at initialize.
+	Name, Version string
+	// Tools narrows what the gateway lists and runs (server.mcp.tools).
+	Tools []string
+	// MaxBodyBytes caps a request body (0: the SDK's default).
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+// New builds the gateway over c and starts keeping its tool set in step
+// with the registry; Close stops that.
+func New(c *core.Core, opts Options) *Gateway {
+	if opts.Name == "" {
+		opts.Name = DefaultName
 	}
-	name := gc.Name
-	if name == "" {
-		name = DefaultMCPName
+	if opts.Version == "" {
+		opts.Version = buildVersion()
 	}
-	version := gc.Version
-	if version == "" {
-		version = buildVersion()
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
 	}
-	g := &mcpGateway{s: s, have: map[string]*tool.Tool{}, reconf: make(chan struct{}, 1), syncDone: make(chan struct{})}
+	g := &Gateway{core: c, log: log, have: map[string]*tool.Tool{}, reconf: make(chan struct{}, 1), syncDone: make(chan struct{})}
 	g.hardStop, g.hardCancel = context.WithCancel(context.Background())
-	sdkLog := slog.New(sdkLogHandler{s.log.Handler()}).With("component", "mcp-gateway")
-	g.sdk = mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
+	sdkLog := slog.New(sdkLogHandler{log.Handler()}).With("component", "mcp-gateway")
+	g.sdk = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Logger:       sdkLog,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
 		Logger:              sdkLog,
-		SessionTimeout:      mcpSessionTimeout,
-		MaxRequestBodyBytes: int64(max(cfg.Limits.MaxRequestBytes, 0)), // 0 = the SDK default
+		SessionTimeout:      sessionTimeout,
+		MaxRequestBodyBytes: max(opts.MaxBodyBytes, 0), // 0 = the SDK default
 	})
 	// The SDK's bearer middleware is the only way to attach a TokenInfo
 	// (which binds a session to its token and reaches every handler as
 	// req.Extra.TokenInfo). Our own check has already run; its verifier
 	// just hands over the principal found.
-	g.handler = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-		p := principalFrom(ctx)
+	g.handler = sdkauth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
+		p := auth.From(ctx)
 		if p == nil {
-			return nil, auth.ErrInvalidToken
+			return nil, sdkauth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: p.name, Extra: map[string]any{principalExtra: p}}, nil
-	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdkHandler)
+		return &sdkauth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalExtra: p}}, nil
+	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdkHandler)
 	g.unauthed = sdkHandler
 
-	g.setFilter(gc.Tools)
-	w, snap := s.reg.Watch()
+	g.setFilter(opts.Tools)
+	w, snap := c.Watch()
 	g.watcher = w
 	g.sync(snap)
 	go g.watch()
@@ -201,7 +204,7 @@ func buildVersion() string {
 
 // setFilter installs server.mcp.tools. A pattern that is not a valid glob
 // matches nothing; say so once instead of silently hiding every tool.
-func (g *mcpGateway) setFilter(patterns []string) bool {
+func (g *Gateway) setFilter(patterns []string) bool {
 	key := strings.Join(patterns, "\x00")
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
@@ -210,24 +213,21 @@ func (g *mcpGateway) setFilter(patterns []string) bool {
 	}
 	for _, p := range patterns {
 		if _, err := path.Match(strings.TrimPrefix(p, "source:"), ""); err != nil {
-			g.s.log.Warn("server.mcp.tools: bad glob pattern; it matches nothing", "pattern", p, "error", err)
+			g.log.Warn("server.mcp.tools: bad glob pattern; it matches nothing", "pattern", p, "error", err)
 		}
 	}
 	g.filterKey = key
 	g.filter = nil
 	if len(patterns) > 0 {
-		g.filter = &principal{name: "server.mcp.tools", patterns: slices.Clone(patterns)}
+		g.filter = auth.NewPrincipal("server.mcp.tools", patterns, false)
 	}
 	return true
 }
 
-// reconfigure applies a reloaded config. Only server.mcp.tools can change
-// at run time; listen, name and version take a restart.
-func (g *mcpGateway) reconfigure(cfg *config.Config) {
-	if g == nil {
-		return
-	}
-	if g.setFilter(cfg.Server.MCP.Tools) {
+// Reconfigure applies a reloaded server.mcp.tools; the other server.mcp
+// settings take a restart.
+func (g *Gateway) Reconfigure(tools []string) {
+	if g.setFilter(tools) {
 		select {
 		case g.reconf <- struct{}{}:
 		default: // a resync is already queued
@@ -237,7 +237,7 @@ func (g *mcpGateway) reconfigure(cfg *config.Config) {
 
 // watch keeps the SDK tool set equal to the registry until the watcher is
 // closed by shutdown.
-func (g *mcpGateway) watch() {
+func (g *Gateway) watch() {
 	defer close(g.syncDone)
 	for {
 		select {
@@ -250,7 +250,7 @@ func (g *mcpGateway) watch() {
 			g.syncMu.Lock()
 			g.syncedRev = 0 // the filter changed: re-check every tool
 			g.syncMu.Unlock()
-			g.sync(g.s.reg.Snapshot())
+			g.sync(g.core.Registry().Snapshot())
 		}
 	}
 }
@@ -260,7 +260,7 @@ func (g *mcpGateway) watch() {
 // change or a dropped event alike, and it only touches tools that changed:
 // every AddTool/RemoveTools makes the SDK schedule one (debounced)
 // notifications/tools/list_changed to every session.
-func (g *mcpGateway) sync(snap *registry.Snapshot) {
+func (g *Gateway) sync(snap *registry.Snapshot) {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
 	if snap.Revision() < g.syncedRev {
@@ -270,7 +270,7 @@ func (g *mcpGateway) sync(snap *registry.Snapshot) {
 	want := make(map[string]bool, snap.Len())
 	for _, e := range snap.Entries() {
 		t := e.Tool
-		if !g.filter.allows(t.Name, t.Source) {
+		if !g.filter.Allows(t.Name, t.Source) {
 			continue
 		}
 		want[t.Name] = true
@@ -305,10 +305,10 @@ func sameForMCP(a, b *tool.Tool) bool {
 // addTool registers one tool with the SDK. Every tool shares one handler:
 // the name comes with the request. The SDK panics on a schema it cannot
 // take; such a tool is left out of MCP (with a warning), never the server.
-func (g *mcpGateway) addTool(t *tool.Tool) (ok bool) {
+func (g *Gateway) addTool(t *tool.Tool) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			g.s.log.Warn("tool not served over MCP: the MCP SDK refused it", "tool", t.Name, "source", t.Source, "error", panics.Message(v))
+			g.log.Warn("tool not served over MCP: the MCP SDK refused it", "tool", t.Name, "source", t.Source, "error", panics.Message(v))
 			ok = false
 		}
 	}()
@@ -345,11 +345,11 @@ func mcpSchema(raw json.RawMessage) json.RawMessage {
 // callerFrom finds the caller's principal in an MCP request: the current
 // HTTP request's token, so a reload that changes a token's allowlist
 // applies to sessions already open.
-func callerFrom(extra *mcp.RequestExtra) *principal {
+func callerFrom(extra *mcp.RequestExtra) *auth.Principal {
 	if extra == nil || extra.TokenInfo == nil {
 		return nil
 	}
-	p, _ := extra.TokenInfo.Extra[principalExtra].(*principal)
+	p, _ := extra.TokenInfo.Extra[principalExtra].(*auth.Principal)
 	return p
 }
 
@@ -358,11 +358,11 @@ func callerFrom(extra *mcp.RequestExtra) *principal {
 // recover, so without this one panic would end the whole server. tools/call
 // has its own guard (a panic there is an isError result); anything else
 // becomes a JSON-RPC internal error, the stack going to the log only.
-func (g *mcpGateway) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
+func (g *Gateway) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {
 			if v := recover(); v != nil {
-				g.s.log.ErrorContext(ctx, "panic while handling an MCP request", "method", method, "panic", panics.Message(v), "stack", string(debug.Stack()))
+				g.log.ErrorContext(ctx, "panic while handling an MCP request", "method", method, "panic", panics.Message(v), "stack", panics.Stack())
 				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (the server logged the details)"}
 			}
 		}()
@@ -372,7 +372,7 @@ func (g *mcpGateway) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 
 // filterList narrows tools/list to what the caller's token allows, so the
 // list shows exactly what tools/call permits.
-func (g *mcpGateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
+func (g *Gateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if method != "tools/list" || err != nil {
@@ -380,13 +380,13 @@ func (g *mcpGateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		p := callerFrom(req.GetExtra())
 		lr, ok := res.(*mcp.ListToolsResult)
-		if p == nil || p.patterns == nil || !ok {
+		if !p.Restricted() || !ok {
 			return res, err
 		}
 		kept := make([]*mcp.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
 			src, _ := t.Meta[MetaSource].(string)
-			if p.allows(t.Name, src) {
+			if p.Allows(t.Name, src) {
 				kept = append(kept, t)
 			}
 		}
@@ -396,24 +396,17 @@ func (g *mcpGateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// callTool runs one tools/call through the shared Execute path.
-func (g *mcpGateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+// callTool runs one tools/call through the core's Execute.
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	name := req.Params.Name
 	defer func() {
 		// Execute already turns a panicking tool into a result; this is for
 		// anything around it (decoding the answer, converting the result).
 		if v := recover(); v != nil {
-			msg := panics.Message(v)
-			g.s.log.ErrorContext(ctx, "panic while executing over MCP", "tool", name, "panic", msg, "stack", string(debug.Stack()))
-			source, toolLabel := metrics.UnknownLabel, metrics.UnknownLabel
-			if e, ok := g.s.exec.Snapshot().Lookup(name); ok {
-				source, toolLabel = e.Tool.Source, e.Tool.Name
-			}
-			g.s.metrics.Calls.WithLabelValues(source, toolLabel, tool.OutcomePanic.String(), executor.ProtocolMCP).Inc()
-			res, err = toCallToolResult(tool.FailureWith(tool.OutcomePanic, msg)), nil
+			res, err = toCallToolResult(g.core.Recovered(ctx, name, core.ProtocolMCP, v)), nil
 		}
 	}()
-	// Shutdown cancels calls still running when its grace period is over.
+	// Close cancels calls still running when the grace period is over.
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(g.hardStop, cancel)
 	defer func() { stop(); cancel() }()
@@ -422,22 +415,18 @@ func (g *mcpGateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (re
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = nil // "arguments": null is an absent arguments object
 	}
-	xreq := executor.Request{Name: name, Arguments: args, Protocol: executor.ProtocolMCP}
-	caller := callerFrom(req.Extra)
-	if caller != nil {
-		xreq.Allow = caller.allows
-	}
+	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, Caller: callerFrom(req.Extra)}
 	if a, ok := req.Params.Meta[MetaAnswer]; ok {
 		ans, err := answerFromMeta(a)
 		if err != nil {
 			return toCallToolResult(tool.FailureWith(tool.OutcomeInvalidArguments, err.Error())), nil
 		}
-		xreq.Answer = ans
+		call.Answer = ans
 	}
 	start := time.Now()
-	r, source := g.s.exec.Execute(ctx, xreq)
-	if g.s.log.Enabled(ctx, slog.LevelDebug) {
-		g.logCall(ctx, name, source, r, start, caller)
+	r, source := g.core.Execute(ctx, call)
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.logCall(ctx, name, source, r, start, call.Caller)
 	}
 	return toCallToolResult(r), nil
 }
@@ -445,7 +434,7 @@ func (g *mcpGateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (re
 // logCall logs a finished call at debug, like the gRPC logging interceptor
 // logs Execute; the caller checks the level first, so a call costs nothing
 // here when debug is off.
-func (g *mcpGateway) logCall(ctx context.Context, name, source string, r tool.Result, start time.Time, caller *principal) {
+func (g *Gateway) logCall(ctx context.Context, name, source string, r tool.Result, start time.Time, caller *auth.Principal) {
 	attrs := []slog.Attr{
 		slog.String("mcp.method", "tools/call"),
 		slog.String("tool", name),
@@ -454,9 +443,9 @@ func (g *mcpGateway) logCall(ctx context.Context, name, source string, r tool.Re
 		slog.Float64("time_ms", float64(time.Since(start).Microseconds())/1000),
 	}
 	if caller != nil {
-		attrs = append(attrs, slog.String("caller", caller.name))
+		attrs = append(attrs, slog.String("caller", caller.Name))
 	}
-	g.s.log.LogAttrs(ctx, slog.LevelDebug, "finished MCP call", attrs...)
+	g.log.LogAttrs(ctx, slog.LevelDebug, "finished MCP call", attrs...)
 }
 
 // answerFromMeta decodes _meta["toolnexus/answer"].
@@ -510,10 +499,14 @@ func toCallToolResult(r tool.Result) *mcp.CallToolResult {
 	return out
 }
 
-// ServeHTTP checks the bearer token (when auth is on) before the SDK sees
-// the request: the same tokens as gRPC, refused with 401 and a message that
-// says what to send.
-func (g *mcpGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP serves Path. It checks the bearer token (when auth is on)
+// before the SDK sees the request: the same tokens as gRPC, refused with 401
+// and a message that says what to send.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != Path {
+		http.NotFound(w, r)
+		return
+	}
 	if r.Method == http.MethodPost {
 		if !g.posts.enter() {
 			http.Error(w, "server is shutting down; reconnect to another replica", http.StatusServiceUnavailable)
@@ -521,30 +514,24 @@ func (g *mcpGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer g.posts.leave()
 	}
-	au := g.s.auth.Load()
+	au := g.core.Authenticator()
 	if au == nil {
 		g.unauthed.ServeHTTP(w, r)
 		return
 	}
-	h := r.Header.Get("Authorization")
-	if h == "" {
+	p, err := au.CheckHeader(r.Header.Get("Authorization"))
+	switch {
+	case errors.Is(err, auth.ErrMissing):
 		unauthorized(w, `missing bearer token: send the header "Authorization: Bearer <token>" with a token from auth.tokens`)
 		return
-	}
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok {
-		tok, ok = strings.CutPrefix(h, "bearer ")
-	}
-	if !ok {
+	case errors.Is(err, auth.ErrMalformed):
 		unauthorized(w, `malformed Authorization header: expected "Bearer <token>"`)
 		return
-	}
-	p, err := au.check(tok)
-	if err != nil {
+	case err != nil:
 		unauthorized(w, "invalid bearer token")
 		return
 	}
-	g.handler.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), p)))
+	g.handler.ServeHTTP(w, r.WithContext(auth.With(r.Context(), p)))
 }
 
 func unauthorized(w http.ResponseWriter, msg string) {
@@ -552,119 +539,21 @@ func unauthorized(w http.ResponseWriter, msg string) {
 	http.Error(w, msg, http.StatusUnauthorized)
 }
 
-// mux serves the gateway at MCPPath only.
-func (g *mcpGateway) mux() http.Handler {
-	m := http.NewServeMux()
-	m.Handle(MCPPath, g)
-	return m
-}
+// Drain refuses new requests and waits for the calls in flight, until ctx
+// is done; it reports whether they all finished.
+func (g *Gateway) Drain(ctx context.Context) bool { return g.posts.drain(ctx) }
 
-// listen binds server.mcp.listen.
-func (g *mcpGateway) listen(addr string) error {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s (server.mcp.listen / --mcp-listen): %w", addr, err)
-	}
-	g.lis = lis
-	return nil
-}
-
-// serve starts serving on the bound listener; TLS when server.tls is set
-// (same certificates, swapped on reload, as gRPC). A serving error other
-// than a normal close goes to errc.
-func (g *mcpGateway) serve(errc chan<- error) {
-	lis := g.lis
-	if g.s.cfg.Load().Server.TLS.Enabled() {
-		lis = tls.NewListener(lis, &tls.Config{
-			MinVersion:         tls.VersionTLS12,
-			GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return g.s.tlsConf.Load(), nil },
-		})
-	}
-	g.srv = &http.Server{Handler: g.mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute, ConnState: g.conns.track}
-	go func() {
-		if err := g.srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			select {
-			case errc <- fmt.Errorf("MCP listener: %w", err):
-			default:
-			}
-		}
-	}()
-}
-
-// shutdown stops the gateway within grace: refuse new requests, let calls
-// in flight finish, then close every session (which ends the long-lived
-// event streams) and the tool-set watcher. Calls still running when grace
-// is over are cancelled.
-func (g *mcpGateway) shutdown(grace time.Duration) {
-	if g == nil {
-		return
-	}
-	g.stopOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), grace)
-		defer cancel()
-		srvDone := make(chan struct{})
-		if g.srv != nil {
-			go func() {
-				_ = g.srv.Shutdown(ctx)
-				close(srvDone)
-			}()
-		} else {
-			if g.lis != nil {
-				g.lis.Close()
-			}
-			close(srvDone)
-		}
-		if !g.posts.drain(ctx) {
-			g.s.log.Warn("MCP gateway: grace period over; cancelling the calls still running", "grace", grace)
-		}
+// Close cancels the calls still running, ends every session (which ends
+// the long-lived event streams) and stops following the registry.
+func (g *Gateway) Close() {
+	g.closeOnce.Do(func() {
 		g.hardCancel()
 		for ss := range g.sdk.Sessions() {
 			_ = ss.Close()
 		}
-		g.conns.closeUnused()
-		select {
-		case <-srvDone:
-		case <-ctx.Done():
-			_ = g.srv.Close()
-			<-srvDone
-		}
 		g.watcher.Close()
 		<-g.syncDone
 	})
-}
-
-// connTracker knows each connection's state, so shutdown can close the
-// ones that never carried a request. http.Server.Shutdown only counts such a
-// connection as idle after 5 s, and HTTP clients leave them behind
-// routinely (a connection dialled for a request that an idle one then
-// served), which would hold every shutdown for those 5 s.
-type connTracker struct {
-	mu sync.Mutex
-	m  map[net.Conn]http.ConnState
-}
-
-func (t *connTracker) track(c net.Conn, st http.ConnState) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[net.Conn]http.ConnState{}
-	}
-	if st == http.StateClosed || st == http.StateHijacked {
-		delete(t.m, c)
-		return
-	}
-	t.m[c] = st
-}
-
-// closeUnused closes the connections with no request in progress.
-func (t *connTracker) closeUnused() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for c, st := range t.m {
-		if st == http.StateNew || st == http.StateIdle {
-			_ = c.Close()
-		}
-	}
 }
 
 // inflight counts requests and, once draining, refuses new ones.
@@ -713,56 +602,4 @@ func (f *inflight) drain(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// checkMCPExposure refuses a non-loopback MCP listener without auth or TLS
-// (the caller has already allowed --insecure, auth and TLS).
-func checkMCPExposure(cfg *config.Config) error {
-	if l := cfg.Server.MCP.Listen; l != "" && !isLoopback(l) {
-		return &config.Error{Key: "server.mcp.listen", Msg: fmt.Sprintf("%s is not a loopback address and neither auth nor TLS is configured; "+
-			"configure auth.tokens or server.tls, or pass --insecure if you really mean it", l)}
-	}
-	return nil
-}
-
-// MCPAddr is the bound MCP gateway address, or nil when the gateway is off.
-func (s *Server) MCPAddr() net.Addr {
-	if s.mcp == nil || s.mcp.lis == nil {
-		return nil
-	}
-	return s.mcp.lis.Addr()
-}
-
-// MCPHandler is the gateway's handler (serving MCPPath), for mounting it
-// on your own HTTP server; nil when server.mcp.listen is not set.
-func (s *Server) MCPHandler() http.Handler {
-	if s.mcp == nil {
-		return nil
-	}
-	return s.mcp.mux()
-}
-
-func (s *Server) mcpAddrString() string {
-	if a := s.MCPAddr(); a != nil {
-		return a.String()
-	}
-	return "disabled"
-}
-
-// mcpRestartOnly names the server.mcp settings a reload cannot apply: the
-// listener and the serverInfo sent at initialize (server.mcp.tools does
-// apply on reload).
-func mcpRestartOnly(old, next *config.Config) []string {
-	var keys []string
-	o, n := old.Server.MCP, next.Server.MCP
-	if o.Listen != n.Listen {
-		keys = append(keys, "server.mcp.listen")
-	}
-	if o.Name != n.Name {
-		keys = append(keys, "server.mcp.name")
-	}
-	if o.Version != n.Version {
-		keys = append(keys, "server.mcp.version")
-	}
-	return keys
 }

@@ -1,0 +1,227 @@
+// Package core is toolnexus without any wire protocol: the registry, the
+// executor that runs every call, the engine that turns a config into
+// running sources, the authenticator and the per-source metrics, behind
+// one small API — start from a config, Execute, Watch, Apply a new config,
+// Close. The gRPC service and the MCP gateway are thin front-ends over it;
+// each translates only its own wire format, so a rule about calls (limits,
+// validation, allowlists, panics, metrics) lives here, once.
+//
+// docs/architecture.md draws the rooms and the path of one call.
+package core
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/engine"
+	"github.com/toolnexus/toolnexus/internal/executor"
+	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Options configures a Core.
+type Options struct {
+	// Logger receives everything the core and the sources log (slog.Default when nil).
+	Logger *slog.Logger
+	// Metrics is where the toolnexus_* series register (a fresh registry when nil).
+	Metrics prometheus.Registerer
+	// Native are the embedding program's own Go tools (layer "native").
+	Native []tool.Tool
+}
+
+// Core is one running tool set.
+type Core struct {
+	log     *slog.Logger
+	reg     *registry.Registry
+	exec    *executor.Executor
+	eng     *engine.Engine
+	metrics *metrics.Metrics
+
+	cfg  atomic.Pointer[config.Config]
+	auth atomic.Pointer[auth.Authenticator]
+
+	applyMu sync.Mutex // serialises Apply
+}
+
+// New starts every source of cfg. Sources that fail to start are reported
+// by Sources and logged; they never fail New. cfg must already be validated
+// (config.Load / config.Parse) with any overrides applied.
+func New(cfg *config.Config, opts Options) (*Core, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	promReg := opts.Metrics
+	if promReg == nil {
+		promReg = prometheus.NewRegistry()
+	}
+	c := &Core{log: log, reg: registry.New(registry.WithLogger(log))}
+	c.metrics = metrics.New(promReg)
+	c.exec = executor.New(c.reg, c.metrics, cfg.Limits, log)
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native})
+	metrics.RegisterState(promReg, c.stateForMetrics)
+	c.cfg.Store(cfg)
+	if au := auth.New(cfg.Auth); au != nil {
+		c.auth.Store(au)
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("config: " + w)
+	}
+	rep, err := c.eng.Apply(cfg)
+	if err != nil {
+		c.exec.Close()
+		return nil, err
+	}
+	for id, err := range rep.Failed {
+		log.Warn("source failed; serving the others", "source", id.String(), "error", err)
+	}
+	return c, nil
+}
+
+// Registry is the core's registry, e.g. to publish tools from code.
+func (c *Core) Registry() *registry.Registry { return c.reg }
+
+// Snapshot is the snapshot calls run against right now.
+func (c *Core) Snapshot() *registry.Snapshot { return c.exec.Snapshot() }
+
+// Watch follows the registry; see registry.Registry.Watch.
+func (c *Core) Watch() (*registry.Watcher, *registry.Snapshot) { return c.reg.Watch() }
+
+// Config is the config in force.
+func (c *Core) Config() *config.Config { return c.cfg.Load() }
+
+// Metrics are the per-source series, for front-ends that count what never
+// reaches Execute.
+func (c *Core) Metrics() *metrics.Metrics { return c.metrics }
+
+// Authenticator checks bearer tokens; nil when auth is off.
+func (c *Core) Authenticator() *auth.Authenticator { return c.auth.Load() }
+
+// Report says what Apply changed, in "kind/name" terms.
+type Report struct {
+	Revision uint64
+	Started  []string // new or rebuilt source instances
+	Removed  []string
+	Failed   map[string]error
+}
+
+// Apply makes the core run cfg: only source instances whose config changed
+// are rebuilt; limits and tokens swap. An error leaves the old config in
+// force (a source failing to start is not an error: it is in Failed).
+// Whatever a front-end cannot apply at run time (listeners) it checks before
+// calling Apply.
+func (c *Core) Apply(cfg *config.Config) (Report, error) {
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	rep, err := c.eng.Apply(cfg)
+	if err != nil {
+		c.metrics.Reloads.WithLabelValues("error").Inc()
+		return Report{}, err
+	}
+	for _, w := range cfg.Warnings {
+		c.log.Warn("config: " + w)
+	}
+	c.exec.SetLimits(cfg.Limits)
+	c.auth.Store(auth.New(cfg.Auth))
+	c.cfg.Store(cfg)
+	c.metrics.Reloads.WithLabelValues("ok").Inc()
+	out := Report{Revision: c.reg.Snapshot().Revision(), Failed: map[string]error{}}
+	for _, id := range rep.Started {
+		out.Started = append(out.Started, id.String())
+	}
+	for _, id := range rep.Removed {
+		out.Removed = append(out.Removed, id.String())
+	}
+	for id, e := range rep.Failed {
+		out.Failed[id.String()] = e
+	}
+	return out, nil
+}
+
+// RejectApply counts a reload that a front-end refused before Apply (a
+// config that does not parse, a listener change it cannot make), so
+// toolnexus_reloads_total sees every attempt.
+func (c *Core) RejectApply() { c.metrics.Reloads.WithLabelValues("error").Inc() }
+
+// Close stops every source, child processes included.
+func (c *Core) Close() error {
+	c.exec.Close()
+	return c.eng.Close()
+}
+
+// SourceInfo is one source instance as ListSources shows it.
+type SourceInfo struct {
+	Kind, Name string
+	State      sources.State
+	Error      string
+	ToolCount  int
+	Shadowed   []string
+}
+
+// Sources reports every source instance, in precedence order.
+func (c *Core) Sources() []SourceInfo {
+	infos := c.eng.Sources()
+	out := make([]SourceInfo, len(infos))
+	for i, in := range infos {
+		out[i] = SourceInfo{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, State: in.State, Error: in.Error,
+			ToolCount: in.ToolCount, Shadowed: in.Shadowed}
+	}
+	return out
+}
+
+// Skill and SkippedSkill are the skill inventory's rows.
+type (
+	Skill        struct{ Name, Description, Dir, Path string }
+	SkippedSkill struct{ Path, Reason, Detail string }
+)
+
+// Skills is the skill inventory; empty without a skill source.
+func (c *Core) Skills() ([]Skill, []SkippedSkill) {
+	sk := c.eng.Skills()
+	if sk == nil {
+		return nil, nil
+	}
+	skills, skipped := sk.Inventory()
+	out := make([]Skill, len(skills))
+	for i, k := range skills {
+		out[i] = Skill{Name: k.Name, Description: k.Description, Dir: k.Dir, Path: k.Path}
+	}
+	outSkipped := make([]SkippedSkill, len(skipped))
+	for i, k := range skipped {
+		outSkipped[i] = SkippedSkill{Path: k.Path, Reason: k.Reason, Detail: k.Detail}
+	}
+	return out, outSkipped
+}
+
+// NoSkillsPrompt is the catalog text when no skill is available.
+const NoSkillsPrompt = "No skills are currently available."
+
+// SkillsPrompt is the skills catalog text for a system prompt.
+func (c *Core) SkillsPrompt() string {
+	if sk := c.eng.Skills(); sk != nil {
+		return sk.Prompt()
+	}
+	return NoSkillsPrompt
+}
+
+// stateForMetrics feeds the scrape-time gauges.
+func (c *Core) stateForMetrics() (map[string]int, []metrics.SourceState, uint64) {
+	snap := c.reg.Snapshot()
+	bySource := map[string]int{}
+	for _, e := range snap.Entries() {
+		bySource[e.Tool.Source]++
+	}
+	infos := c.eng.Sources()
+	inst := make([]metrics.SourceState, len(infos))
+	for i, in := range infos {
+		inst[i] = metrics.SourceState{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, Up: in.State == sources.Connected}
+	}
+	return bySource, inst, snap.Revision()
+}

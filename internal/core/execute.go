@@ -1,0 +1,66 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/executor"
+	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/panics"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Protocol labels for the per-source series: which front-end a call came
+// through.
+const (
+	ProtocolGRPC = executor.ProtocolGRPC
+	ProtocolMCP  = executor.ProtocolMCP
+)
+
+// Call is one tool call as a front-end decoded it from its wire.
+type Call struct {
+	Name string
+	// Arguments is the arguments object as JSON; nil or empty means {}.
+	Arguments json.RawMessage
+	// Answer resumes a call that earlier returned OutcomePending.
+	Answer *tool.Answer
+	// Protocol is ProtocolGRPC or ProtocolMCP (the metrics label).
+	Protocol string
+	// Caller is the authenticated principal; nil when auth is off.
+	Caller *auth.Principal
+	// CallID is the model's id for this call, when the caller sent one.
+	CallID string
+}
+
+// Execute runs one call: resolve the name in the current snapshot, check
+// the caller's allowlist, validate the arguments, apply the limits, run the
+// tool, record the metrics. It always returns a Result — a failure is a
+// value — and the source label the call was counted under.
+func (c *Core) Execute(ctx context.Context, call Call) (tool.Result, string) {
+	req := executor.Request{Name: call.Name, Arguments: call.Arguments, Answer: call.Answer, Protocol: call.Protocol}
+	if call.Caller.Restricted() {
+		req.Allow = call.Caller.Allows
+	}
+	return c.exec.Execute(ctx, req)
+}
+
+// Recovered is the one place a panic around a call is recorded: a front-end
+// that recovers one while decoding a request or encoding a result (the tool
+// itself is guarded inside Execute) hands it here. The stack goes to the
+// log, the call is counted as a panic under the tool's source, and the
+// returned result is what the caller gets.
+func (c *Core) Recovered(ctx context.Context, name, protocol string, v any) tool.Result {
+	msg := panics.Message(v)
+	c.log.ErrorContext(ctx, "panic while executing", "tool", name, "protocol", protocol, "panic", msg, "stack", panics.Stack())
+	source, toolLabel := metrics.UnknownLabel, metrics.UnknownLabel
+	if e, ok := c.exec.Snapshot().Lookup(name); ok {
+		source, toolLabel = e.Tool.Source, e.Tool.Name
+	}
+	c.metrics.Calls.WithLabelValues(source, toolLabel, tool.OutcomePanic.String(), protocol).Inc()
+	return tool.FailureWith(tool.OutcomePanic, msg)
+}
+
+// Logger is where the core logs.
+func (c *Core) Logger() *slog.Logger { return c.log }

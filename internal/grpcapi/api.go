@@ -1,0 +1,75 @@
+// Package grpcapi is the gRPC front-end of the core: RegistryService and
+// SourceService, and the interceptor chain around them. It translates
+// protobuf to core calls and back and nothing else; the rules about calls
+// live in the core. The server (pkg/server) owns the grpc.Server, its
+// listener, health and reflection.
+package grpcapi
+
+import (
+	"context"
+	"log/slog"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/core"
+)
+
+// Options configures the front-end.
+type Options struct {
+	Logger *slog.Logger
+	// Metrics is where the gRPC server metrics (grpc_server_*) register.
+	Metrics prometheus.Registerer
+	// Reload re-reads the config and applies it (SourceService.Reload).
+	Reload func(ctx context.Context) (core.Report, error)
+	// Shutdown is closed when the server starts shutting down; it ends the
+	// WatchTools streams, which would otherwise hold a graceful stop forever.
+	Shutdown <-chan struct{}
+	// DisableInterceptors serves without the interceptor chain. It exists
+	// for `make bench`, which measures what the chain costs; never use it
+	// in production (no auth, no panic guard, no metrics).
+	DisableInterceptors bool
+}
+
+// API serves the core over gRPC.
+type API struct {
+	core        *core.Core
+	opts        Options
+	log         *slog.Logger
+	protos      protoCache
+	grpcMetrics *grpcprom.ServerMetrics
+}
+
+// New makes the front-end for c.
+func New(c *core.Core, opts Options) *API {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	a := &API{core: c, opts: opts, log: opts.Logger}
+	a.grpcMetrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
+		grpcprom.WithHistogramBuckets([]float64{.0005, .001, .005, .01, .05, .1, .5, 1, 5, 30, 120})))
+	if opts.Metrics != nil {
+		opts.Metrics.MustRegister(a.grpcMetrics)
+	}
+	return a
+}
+
+// ServerOptions are the grpc.ServerOptions the front-end needs: its
+// interceptor chain.
+func (a *API) ServerOptions() []grpc.ServerOption {
+	if a.opts.DisableInterceptors {
+		return nil
+	}
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(a.unaryChain()...), grpc.ChainStreamInterceptor(a.streamChain()...)}
+}
+
+// Register adds RegistryService and SourceService to gs, and creates the
+// gRPC metrics series for every method so dashboards have them from the
+// first scrape.
+func (a *API) Register(gs *grpc.Server) {
+	pb.RegisterRegistryServiceServer(gs, &registryService{a: a})
+	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
+	a.grpcMetrics.InitializeMetrics(gs)
+}

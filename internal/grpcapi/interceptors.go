@@ -1,0 +1,196 @@
+package grpcapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/panics"
+)
+
+// The chain, outermost first: recovery → logging → gRPC metrics → auth →
+// execute guard. Recovery is outermost so that nothing below can crash the
+// server; auth runs after metrics so refused calls are still counted.
+func (a *API) unaryChain() []grpc.UnaryServerInterceptor {
+	return []grpc.UnaryServerInterceptor{
+		recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(a.recovered)),
+		a.logUnary,
+		a.grpcMetrics.UnaryServerInterceptor(),
+		a.authUnary,
+		a.executeGuard,
+	}
+}
+
+func (a *API) streamChain() []grpc.StreamServerInterceptor {
+	return []grpc.StreamServerInterceptor{
+		recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(a.recovered)),
+		a.logStream,
+		a.grpcMetrics.StreamServerInterceptor(),
+		a.authStream,
+	}
+}
+
+// recovered handles a panic anywhere outside Execute: the stack goes to the
+// log, the wire gets a plain Internal.
+func (a *API) recovered(ctx context.Context, p any) error {
+	a.log.ErrorContext(ctx, "panic while handling a request", "panic", panics.Message(p), "stack", panics.Stack())
+	return status.Error(codes.Internal, "internal error (the server logged the details)")
+}
+
+// logLevel picks how a finished call is logged: successes at debug so an
+// agent doing thousands of calls a minute does not flood the log at info;
+// caller mistakes at info; everything else at error.
+func logLevel(c codes.Code) slog.Level {
+	switch c {
+	case codes.OK, codes.Canceled, codes.NotFound:
+		return slog.LevelDebug
+	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.DeadlineExceeded,
+		codes.Unavailable, codes.FailedPrecondition, codes.ResourceExhausted:
+		return slog.LevelInfo
+	}
+	return slog.LevelError
+}
+
+// logUnary logs each finished call with slog. It asks the handler whether
+// the level is on before building any attribute, so a call logged at a
+// disabled level costs one clock read and one Enabled check — the generic
+// middleware allocates its field lists on every call regardless.
+func (a *API) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := handler(ctx, req)
+	a.logCall(ctx, info.FullMethod, start, err)
+	return resp, err
+}
+
+func (a *API) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	err := handler(srv, ss)
+	a.logCall(ss.Context(), info.FullMethod, start, err)
+	return err
+}
+
+func (a *API) logCall(ctx context.Context, method string, start time.Time, err error) {
+	code := status.Code(err)
+	lvl := logLevel(code)
+	if !a.log.Enabled(ctx, lvl) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("grpc.method", method),
+		slog.String("grpc.code", code.String()),
+		slog.Float64("grpc.time_ms", float64(time.Since(start).Microseconds())/1000),
+	}
+	if p, ok := peer.FromContext(ctx); ok {
+		attrs = append(attrs, slog.String("peer", p.Addr.String()))
+	}
+	if pr := auth.From(ctx); pr != nil {
+		attrs = append(attrs, slog.String("caller", pr.Name))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", status.Convert(err).Message()))
+	}
+	a.log.LogAttrs(ctx, lvl, "finished call", attrs...)
+}
+
+func (a *API) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, err := a.authenticate(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+type principalStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (p principalStream) Context() context.Context { return p.ctx }
+
+func (a *API) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, err := a.authenticate(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	if ctx == ss.Context() {
+		return handler(srv, ss)
+	}
+	return handler(srv, principalStream{ServerStream: ss, ctx: ctx})
+}
+
+// authenticate finds the caller from the "authorization: Bearer X"
+// metadata and checks its right to the method. With auth off, or for the
+// open methods, ctx is returned as it is.
+func (a *API) authenticate(ctx context.Context, fullMethod string) (context.Context, error) {
+	au := a.core.Authenticator()
+	if au == nil || openMethod(fullMethod) {
+		return ctx, nil
+	}
+	var header string
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if vals := md.Get("authorization"); len(vals) > 0 {
+			header = vals[0]
+		}
+	}
+	p, err := au.CheckHeader(header)
+	switch {
+	case errors.Is(err, auth.ErrMissing):
+		return nil, status.Error(codes.Unauthenticated, "missing bearer token: send the metadata \"authorization: Bearer <token>\" (client: --token or TOOLNEXUS_TOKEN)")
+	case errors.Is(err, auth.ErrMalformed):
+		return nil, status.Error(codes.Unauthenticated, "malformed authorization metadata: expected \"Bearer <token>\"")
+	case err != nil:
+		return nil, status.Error(codes.Unauthenticated, "invalid bearer token")
+	}
+	if adminMethod(fullMethod) && !p.Admin {
+		return nil, status.Errorf(codes.PermissionDenied, "token %q may not call %s: it needs \"admin\": true in auth.tokens (agent tokens should not reload the server)", p.Name, fullMethod)
+	}
+	return auth.With(ctx, p), nil
+}
+
+// adminMethod reports whether an RPC needs a token with "admin": true.
+//
+// Only Reload does. It changes what the whole server runs (sources, child
+// processes, limits, tokens), so an agent token, which is meant to run
+// tools, must not be able to trigger it; an operator gives one token
+// "admin": true for that (or sends SIGHUP).
+func adminMethod(fullMethod string) bool {
+	return fullMethod == pb.SourceService_Reload_FullMethodName
+}
+
+// openMethod needs no token: probes and tooling must work without secrets.
+func openMethod(fullMethod string) bool {
+	return strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||
+		strings.HasPrefix(fullMethod, "/grpc.reflection.")
+}
+
+// executeGuard makes sure Execute answers with a result even when something
+// between the wire and the tool panics (decoding, encoding): the core
+// records the panic and the caller gets is_error with OUTCOME_PANIC.
+func (a *API) executeGuard(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	if info.FullMethod != pb.RegistryService_Execute_FullMethodName {
+		return handler(ctx, req)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			name := ""
+			if r, ok := req.(*pb.ExecuteRequest); ok {
+				name = r.GetName()
+			}
+			res := a.core.Recovered(ctx, name, core.ProtocolGRPC, p)
+			resp, err = &pb.ExecuteResponse{Result: resultToProto(res)}, nil
+		}
+	}()
+	return handler(ctx, req)
+}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"os"
+	"time"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/core"
+)
+
+// Reload re-reads the config and applies it: a config that does not parse
+// or validate, or that asks for what only a restart can do, is rejected
+// with the reason (a *ConfigError) and the old one keeps serving; otherwise
+// only changed sources are rebuilt, and limits, auth and TLS swap.
+func (s *Server) Reload() (ReloadReport, error) {
+	rep, err := s.reload()
+	if err != nil {
+		return ReloadReport{}, publicError(err)
+	}
+	return ReloadReport{Revision: rep.Revision, Rebuilt: rep.Started, Removed: rep.Removed, Failed: rep.Failed}, nil
+}
+
+// reloadForRPC is SourceService.Reload's way in.
+func (s *Server) reloadForRPC(context.Context) (core.Report, error) { return s.reload() }
+
+func (s *Server) reload() (core.Report, error) {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	old := s.core.Config()
+	cfg, err := s.loadConfig()
+	if err == nil {
+		err = s.checkExposure(cfg)
+	}
+	var tc *tls.Config
+	if err == nil {
+		tc, err = tlsFromConfig(cfg)
+	}
+	if err == nil && cfg.Server.TLS.Enabled() != old.Server.TLS.Enabled() {
+		err = &config.Error{Key: "server.tls", Msg: "turning TLS on or off needs a restart; certificates can be swapped by reload"}
+	}
+	var rep core.Report
+	if err != nil {
+		s.core.RejectApply()
+	} else {
+		rep, err = s.core.Apply(cfg)
+	}
+	if err != nil {
+		s.log.Error("reload rejected; the previous config keeps serving", "error", err)
+		return core.Report{}, err
+	}
+	for _, key := range restartOnly(old, cfg) {
+		s.log.Warn("config: " + key + " changed; it takes effect after a restart (the rest of the reload is applied)")
+	}
+	if tc != nil {
+		s.tlsConf.Store(tc)
+	}
+	if s.mcp != nil {
+		s.mcp.Reconfigure(cfg.Server.MCP.Tools)
+	}
+	s.log.Info("config reloaded", "rebuilt", len(rep.Started), "removed", len(rep.Removed), "failed", len(rep.Failed), "revision", rep.Revision)
+	return rep, nil
+}
+
+// restartOnly names the settings that changed between two configs but
+// that a reload cannot apply (the listeners, the gRPC message cap and the
+// MCP serverInfo are fixed when the server starts), so the operator is not
+// left guessing.
+func restartOnly(old, next *config.Config) []string {
+	var keys []string
+	changed := func(key string, a, b any) {
+		if a != b {
+			keys = append(keys, key)
+		}
+	}
+	changed("server.listen", old.Server.Listen, next.Server.Listen)
+	changed("server.metricsListen", old.Server.MetricsListen, next.Server.MetricsListen)
+	changed("limits.maxRequestBytes", old.Limits.MaxRequestBytes, next.Limits.MaxRequestBytes)
+	changed("server.mcp.listen", old.Server.MCP.Listen, next.Server.MCP.Listen)
+	changed("server.mcp.name", old.Server.MCP.Name, next.Server.MCP.Name)
+	changed("server.mcp.version", old.Server.MCP.Version, next.Server.MCP.Version)
+	return keys
+}
+
+// watchConfigFile polls the config file's modification time when
+// server.watchConfig is on. Polling (every 2 s) keeps the dependency list
+// short and works on every filesystem, including ConfigMap symlink swaps.
+func (s *Server) watchConfigFile() (stop func()) {
+	if s.opts.ConfigPath == "" || !s.core.Config().Server.WatchConfig {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		last := modTime(s.opts.ConfigPath)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if m := modTime(s.opts.ConfigPath); !m.Equal(last) {
+					last = m
+					_, _ = s.Reload()
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func modTime(p string) time.Time {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
