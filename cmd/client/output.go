@@ -18,7 +18,7 @@ func newTable(w io.Writer) *tabwriter.Writer {
 }
 
 // jsonOptions: field names as in the .proto (is_error, input_schema, as
-// DESIGN.md writes them) and defaults included, so a script can read
+// the docs write them) and defaults included, so a script can read
 // .is_error or .outcome without guarding for absent keys.
 var jsonOptions = protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true}
 

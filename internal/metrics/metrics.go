@@ -1,5 +1,5 @@
 // Package metrics defines the toolnexus_* Prometheus series. Names and
-// labels are part of the public contract (DESIGN §5): dashboards and alerts
+// labels are part of the public contract (README "Metrics"): dashboards and alerts
 // are built on them.
 package metrics
 

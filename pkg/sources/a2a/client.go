@@ -19,7 +19,7 @@ import (
 // (methods "message/send", "tasks/get", kind-tagged parts). It has no 1.0
 // JSON-RPC dialect: no "SendMessage"/"GetTask"/"CancelTask" method names,
 // no ROLE_*/TASK_STATE_* enum names, no "returnImmediately" and no
-// "A2A-Version: 1.0" header. BEHAVIOUR.md pins both wire shapes byte for
+// "A2A-Version: 1.0" header. The tests pin both wire shapes byte for
 // byte, and we need exactly three calls (send, get, cancel), so one small
 // client that speaks both dialects is less code and less risk than the
 // library for one dialect plus a hand-rolled one for the other.
@@ -102,7 +102,7 @@ func (c *client) call(ctx context.Context, method string, params any) (json.RawM
 	return r.Result, nil
 }
 
-// The three calls, in each dialect (BEHAVIOUR.md "A2A agents").
+// The three calls, in each dialect.
 
 type textPart10 struct {
 	Text string `json:"text"`

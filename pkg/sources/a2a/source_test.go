@@ -83,7 +83,7 @@ func TestCompletedAfterSeveralPolls(t *testing.T) {
 	})
 }
 
-// checkWire pins the exact request shapes of BEHAVIOUR.md's wire table.
+// checkWire pins the exact request shapes of each protocol dialect.
 func checkWire(t *testing.T, agent *fakeAgent, proto, text string) {
 	t.Helper()
 	send, get := "message/send", "tasks/get"

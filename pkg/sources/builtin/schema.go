@@ -1,6 +1,7 @@
 package builtin
 
-// The tools' descriptions and input schemas, pinned by BEHAVIOUR.md. Every
+// The tools' descriptions and input schemas are part of the public contract
+// (models are prompted with them; the tests pin them byte for byte). Every
 // object, nested ones included, forbids additional properties so that a
 // model's misspelt argument is refused rather than silently ignored.
 

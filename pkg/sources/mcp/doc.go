@@ -42,7 +42,7 @@
 //	defer src.Close()
 //	res := reg.Execute(ctx, "fs_read_file", tool.Call{Arguments: json.RawMessage(`{"path":"a.txt"}`)})
 //
-// A call's result maps as BEHAVIOUR.md pins it: isError → failure with the
+// A call's result maps as follows (pinned by the tests): isError → failure with the
 // text parts joined by a blank line ("MCP tool returned an error" when
 // there are none); structuredContent → its JSON; otherwise the text parts
 // joined by a newline. Metadata is {"server": NAME}. The caller's context

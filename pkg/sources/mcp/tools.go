@@ -138,7 +138,7 @@ func capOutput(r tool.Result, max int) tool.Result {
 	return r
 }
 
-// mapResult is the BEHAVIOUR.md mapping: isError → the text parts joined by
+// mapResult maps an MCP result to a tool result: isError → the text parts joined by
 // a blank line; structured content → its JSON; otherwise the text parts
 // joined by a newline.
 func mapResult(res *sdk.CallToolResult, meta map[string]any) tool.Result {
