@@ -14,9 +14,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolnexus/toolnexus/internal/strictjson"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
 	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 	"github.com/toolnexus/toolnexus/pkg/sources/http"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
@@ -288,26 +290,22 @@ func describeJSONError(data []byte, err error) string {
 }
 
 // strictDecode decodes raw into v rejecting unknown keys, and turns the
-// decoder's message into a config error under section.
+// failure into a config error under section.
 func strictDecode(section string, raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			key := section
-			if te.Field != "" {
-				key += "." + te.Field
-			}
-			return keyErr(key, "must be %s, not %s", jsonType(te.Type.Kind().String()), jsonValueName(te.Value))
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return keyErr(section+"."+field, "unknown key (check the spelling; see the README's config reference)")
-		}
-		return keyErr(section, "%v", err)
+	err := strictjson.Decode(raw, v)
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		return err
 	}
-	return nil
+	switch se.Kind {
+	case strictjson.WrongType:
+		want := map[string]string{"integer": "an integer", "number": "a number", "boolean": "true or false",
+			"string": "a string", "array": "an array", "object": "an object"}[se.Want]
+		return keyErr(field.Join(section, se.Field), "must be %s, not %s", want, jsonValueName(se.Got))
+	case strictjson.UnknownField:
+		return keyErr(field.Join(section, se.Field), "unknown key (check the spelling; see the README's config reference)")
+	}
+	return keyErr(section, "%v", se)
 }
 
 // jsonValueName names a JSON value kind as UnmarshalTypeError reports it.
@@ -319,24 +317,6 @@ func jsonValueName(v string) string {
 		return "this value"
 	}
 	return "a " + v
-}
-
-func jsonType(kind string) string {
-	switch {
-	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
-		return "an integer"
-	case strings.HasPrefix(kind, "float"):
-		return "a number"
-	case kind == "bool":
-		return "true or false"
-	case kind == "string":
-		return "a string"
-	case kind == "slice":
-		return "an array"
-	case kind == "map", kind == "struct", kind == "ptr":
-		return "an object"
-	}
-	return kind
 }
 
 // Resolve makes a config-relative path absolute (against BaseDir).

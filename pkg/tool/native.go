@@ -1,13 +1,12 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
+
+	"github.com/toolnexus/toolnexus/internal/strictjson"
 )
 
 // NativeFunc is a plain Go function exposed as a tool.
@@ -23,8 +22,8 @@ func Native(name string, fn NativeFunc, opts ...Option) (Tool, error) {
 	}
 	return New(name, func(ctx context.Context, call Call) Result {
 		var args map[string]any
-		if err := call.Decode(&args); err != nil {
-			return FailureWith(OutcomeInvalidArguments, describeDecodeError(err).Error())
+		if err := decodeStrict(call.Arguments, &args); err != nil {
+			return FailureWith(OutcomeInvalidArguments, err.Error())
 		}
 		if args == nil {
 			args = map[string]any{}
@@ -81,58 +80,25 @@ func valueResult(v any, err error) Result {
 // decodeStrict decodes args into v, rejecting unknown fields (the derived
 // schema says additionalProperties: false) and naming the offending field.
 func decodeStrict(args json.RawMessage, v any) error {
-	if len(args) == 0 {
-		args = emptyObject
+	err := strictjson.Decode(args, v)
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(args)) // no copy of the arguments
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return describeDecodeError(err)
-	}
-	// A Decoder stops after one value; json.Unmarshal (and Native) reject
-	// anything after it, so must this.
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("invalid arguments: unexpected data after the arguments object")
-	}
-	return nil
-}
-
-// describeDecodeError words a decoding error for the model, in JSON terms
-// rather than Go type names, naming the field when there is one.
-func describeDecodeError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		got := typeErr.Value
+	switch se.Kind {
+	case strictjson.WrongType:
+		got := se.Got
 		if got == "bool" { // encoding/json's word; the schema says boolean
 			got = "boolean"
 		}
-		field := typeErr.Field
-		if field == "" {
+		if se.Field == "" {
 			return fmt.Errorf("invalid arguments: expected a JSON object, got %s", got)
 		}
-		return fmt.Errorf("invalid arguments: field %q: expected %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), got)
+		return fmt.Errorf("invalid arguments: field %q: expected %s, got %s", se.Field, se.Want, got)
+	case strictjson.UnknownField:
+		return fmt.Errorf("invalid arguments: unknown field %q", se.Field)
+	case strictjson.Trailing:
+		return errors.New("invalid arguments: unexpected data after the arguments object")
 	}
-	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("invalid arguments: unknown field %s", msg)
-	}
-	return fmt.Errorf("invalid arguments: %v", err)
-}
-
-func jsonKind(goKind string) string {
-	switch {
-	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
-		return "integer"
-	case strings.HasPrefix(goKind, "float"):
-		return "number"
-	case goKind == "bool":
-		return "boolean"
-	case goKind == "slice", goKind == "array":
-		return "array"
-	case goKind == "map", goKind == "struct":
-		return "object"
-	}
-	return goKind
+	return fmt.Errorf("invalid arguments: %s", se.Detail)
 }

@@ -1,12 +1,10 @@
 package builtin
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/toolnexus/toolnexus/internal/strictjson"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -14,45 +12,35 @@ import (
 // does not list (every builtin schema says additionalProperties: false). A
 // failure is returned as the result the tool should give, naming the field.
 func decodeArgs(name string, c tool.Call, v any) *tool.Result {
-	args := c.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err := strictjson.Decode(c.Arguments, v)
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	var typeErr *json.UnmarshalTypeError
+	var msg string
+	var se *strictjson.Error
 	switch {
-	case errors.As(err, &typeErr) && typeErr.Field != "":
-		msg = fmt.Sprintf("field %q must be %s, not %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
-	case errors.As(err, &typeErr):
-		msg = "arguments must be a JSON object, not " + typeErr.Value
-	case strings.HasPrefix(msg, "json: unknown field "):
-		msg = "unknown field " + strings.TrimPrefix(msg, "json: unknown field ") + "; see the tool's input schema"
+	case !errors.As(err, &se):
+		msg = err.Error()
+	case se.Kind == strictjson.WrongType && se.Field != "":
+		msg = fmt.Sprintf("field %q must be %s, not %s", se.Field, article(se.Want), se.Got)
+	case se.Kind == strictjson.WrongType:
+		msg = "arguments must be a JSON object, not " + se.Got
+	case se.Kind == strictjson.UnknownField:
+		msg = fmt.Sprintf("unknown field %q; see the tool's input schema", se.Field)
+	case se.Kind == strictjson.Trailing:
+		msg = "unexpected data after the arguments object"
 	default:
-		msg = strings.TrimPrefix(msg, "json: ")
+		msg = se.Detail
 	}
 	return invalid(name + ": invalid arguments: " + msg)
 }
 
-func jsonType(goKind string) string {
-	switch {
-	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
-		return "an integer"
-	case strings.HasPrefix(goKind, "float"):
-		return "a number"
-	case goKind == "bool":
-		return "a boolean"
-	case goKind == "string":
-		return "a string"
-	case goKind == "slice", goKind == "array":
-		return "an array"
+// article puts "a" or "an" before a JSON Schema type name.
+func article(schemaType string) string {
+	if schemaType == "integer" || schemaType == "array" || schemaType == "object" {
+		return "an " + schemaType
 	}
-	return "an object"
+	return "a " + schemaType
 }
 
 // invalid is the result for arguments the tool cannot work with.
