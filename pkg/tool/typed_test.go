@@ -242,7 +242,7 @@ func TestTypedDecodeFailureNamesField(t *testing.T) {
 		{`"x"`, `invalid arguments: expected a JSON object, got string`},
 		{`true`, `invalid arguments: expected a JSON object, got boolean`},
 		{`{"name":false}`, `invalid arguments: field "name": expected string, got boolean`},
-		{`{"name":`, `invalid arguments: unexpected EOF`},
+		{`{"name":`, `invalid arguments: unexpected end of JSON input`},
 		{`{"name":"a"} {"name":"b"}`, `invalid arguments: unexpected data after the arguments object`},
 		{`{"name":"a"}]`, `invalid arguments: unexpected data after the arguments object`},
 	}
