@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,24 +71,22 @@ func keyErr(key string, format string, args ...any) error {
 	return &Error{Key: key, Msg: fmt.Sprintf(format, args...)}
 }
 
-// wrapSection turns a source package's error ("fs.command: ...") into a
-// config error under its section key ("mcpServers.fs.command: ...").
+// wrapSection puts a source's typed config error (keyed inside its
+// section, "fs.command") under the section's key ("mcpServers.fs.command").
+// A source error that carries no key is keyed by the section itself.
 func wrapSection(section string, err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return &Error{Key: field.Join(section, fe.Key), Msg: fe.Msg}
+	}
 	var ce *Error
 	if errors.As(err, &ce) {
-		return &Error{Key: section + "." + ce.Key, Msg: ce.Msg}
+		return &Error{Key: field.Join(section, ce.Key), Msg: ce.Msg}
 	}
-	if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "[") && i > 0 {
-		return &Error{Key: section + msg[:i], Msg: msg[i+2:]}
-	}
-	if i := strings.Index(msg, ": "); i > 0 && !strings.Contains(msg[:i], " ") {
-		return &Error{Key: section + "." + msg[:i], Msg: msg[i+2:]}
-	}
-	return &Error{Key: section, Msg: msg}
+	return &Error{Key: section, Msg: err.Error()}
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
@@ -134,7 +133,7 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 	}
 	var unknown []string
 	for k := range top {
-		if !contains(topLevelKeys, k) {
+		if !slices.Contains(topLevelKeys, k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -154,7 +153,7 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 
 	for _, key := range []string{"mcpServers", "servers", "mcp"} {
 		raw, ok := top[key]
-		if !ok || isNull(raw) {
+		if !ok || field.IsNull(raw) {
 			continue
 		}
 		servers, warns, err := mcp.ParseConfig(raw)
@@ -178,17 +177,12 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 	}
 	cfg.Warnings = append(cfg.Warnings, prefix("skills", warns)...)
 
-	if cfg.HTTP, warns, err = http.ParseConfig(nonNull(top["http"]), nonNull(top["openapi"])); err != nil {
-		// Errors about the openapi list arrive already prefixed with "openapi".
-		if msg := err.Error(); strings.HasPrefix(msg, "openapi") {
-			if i := strings.Index(msg, ": "); i > 0 {
-				return nil, &Error{Key: msg[:i], Msg: msg[i+2:]}
-			}
-			return nil, &Error{Key: "openapi", Msg: msg}
-		}
+	if cfg.HTTP.Tools, err = http.ParseTools(nonNull(top["http"])); err != nil {
 		return nil, wrapSection("http", err)
 	}
-	cfg.Warnings = append(cfg.Warnings, warns...)
+	if cfg.HTTP.OpenAPI, err = http.ParseOpenAPI(nonNull(top["openapi"])); err != nil {
+		return nil, wrapSection("openapi", err)
+	}
 
 	if cfg.Agents, warns, err = a2a.ParseConfig(nonNull(top["agents"])); err != nil {
 		return nil, wrapSection("agents", err)
@@ -220,7 +214,7 @@ func isBareServerMap(top map[string]json.RawMessage) bool {
 		return false
 	}
 	for k, v := range top {
-		if contains(topLevelKeys, k) || !looksLikeServer(v) {
+		if slices.Contains(topLevelKeys, k) || !looksLikeServer(v) {
 			return false
 		}
 	}
@@ -237,15 +231,10 @@ func looksLikeServer(v json.RawMessage) bool {
 }
 
 func nonNull(raw json.RawMessage) json.RawMessage {
-	if isNull(raw) {
+	if field.IsNull(raw) {
 		return nil
 	}
 	return raw
-}
-
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
 }
 
 func prefix(section string, warns []string) []string {
@@ -254,15 +243,6 @@ func prefix(section string, warns []string) []string {
 		out[i] = section + "." + w
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // describeJSONError adds the line and column to a syntax error.

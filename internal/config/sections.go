@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 )
 
 // Defaults for the limits and server sections.
@@ -118,7 +119,7 @@ func parseLimits(raw json.RawMessage) (Limits, error) {
 	}
 	for _, name := range sortedKeys(r.Tools) {
 		key := "limits.tools." + name
-		if isNull(r.Tools[name]) {
+		if field.IsNull(r.Tools[name]) {
 			return l, keyErr(key, "must be an object such as {\"timeout\": 120000}")
 		}
 		var t rawToolLimits
@@ -205,7 +206,7 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 			Tools []string `json:"tools"`
 			Admin bool     `json:"admin"`
 		}
-		if isNull(rt) {
+		if field.IsNull(rt) {
 			return a, keyErr(key, "must be an object such as {\"name\": \"agent-a\", \"token\": \"${AGENT_A_TOKEN}\"}")
 		}
 		if err := strictDecode(key, rt, &t); err != nil {

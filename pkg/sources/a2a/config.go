@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 )
 
 // Defaults for an agent entry, in milliseconds.
@@ -49,7 +52,7 @@ func ParseConfig(raw json.RawMessage) (map[string]AgentConfig, []string, error) 
 	}
 	var entries map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, nil, fmt.Errorf(`must be an object mapping an agent id to {"card": URL, ...}`)
+		return nil, nil, field.Errorf("", `must be an object mapping an agent id to {"card": URL, ...}`)
 	}
 	ids := make([]string, 0, len(entries))
 	for id := range entries {
@@ -61,7 +64,7 @@ func ParseConfig(raw json.RawMessage) (map[string]AgentConfig, []string, error) 
 	var warns []string
 	for _, id := range ids {
 		if strings.TrimSpace(id) == "" {
-			return nil, nil, fmt.Errorf(`agent id must not be empty: name the agent, e.g. "reviewer": {"card": URL}`)
+			return nil, nil, field.Errorf("", `agent id must not be empty: name the agent, e.g. "reviewer": {"card": URL}`)
 		}
 		cfg, w, err := parseAgent(id, entries[id])
 		if err != nil {
@@ -76,7 +79,7 @@ func ParseConfig(raw json.RawMessage) (map[string]AgentConfig, []string, error) 
 func parseAgent(id string, raw json.RawMessage) (AgentConfig, []string, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return AgentConfig{}, nil, fmt.Errorf(`%s: must be an object such as {"card": "https://host/.well-known/agent-card.json"}`, id)
+		return AgentConfig{}, nil, field.Errorf(id, `must be an object such as {"card": "https://host/.well-known/agent-card.json"}`)
 	}
 	cfg := AgentConfig{Timeout: DefaultTimeout, PollEvery: DefaultPollEvery}
 	var warns []string
@@ -87,29 +90,29 @@ func parseAgent(id string, raw json.RawMessage) (AgentConfig, []string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !contains(knownKeys, k) {
+		if !slices.Contains(knownKeys, k) {
 			warns = append(warns, fmt.Sprintf("%s: unknown key %q is ignored (known keys: %s)", id, k, strings.Join(knownKeys, ", ")))
 		}
 	}
 
 	cardRaw, ok := fields["card"]
-	if !ok || isNull(cardRaw) {
-		return AgentConfig{}, nil, fmt.Errorf("%s.card: is required: set it to the agent card URL, e.g. https://host/.well-known/agent-card.json", id)
+	if !ok || field.IsNull(cardRaw) {
+		return AgentConfig{}, nil, field.Errorf(id+".card", "is required: set it to the agent card URL, e.g. https://host/.well-known/agent-card.json")
 	}
 	if err := json.Unmarshal(cardRaw, &cfg.Card); err != nil {
-		return AgentConfig{}, nil, fmt.Errorf("%s.card: must be a string holding the agent card URL", id)
+		return AgentConfig{}, nil, field.Errorf(id+".card", "must be a string holding the agent card URL")
 	}
 	if err := checkCardURL(cfg.Card); err != nil {
-		return AgentConfig{}, nil, fmt.Errorf("%s.card: %v", id, err)
+		return AgentConfig{}, nil, field.Errorf(id+".card", "%v", err)
 	}
 
-	if h, ok := fields["headers"]; ok && !isNull(h) {
+	if h, ok := fields["headers"]; ok && !field.IsNull(h) {
 		if err := json.Unmarshal(h, &cfg.Headers); err != nil {
-			return AgentConfig{}, nil, fmt.Errorf(`%s.headers: must be an object of strings, e.g. {"Authorization": "Bearer ${TOKEN}"}`, id)
+			return AgentConfig{}, nil, field.Errorf(id+".headers", `must be an object of strings, e.g. {"Authorization": "Bearer ${TOKEN}"}`)
 		}
 		for name := range cfg.Headers {
 			if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\r\n:") {
-				return AgentConfig{}, nil, fmt.Errorf("%s.headers: %q is not a valid header name", id, name)
+				return AgentConfig{}, nil, field.Errorf(id+".headers", "%q is not a valid header name", name)
 			}
 		}
 		if len(cfg.Headers) == 0 {
@@ -118,58 +121,32 @@ func parseAgent(id string, raw json.RawMessage) (AgentConfig, []string, error) {
 	}
 
 	var err error
-	if cfg.Timeout, err = positiveMillis(fields, "timeout", DefaultTimeout); err != nil {
-		return AgentConfig{}, nil, fmt.Errorf("%s.%v", id, err)
+	if cfg.Timeout, err = field.Object(fields).Millis("", "timeout", DefaultTimeout, fmt.Sprintf("must be a positive whole number of milliseconds (default %d)", DefaultTimeout)); err != nil {
+		return AgentConfig{}, nil, field.Under(id, err)
 	}
-	if cfg.PollEvery, err = positiveMillis(fields, "pollEvery", DefaultPollEvery); err != nil {
-		return AgentConfig{}, nil, fmt.Errorf("%s.%v", id, err)
+	if cfg.PollEvery, err = field.Object(fields).Millis("", "pollEvery", DefaultPollEvery, fmt.Sprintf("must be a positive whole number of milliseconds (default %d)", DefaultPollEvery)); err != nil {
+		return AgentConfig{}, nil, field.Under(id, err)
 	}
 
 	enabled, disabled := true, false
-	if v, ok := fields["enabled"]; ok && !isNull(v) {
+	if v, ok := fields["enabled"]; ok && !field.IsNull(v) {
 		if json.Unmarshal(v, &enabled) != nil {
-			return AgentConfig{}, nil, fmt.Errorf("%s.enabled: must be true or false", id)
+			return AgentConfig{}, nil, field.Errorf(id+".enabled", "must be true or false")
 		}
 	}
-	if v, ok := fields["disabled"]; ok && !isNull(v) {
+	if v, ok := fields["disabled"]; ok && !field.IsNull(v) {
 		if json.Unmarshal(v, &disabled) != nil {
-			return AgentConfig{}, nil, fmt.Errorf("%s.disabled: must be true or false", id)
+			return AgentConfig{}, nil, field.Errorf(id+".disabled", "must be true or false")
 		}
 	}
 	cfg.Disabled = disabled || !enabled
 	return cfg, warns, nil
 }
 
-// positiveMillis reads an optional whole number of milliseconds > 0.
-func positiveMillis(fields map[string]json.RawMessage, key string, def int) (int, error) {
-	v, ok := fields[key]
-	if !ok || isNull(v) {
-		return def, nil
-	}
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil || f <= 0 || f != float64(int64(f)) || f > 1<<31 {
-		return 0, fmt.Errorf("%s: must be a positive whole number of milliseconds (default %d)", key, def)
-	}
-	return int(f), nil
-}
-
 func checkCardURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("must be an http or https URL of the agent card, e.g. https://host/.well-known/agent-card.json (got %q)", s)
+		return field.Errorf("", "must be an http or https URL of the agent card, e.g. https://host/.well-known/agent-card.json (got %q)", s)
 	}
 	return nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

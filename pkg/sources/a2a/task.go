@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 )
 
 // task is an A2A task in either dialect, reduced to what a tool result needs.
@@ -120,7 +122,7 @@ func decodeSendResult(p protocol, raw json.RawMessage) (*task, error) {
 			return nil, fmt.Errorf("SendMessage: the agent's result is not a task or message: %v", err)
 		}
 		switch {
-		case len(r.Task) > 0 && !isNull(r.Task):
+		case len(r.Task) > 0 && !field.IsNull(r.Task):
 			return decodeTask("SendMessage", r.Task)
 		case r.Message != nil:
 			return &task{ID: r.Message.TaskID, Status: taskStatus{State: "completed"}, direct: r.Message}, nil

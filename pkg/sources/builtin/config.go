@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 )
 
 // Config is the `builtins` config section.
@@ -42,7 +45,7 @@ func ParseConfig(raw json.RawMessage) (Config, []string, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return Config{}, nil, fmt.Errorf(`must be true, false or an object such as {"workspace": "./workspace", "tools": {"bash": false}}`)
+		return Config{}, nil, field.Errorf("", `must be true, false or an object such as {"workspace": "./workspace", "tools": {"bash": false}}`)
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
@@ -50,22 +53,22 @@ func ParseConfig(raw json.RawMessage) (Config, []string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !contains(knownKeys, k) {
-			return Config{}, nil, fmt.Errorf("%s: unknown key; the known keys are %s", k, strings.Join(knownKeys, ", "))
+		if !slices.Contains(knownKeys, k) {
+			return Config{}, nil, field.Errorf(k, "unknown key; the known keys are %s", strings.Join(knownKeys, ", "))
 		}
 	}
 	cfg := Config{Enabled: true}
-	disabled, err := boolKey(obj, "disabled")
+	disabled, err := field.Object(obj).Bool("", "disabled", "must be a boolean (true or false)")
 	if err != nil {
 		return Config{}, nil, err
 	}
-	enabled, err := boolKey(obj, "enabled")
+	enabled, err := field.Object(obj).Bool("", "enabled", "must be a boolean (true or false)")
 	if err != nil {
 		return Config{}, nil, err
 	}
-	if raw, ok := obj["workspace"]; ok && !isNull(raw) {
+	if raw, ok := obj["workspace"]; ok && !field.IsNull(raw) {
 		if err := json.Unmarshal(raw, &cfg.Workspace); err != nil {
-			return Config{}, nil, fmt.Errorf("workspace: must be a string (a directory path, relative to the config file)")
+			return Config{}, nil, field.Errorf("workspace", "must be a string (a directory path, relative to the config file)")
 		}
 	}
 	if (disabled != nil && *disabled) || (enabled != nil && !*enabled) {
@@ -75,10 +78,10 @@ func ParseConfig(raw json.RawMessage) (Config, []string, error) {
 		return cfg, nil, nil
 	}
 	var warns []string
-	if raw, ok := obj["tools"]; ok && !isNull(raw) {
+	if raw, ok := obj["tools"]; ok && !field.IsNull(raw) {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return Config{}, nil, fmt.Errorf(`tools: must be an object mapping tool names to booleans, such as {"bash": false}`)
+			return Config{}, nil, field.Errorf("tools", `must be an object mapping tool names to booleans, such as {"bash": false}`)
 		}
 		names := make([]string, 0, len(m))
 		for name := range m {
@@ -89,10 +92,10 @@ func ParseConfig(raw json.RawMessage) (Config, []string, error) {
 		for _, name := range names {
 			var keep bool
 			if err := json.Unmarshal(m[name], &keep); err != nil {
-				return Config{}, nil, fmt.Errorf("tools.%s: must be a boolean (false drops the tool, true keeps it)", name)
+				return Config{}, nil, field.Errorf("tools."+name, "must be a boolean (false drops the tool, true keeps it)")
 			}
 			cfg.Tools[name] = keep
-			if !contains(Names, name) {
+			if !slices.Contains(Names, name) {
 				warns = append(warns, fmt.Sprintf("tools.%s: unknown builtin tool, ignored; the builtin tools are %s", name, strings.Join(Names, ", ")))
 			}
 		}
@@ -107,27 +110,4 @@ func (c Config) Keep(name string) bool {
 	}
 	keep, listed := c.Tools[name]
 	return !listed || keep
-}
-
-func boolKey(obj map[string]json.RawMessage, key string) (*bool, error) {
-	raw, ok := obj[key]
-	if !ok || isNull(raw) {
-		return nil, nil
-	}
-	var v bool
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("%s: must be a boolean (true or false)", key)
-	}
-	return &v, nil
-}
-
-func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

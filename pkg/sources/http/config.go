@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 )
 
 // Defaults and the closed vocabularies of a declaration.
@@ -79,61 +80,79 @@ type OpenAPIConfig struct {
 }
 
 // ParseConfig reads the `http` and `openapi` sections (either may be nil).
-// Errors about the http list are keyed relative to it ("[2].method: ..."),
-// errors about the openapi list start with "openapi" ("openapi[0].spec: ...").
+// Errors are *field.Error: those about the http list keyed relative to it
+// ("[2].method"), those about the openapi list keyed from "openapi"
+// ("openapi[0].spec"). ParseTools and ParseOpenAPI read one section each.
 // There are no parse-time warnings today (unknown operations in a filter are
 // only known once the spec loads, and are logged then); the slice is kept
 // for the caller's uniform handling.
 func ParseConfig(httpRaw, openapiRaw json.RawMessage) (Config, []string, error) {
-	var cfg Config
-	var warns []string
-	if !isNull(httpRaw) {
-		items, err := list(httpRaw, "", "must be a list of tool declarations, e.g. [{\"name\": \"get_post\", \"url\": \"https://api.example.test/posts/{id}\"}]")
-		if err != nil {
-			return Config{}, nil, err
-		}
-		seen := map[string]int{}
-		for i, raw := range items {
-			at := fmt.Sprintf("[%d]", i)
-			tc, err := parseTool(at, raw)
-			if err != nil {
-				return Config{}, nil, err
-			}
-			if j, dup := seen[tc.Name]; dup {
-				return Config{}, nil, fmt.Errorf("%s.name: %q is already declared at [%d]; tool names must be unique", at, tc.Name, j)
-			}
-			seen[tc.Name] = i
-			cfg.Tools = append(cfg.Tools, tc)
-		}
+	tools, err := ParseTools(httpRaw)
+	if err != nil {
+		return Config{}, nil, err
 	}
-	if !isNull(openapiRaw) {
-		items, err := list(openapiRaw, "openapi", "must be a list of specs, e.g. [{\"spec\": \"./petstore.yaml\"}]")
-		if err != nil {
-			return Config{}, nil, err
-		}
-		for i, raw := range items {
-			oc, err := parseOpenAPI(fmt.Sprintf("openapi[%d]", i), raw)
-			if err != nil {
-				return Config{}, nil, err
-			}
-			cfg.OpenAPI = append(cfg.OpenAPI, oc)
-		}
+	specs, err := ParseOpenAPI(openapiRaw)
+	if err != nil {
+		return Config{}, nil, field.Under("openapi", err)
 	}
-	return cfg, warns, nil
+	return Config{Tools: tools, OpenAPI: specs}, nil, nil
 }
 
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
+// ParseTools reads the `http` section: the declared tools. Errors are keyed
+// relative to the section ("[2].method").
+func ParseTools(raw json.RawMessage) ([]ToolConfig, error) {
+	if field.IsNull(raw) {
+		return nil, nil
+	}
+	items, err := list(raw, "", "must be a list of tool declarations, e.g. [{\"name\": \"get_post\", \"url\": \"https://api.example.test/posts/{id}\"}]")
+	if err != nil {
+		return nil, err
+	}
+	var tools []ToolConfig
+	seen := map[string]int{}
+	for i, raw := range items {
+		at := fmt.Sprintf("[%d]", i)
+		tc, err := parseTool(at, raw)
+		if err != nil {
+			return nil, err
+		}
+		if j, dup := seen[tc.Name]; dup {
+			return nil, field.Errorf(at+".name", "%q is already declared at [%d]; tool names must be unique", tc.Name, j)
+		}
+		seen[tc.Name] = i
+		tools = append(tools, tc)
+	}
+	return tools, nil
+}
+
+// ParseOpenAPI reads the `openapi` section: the specs to import. Errors are
+// keyed relative to the section ("[0].spec").
+func ParseOpenAPI(raw json.RawMessage) ([]OpenAPIConfig, error) {
+	if field.IsNull(raw) {
+		return nil, nil
+	}
+	items, err := list(raw, "", "must be a list of specs, e.g. [{\"spec\": \"./petstore.yaml\"}]")
+	if err != nil {
+		return nil, err
+	}
+	var specs []OpenAPIConfig
+	for i, raw := range items {
+		oc, err := parseOpenAPI(fmt.Sprintf("[%d]", i), raw)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, oc)
+	}
+	return specs, nil
 }
 
 func list(raw json.RawMessage, at, hint string) ([]json.RawMessage, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		if at == "" {
-			return nil, fmt.Errorf("%s", hint)
+			return nil, field.Errorf("", "%s", hint)
 		}
-		return nil, fmt.Errorf("%s: %s", at, hint)
+		return nil, field.Errorf(at, "%s", hint)
 	}
 	return items, nil
 }
@@ -143,7 +162,7 @@ func list(raw json.RawMessage, at, hint string) ([]json.RawMessage, error) {
 func object(at string, raw json.RawMessage, known []string) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("%s: must be an object", at)
+		return nil, field.Errorf(at, "must be an object")
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -152,11 +171,10 @@ func object(at string, raw json.RawMessage, known []string) (map[string]json.Raw
 	sort.Strings(keys)
 	for _, k := range keys {
 		if !slices.Contains(known, k) {
-			msg := fmt.Sprintf("%s.%s: unknown key; valid keys are %s", at, k, strings.Join(known, ", "))
 			if s := sources.Suggest(k, known); s != "" {
-				msg = fmt.Sprintf("%s.%s: unknown key; did you mean %q?", at, k, s)
+				return nil, field.Errorf(field.Join(at, k), "unknown key; did you mean %q?", s)
 			}
-			return nil, fmt.Errorf("%s", msg)
+			return nil, field.Errorf(field.Join(at, k), "unknown key; valid keys are %s", strings.Join(known, ", "))
 		}
 	}
 	return m, nil
@@ -168,67 +186,67 @@ func parseTool(at string, raw json.RawMessage) (ToolConfig, error) {
 		return ToolConfig{}, err
 	}
 	tc := ToolConfig{Method: DefaultMethod, Body: BodyJSON, Timeout: DefaultTimeoutMillis, ResultMode: ResultText}
-	if tc.Name, err = str(at, "name", m, true); err != nil {
+	if tc.Name, err = field.Object(m).String(at, "name", true); err != nil {
 		return tc, err
 	}
 	if !validName.MatchString(tc.Name) {
-		return tc, fmt.Errorf("%s.name: %q may only contain letters, digits, _ and - (at most 128 characters)", at, tc.Name)
+		return tc, field.Errorf(at+".name", "%q may only contain letters, digits, _ and - (at most 128 characters)", tc.Name)
 	}
-	if tc.Description, err = str(at, "description", m, false); err != nil {
+	if tc.Description, err = field.Object(m).String(at, "description", false); err != nil {
 		return tc, err
 	}
-	if v, err := str(at, "method", m, false); err != nil {
+	if v, err := field.Object(m).String(at, "method", false); err != nil {
 		return tc, err
 	} else if v != "" {
 		tc.Method = strings.ToUpper(v)
 		if !slices.Contains(methods, tc.Method) {
-			return tc, fmt.Errorf("%s.method: must be one of %s (got %q)", at, strings.Join(methods, ", "), v)
+			return tc, field.Errorf(at+".method", "must be one of %s (got %q)", strings.Join(methods, ", "), v)
 		}
 	}
-	if tc.URL, err = str(at, "url", m, true); err != nil {
+	if tc.URL, err = field.Object(m).String(at, "url", true); err != nil {
 		return tc, err
 	}
 	if _, err := parseTemplate(tc.URL); err != nil {
-		return tc, fmt.Errorf("%s.url: %v", at, err)
+		return tc, field.Errorf(at+".url", "%v", err)
 	}
 	if tc.Headers, err = headers(at, m); err != nil {
 		return tc, err
 	}
-	if raw, ok := m["query"]; ok && !isNull(raw) {
+	if raw, ok := m["query"]; ok && !field.IsNull(raw) {
 		if err := json.Unmarshal(raw, &tc.Query); err != nil {
-			return tc, fmt.Errorf("%s.query: must be a list of argument names, e.g. [\"page\", \"limit\"]", at)
+			return tc, field.Errorf(at+".query", "must be a list of argument names, e.g. [\"page\", \"limit\"]")
 		}
 		for _, q := range tc.Query {
 			if q == "" {
-				return tc, fmt.Errorf("%s.query: argument names must not be empty", at)
+				return tc, field.Errorf(at+".query", "argument names must not be empty")
 			}
 		}
 	}
-	if v, err := str(at, "body", m, false); err != nil {
+	if v, err := field.Object(m).String(at, "body", false); err != nil {
 		return tc, err
 	} else if v != "" {
 		if !slices.Contains(bodyModes, v) {
-			return tc, fmt.Errorf("%s.body: must be one of %s (got %q)", at, strings.Join(bodyModes, ", "), v)
+			return tc, field.Errorf(at+".body", "must be one of %s (got %q)", strings.Join(bodyModes, ", "), v)
 		}
 		tc.Body = v
 	}
-	if raw, ok := m["inputSchema"]; ok && !isNull(raw) {
+	if raw, ok := m["inputSchema"]; ok && !field.IsNull(raw) {
 		var probe map[string]json.RawMessage
 		if json.Unmarshal(raw, &probe) != nil || probe == nil {
-			return tc, fmt.Errorf("%s.inputSchema: must be a JSON Schema object, e.g. {\"type\": \"object\", \"properties\": {...}}", at)
+			return tc, field.Errorf(at+".inputSchema", "must be a JSON Schema object, e.g. {\"type\": \"object\", \"properties\": {...}}")
 		}
 		var buf bytes.Buffer
 		_ = json.Compact(&buf, raw)
 		tc.InputSchema = buf.Bytes()
 	}
-	if tc.Timeout, err = millis(at, "timeout", m, tc.Timeout); err != nil {
+	if tc.Timeout, err = field.Object(m).Millis(at, "timeout", tc.Timeout, "must be a positive whole number of milliseconds, e.g. 30000"); err != nil {
 		return tc, err
 	}
-	if v, err := str(at, "resultMode", m, false); err != nil {
+	if v, err := field.Object(m).String(at, "resultMode", false); err != nil {
 		return tc, err
 	} else if v != "" {
 		if !slices.Contains(resultModes, v) {
-			return tc, fmt.Errorf("%s.resultMode: must be one of %s (got %q)", at, strings.Join(resultModes, ", "), v)
+			return tc, field.Errorf(at+".resultMode", "must be one of %s (got %q)", strings.Join(resultModes, ", "), v)
 		}
 		tc.ResultMode = v
 	}
@@ -241,80 +259,50 @@ func parseOpenAPI(at string, raw json.RawMessage) (OpenAPIConfig, error) {
 		return OpenAPIConfig{}, err
 	}
 	oc := OpenAPIConfig{Timeout: DefaultTimeoutMillis}
-	if oc.Spec, err = str(at, "spec", m, true); err != nil {
+	if oc.Spec, err = field.Object(m).String(at, "spec", true); err != nil {
 		return oc, err
 	}
-	if oc.BaseURL, err = str(at, "baseUrl", m, false); err != nil {
+	if oc.BaseURL, err = field.Object(m).String(at, "baseUrl", false); err != nil {
 		return oc, err
 	}
 	if oc.BaseURL != "" {
 		if u, err := url.Parse(oc.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return oc, fmt.Errorf("%s.baseUrl: must be an absolute http or https URL, e.g. \"https://api.example.test/v1\" (got %q)", at, oc.BaseURL)
+			return oc, field.Errorf(at+".baseUrl", "must be an absolute http or https URL, e.g. \"https://api.example.test/v1\" (got %q)", oc.BaseURL)
 		}
 	}
 	if oc.Headers, err = headers(at, m); err != nil {
 		return oc, err
 	}
-	if oc.Prefix, err = str(at, "prefix", m, false); err != nil {
+	if oc.Prefix, err = field.Object(m).String(at, "prefix", false); err != nil {
 		return oc, err
 	}
-	if raw, ok := m["operations"]; ok && !isNull(raw) {
+	if raw, ok := m["operations"]; ok && !field.IsNull(raw) {
 		if err := json.Unmarshal(raw, &oc.Operations); err != nil {
-			return oc, fmt.Errorf("%s.operations: must be an object of operationId to true/false, e.g. {\"deletePet\": false}", at)
+			return oc, field.Errorf(at+".operations", "must be an object of operationId to true/false, e.g. {\"deletePet\": false}")
 		}
 	}
-	if oc.Timeout, err = millis(at, "timeout", m, oc.Timeout); err != nil {
+	if oc.Timeout, err = field.Object(m).Millis(at, "timeout", oc.Timeout, "must be a positive whole number of milliseconds, e.g. 30000"); err != nil {
 		return oc, err
 	}
 	return oc, nil
 }
 
-func str(at, key string, m map[string]json.RawMessage, required bool) (string, error) {
-	raw, ok := m[key]
-	if !ok || isNull(raw) {
-		if required {
-			return "", fmt.Errorf("%s.%s: is required", at, key)
-		}
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("%s.%s: must be a string", at, key)
-	}
-	if required && strings.TrimSpace(s) == "" {
-		return "", fmt.Errorf("%s.%s: must not be empty", at, key)
-	}
-	return s, nil
-}
-
 func headers(at string, m map[string]json.RawMessage) (map[string]string, error) {
 	raw, ok := m["headers"]
-	if !ok || isNull(raw) {
+	if !ok || field.IsNull(raw) {
 		return nil, nil
 	}
 	var h map[string]string
 	if err := json.Unmarshal(raw, &h); err != nil {
-		return nil, fmt.Errorf("%s.headers: must be an object of header names to string values, e.g. {\"Authorization\": \"Bearer ${TOKEN}\"}", at)
+		return nil, field.Errorf(at+".headers", "must be an object of header names to string values, e.g. {\"Authorization\": \"Bearer ${TOKEN}\"}")
 	}
 	for k := range h {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {
-			return nil, fmt.Errorf("%s.headers: %q is not a valid header name", at, k)
+			return nil, field.Errorf(at+".headers", "%q is not a valid header name", k)
 		}
 	}
 	if len(h) == 0 {
 		return nil, nil
 	}
 	return h, nil
-}
-
-func millis(at, key string, m map[string]json.RawMessage, def int) (int, error) {
-	raw, ok := m[key]
-	if !ok || isNull(raw) {
-		return def, nil
-	}
-	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil || f <= 0 || f != float64(int(f)) {
-		return 0, fmt.Errorf("%s.%s: must be a positive whole number of milliseconds, e.g. 30000", at, key)
-	}
-	return int(f), nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -65,7 +66,7 @@ func (e *endpoint) request(ctx context.Context, args map[string]json.RawMessage)
 	var missing string
 	target := e.url.fill(func(name string) string {
 		v, ok := args[name]
-		if !ok || isNull(v) {
+		if !ok || field.IsNull(v) {
 			if missing == "" {
 				missing = name
 			}
@@ -97,7 +98,7 @@ func (e *endpoint) request(ctx context.Context, args map[string]json.RawMessage)
 		case e.url.has(name):
 			// consumed by the URL
 		case e.headerArgs[name] != "":
-			if !isNull(v) {
+			if !field.IsNull(v) {
 				header.Set(e.headerArgs[name], scalar(v))
 			}
 		case e.query[name] || e.restToQuery:
@@ -290,7 +291,7 @@ func scalar(v json.RawMessage) string {
 // left out.
 func addValues(vals url.Values, name string, v json.RawMessage) {
 	v = bytes.TrimSpace(v)
-	if isNull(v) {
+	if field.IsNull(v) {
 		return
 	}
 	if v[0] == '[' {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 )
 
 // Server types, after inference.
@@ -107,7 +108,7 @@ func ParseConfig(raw json.RawMessage) (map[string]ServerConfig, []string, error)
 	}
 	var servers map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &servers); err != nil {
-		return nil, nil, fmt.Errorf("must be an object mapping server names to server settings, e.g. {\"fs\": {\"command\": [\"mcp-fs\"]}}")
+		return nil, nil, field.Errorf("", "must be an object mapping server names to server settings, e.g. {\"fs\": {\"command\": [\"mcp-fs\"]}}")
 	}
 	names := make([]string, 0, len(servers))
 	for name := range servers {
@@ -119,7 +120,7 @@ func ParseConfig(raw json.RawMessage) (map[string]ServerConfig, []string, error)
 	var warns []string
 	for _, name := range names {
 		if strings.TrimSpace(name) == "" {
-			return nil, nil, fmt.Errorf("%q: a server name must not be empty; give the server a name", name)
+			return nil, nil, field.Errorf(fmt.Sprintf("%q", name), "a server name must not be empty; give the server a name")
 		}
 		sc, w, err := parseServer(name, servers[name])
 		if err != nil {
@@ -141,7 +142,7 @@ var knownKeys = map[string]bool{
 func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return ServerConfig{}, nil, fmt.Errorf("%s: must be an object such as {\"command\": [\"prog\", \"arg\"]} or {\"url\": \"https://host/mcp\"}", name)
+		return ServerConfig{}, nil, field.Errorf(name, "must be an object such as {\"command\": [\"prog\", \"arg\"]} or {\"url\": \"https://host/mcp\"}")
 	}
 	key := func(k string) string { return name + "." + k }
 	var warns []string
@@ -158,35 +159,35 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 
 	sc := ServerConfig{Timeout: DefaultTimeout}
 
-	typ, err := optString(fields, "type", key)
+	typ, err := field.Object(fields).String(name, "type", false)
 	if err != nil {
 		return sc, nil, err
 	}
 	var command []string
-	if v, ok := fields["command"]; ok && !isNull(v) {
+	if v, ok := fields["command"]; ok && !field.IsNull(v) {
 		if command, err = stringOrList(v); err != nil {
-			return sc, nil, fmt.Errorf("%s: must be a string or an array of strings", key("command"))
+			return sc, nil, field.Errorf(key("command"), "must be a string or an array of strings")
 		}
 		if len(command) == 0 || command[0] == "" {
-			return sc, nil, fmt.Errorf("%s: must name a program, e.g. [\"npx\", \"-y\", \"some-mcp-server\"]", key("command"))
+			return sc, nil, field.Errorf(key("command"), "must name a program, e.g. [\"npx\", \"-y\", \"some-mcp-server\"]")
 		}
 	}
-	if v, ok := fields["args"]; ok && !isNull(v) {
+	if v, ok := fields["args"]; ok && !field.IsNull(v) {
 		var args []string
 		if err := json.Unmarshal(v, &args); err != nil {
-			return sc, nil, fmt.Errorf("%s: must be an array of strings", key("args"))
+			return sc, nil, field.Errorf(key("args"), "must be an array of strings")
 		}
 		if command == nil {
-			return sc, nil, fmt.Errorf("%s: needs a \"command\" to pass the arguments to", key("args"))
+			return sc, nil, field.Errorf(key("args"), "needs a \"command\" to pass the arguments to")
 		}
 		command = append(command, args...)
 	}
 	sc.Command = command
 
-	if sc.URL, err = optString(fields, "url", key); err != nil {
+	if sc.URL, err = field.Object(fields).String(name, "url", false); err != nil {
 		return sc, nil, err
 	}
-	if sc.Cwd, err = optString(fields, "cwd", key); err != nil {
+	if sc.Cwd, err = field.Object(fields).String(name, "cwd", false); err != nil {
 		return sc, nil, err
 	}
 	env, err := stringMap(fields, "environment", key)
@@ -198,7 +199,7 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 		return sc, nil, err
 	}
 	if env != nil && alias != nil {
-		return sc, nil, fmt.Errorf("%s: \"environment\" and \"env\" are the same setting; keep only one", name)
+		return sc, nil, field.Errorf(name, "\"environment\" and \"env\" are the same setting; keep only one")
 	}
 	if env == nil {
 		env = alias
@@ -208,35 +209,35 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 		return sc, nil, err
 	}
 
-	disabled, err := optBool(fields, "disabled", key)
+	disabled, err := field.Object(fields).Bool(name, "disabled", "must be true or false")
 	if err != nil {
 		return sc, nil, err
 	}
-	enabled, err := optBool(fields, "enabled", key)
+	enabled, err := field.Object(fields).Bool(name, "enabled", "must be true or false")
 	if err != nil {
 		return sc, nil, err
 	}
 	// disabled:true wins; otherwise enabled:false turns the server off.
 	sc.Disabled = (disabled != nil && *disabled) || (enabled != nil && !*enabled)
 
-	if v, ok := fields["timeout"]; ok && !isNull(v) {
-		ms, err := positiveMillis(v)
-		if err != nil {
-			return sc, nil, fmt.Errorf("%s: must be a positive number of milliseconds, e.g. 30000", key("timeout"))
+	if v, ok := fields["timeout"]; ok && !field.IsNull(v) {
+		ms, ok := field.PositiveMillis(v)
+		if !ok {
+			return sc, nil, field.Errorf(key("timeout"), "must be a positive number of milliseconds, e.g. 30000")
 		}
 		sc.Timeout = ms
 	}
 
-	if v, ok := fields["tools"]; ok && !isNull(v) {
+	if v, ok := fields["tools"]; ok && !field.IsNull(v) {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(v, &m); err != nil {
-			return sc, nil, fmt.Errorf("%s: must be an object of tool names to true or false, e.g. {\"write_file\": false}", key("tools"))
+			return sc, nil, field.Errorf(key("tools"), "must be an object of tool names to true or false, e.g. {\"write_file\": false}")
 		}
 		f := make(sources.Filter, len(m))
 		for tn, tv := range m {
 			var b bool
-			if err := json.Unmarshal(tv, &b); err != nil || isNull(tv) {
-				return sc, nil, fmt.Errorf("%s: must be true or false", key("tools."+tn))
+			if err := json.Unmarshal(tv, &b); err != nil || field.IsNull(tv) {
+				return sc, nil, field.Errorf(key("tools."+tn), "must be true or false")
 			}
 			f[tn] = b
 		}
@@ -253,7 +254,7 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 	case "":
 		switch {
 		case sc.Command != nil && sc.URL != "":
-			return sc, nil, fmt.Errorf("%s: has both \"command\" and \"url\"; keep one, or set \"type\" to \"local\" or \"remote\"", name)
+			return sc, nil, field.Errorf(name, "has both \"command\" and \"url\"; keep one, or set \"type\" to \"local\" or \"remote\"")
 		case sc.Command != nil:
 			sc.Type = TypeLocal
 		case sc.URL != "":
@@ -266,24 +267,24 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 	case "sse":
 		sc.Type, sc.Transport = TypeRemote, TransportSSE
 	default:
-		return sc, nil, fmt.Errorf("%s: %q is not a server type; use \"local\" (a command run over stdio) or \"remote\" (a URL)", key("type"), typ)
+		return sc, nil, field.Errorf(key("type"), "%q is not a server type; use \"local\" (a command run over stdio) or \"remote\" (a URL)", typ)
 	}
 	// A disabled entry may be a placeholder; only a server that will run
 	// needs the means to run.
 	if !sc.Disabled {
 		switch sc.Type {
 		case "":
-			return sc, nil, fmt.Errorf("%s: needs \"command\" (a local server) or \"url\" (a remote server)", name)
+			return sc, nil, field.Errorf(name, "needs \"command\" (a local server) or \"url\" (a remote server)")
 		case TypeLocal:
 			if sc.Command == nil {
-				return sc, nil, fmt.Errorf("%s: a local server needs \"command\", e.g. [\"npx\", \"-y\", \"some-mcp-server\"]", key("command"))
+				return sc, nil, field.Errorf(key("command"), "a local server needs \"command\", e.g. [\"npx\", \"-y\", \"some-mcp-server\"]")
 			}
 		case TypeRemote:
 			if sc.URL == "" {
-				return sc, nil, fmt.Errorf("%s: a remote server needs \"url\", e.g. \"https://host/mcp\"", key("url"))
+				return sc, nil, field.Errorf(key("url"), "a remote server needs \"url\", e.g. \"https://host/mcp\"")
 			}
 			if !strings.HasPrefix(sc.URL, "http://") && !strings.HasPrefix(sc.URL, "https://") {
-				return sc, nil, fmt.Errorf("%s: must be an http:// or https:// URL", key("url"))
+				return sc, nil, field.Errorf(key("url"), "must be an http:// or https:// URL")
 			}
 		}
 	}
@@ -292,15 +293,15 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 
 func parseRestart(fields map[string]json.RawMessage, key func(string) string) (Restart, error) {
 	r := Restart{}
-	if v, ok := fields["restart"]; ok && !isNull(v) {
+	if v, ok := fields["restart"]; ok && !field.IsNull(v) {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(v, &m); err != nil {
-			return r, fmt.Errorf("%s: must be an object with initialBackoff, maxBackoff and resetAfter in milliseconds", key("restart"))
+			return r, field.Errorf(key("restart"), "must be an object with initialBackoff, maxBackoff and resetAfter in milliseconds")
 		}
 		for k, raw := range m {
-			ms, err := positiveMillis(raw)
-			if err != nil {
-				return r, fmt.Errorf("%s: must be a positive number of milliseconds", key("restart."+k))
+			ms, ok := field.PositiveMillis(raw)
+			if !ok {
+				return r, field.Errorf(key("restart."+k), "must be a positive number of milliseconds")
 			}
 			switch k {
 			case "initialBackoff":
@@ -310,53 +311,27 @@ func parseRestart(fields map[string]json.RawMessage, key func(string) string) (R
 			case "resetAfter":
 				r.ResetAfter = ms
 			default:
-				return r, fmt.Errorf("%s: unknown setting; use initialBackoff, maxBackoff or resetAfter", key("restart."+k))
+				return r, field.Errorf(key("restart."+k), "unknown setting; use initialBackoff, maxBackoff or resetAfter")
 			}
 		}
 	}
 	return r.withDefaults(), nil
 }
 
-func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
-
-func optString(fields map[string]json.RawMessage, k string, key func(string) string) (string, error) {
-	v, ok := fields[k]
-	if !ok || isNull(v) {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", fmt.Errorf("%s: must be a string", key(k))
-	}
-	return s, nil
-}
-
-func optBool(fields map[string]json.RawMessage, k string, key func(string) string) (*bool, error) {
-	v, ok := fields[k]
-	if !ok || isNull(v) {
-		return nil, nil
-	}
-	var b bool
-	if err := json.Unmarshal(v, &b); err != nil {
-		return nil, fmt.Errorf("%s: must be true or false", key(k))
-	}
-	return &b, nil
-}
-
 func stringMap(fields map[string]json.RawMessage, k string, key func(string) string) (map[string]string, error) {
 	v, ok := fields[k]
-	if !ok || isNull(v) {
+	if !ok || field.IsNull(v) {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(v, &m); err != nil {
-		return nil, fmt.Errorf("%s: must be an object of names to string values", key(k))
+		return nil, field.Errorf(key(k), "must be an object of names to string values")
 	}
 	out := make(map[string]string, len(m))
 	for name, raw := range m {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("%s: must be a string (quote numbers and booleans)", key(k+"."+name))
+			return nil, field.Errorf(key(k+"."+name), "must be a string (quote numbers and booleans)")
 		}
 		out[name] = s
 	}
@@ -373,15 +348,4 @@ func stringOrList(v json.RawMessage) ([]string, error) {
 		return nil, err
 	}
 	return list, nil
-}
-
-func positiveMillis(v json.RawMessage) (int, error) {
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil {
-		return 0, err
-	}
-	if f <= 0 || f > float64(1<<31) || f != float64(int(f)) {
-		return 0, fmt.Errorf("out of range")
-	}
-	return int(f), nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 )
 
 // DefaultSampleLimit is how many files the skill tool lists when the config
@@ -67,12 +68,12 @@ func ParseConfig(raw json.RawMessage) (Config, []string, error) {
 		return cfg, nil, nil
 	case '{':
 	default:
-		return Config{}, nil, fmt.Errorf("%s", shapeHint)
+		return Config{}, nil, field.Errorf("", "%s", shapeHint)
 	}
 
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return Config{}, nil, fmt.Errorf("is not valid JSON (%v); it %s", err, shapeHint)
+		return Config{}, nil, field.Errorf("", "is not valid JSON (%v); it %s", err, shapeHint)
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
@@ -103,28 +104,28 @@ func ParseConfig(raw json.RawMessage) (Config, []string, error) {
 		default:
 			// A typo such as "dir" must not silently leave the agent without
 			// skills.
-			return Config{}, nil, fmt.Errorf("%s: unknown key; the known keys are dirs, tools and sampleLimit", k)
+			return Config{}, nil, field.Errorf(k, "unknown key; the known keys are dirs, tools and sampleLimit")
 		}
 	}
 	return cfg, nil, nil
 }
 
 func parseDirs(raw json.RawMessage) ([]string, error) {
-	if isNull(raw) {
+	if field.IsNull(raw) {
 		return nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf(`dirs: must be a list of directory paths, e.g. ["./skills"]`)
+		return nil, field.Errorf("dirs", `must be a list of directory paths, e.g. ["./skills"]`)
 	}
 	dirs := make([]string, 0, len(items))
 	for i, it := range items {
 		var s string
-		if err := json.Unmarshal(it, &s); err != nil || isNull(it) {
-			return nil, fmt.Errorf("dirs[%d]: must be a string (a directory path)", i)
+		if err := json.Unmarshal(it, &s); err != nil || field.IsNull(it) {
+			return nil, field.Errorf(fmt.Sprintf("dirs[%d]", i), "must be a string (a directory path)")
 		}
 		if strings.TrimSpace(s) == "" {
-			return nil, fmt.Errorf("dirs[%d]: must not be empty; give a directory path or remove the entry", i)
+			return nil, field.Errorf(fmt.Sprintf("dirs[%d]", i), "must not be empty; give a directory path or remove the entry")
 		}
 		dirs = append(dirs, s)
 	}
@@ -132,12 +133,12 @@ func parseDirs(raw json.RawMessage) ([]string, error) {
 }
 
 func parseFilter(raw json.RawMessage) (sources.Filter, error) {
-	if isNull(raw) {
+	if field.IsNull(raw) {
 		return nil, nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, fmt.Errorf(`tools: must be an object mapping skill names to true or false, e.g. {"code-review": true}`)
+		return nil, field.Errorf("tools", `must be an object mapping skill names to true or false, e.g. {"code-review": true}`)
 	}
 	names := make([]string, 0, len(obj))
 	for name := range obj {
@@ -147,8 +148,8 @@ func parseFilter(raw json.RawMessage) (sources.Filter, error) {
 	f := make(sources.Filter, len(obj))
 	for _, name := range names {
 		var b bool
-		if err := json.Unmarshal(obj[name], &b); err != nil || isNull(obj[name]) {
-			return nil, fmt.Errorf("tools.%s: must be true or false", name)
+		if err := json.Unmarshal(obj[name], &b); err != nil || field.IsNull(obj[name]) {
+			return nil, field.Errorf("tools."+name, "must be true or false")
 		}
 		f[name] = b
 	}
@@ -156,20 +157,16 @@ func parseFilter(raw json.RawMessage) (sources.Filter, error) {
 }
 
 func parseSampleLimit(raw json.RawMessage) (int, error) {
-	const fix = "sampleLimit: must be an integer: -1 (no file list), 0 (the default, 10) or a positive cap"
-	if isNull(raw) {
+	const fix = "must be an integer: -1 (no file list), 0 (the default, 10) or a positive cap"
+	if field.IsNull(raw) {
 		return 0, nil
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return 0, fmt.Errorf("%s", fix)
+		return 0, field.Errorf("sampleLimit", "%s", fix)
 	}
 	if f != math.Trunc(f) || f < NoSample || f > math.MaxInt32 {
-		return 0, fmt.Errorf("%s", fix)
+		return 0, field.Errorf("sampleLimit", "%s", fix)
 	}
 	return int(f), nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
