@@ -126,14 +126,18 @@ func TestFrontEndsAreIndependent(t *testing.T) {
 		}
 	}
 	// And the gRPC front-end knows no MCP, the MCP front-end no gRPC.
-	for p, via := range reach(pkgs, module+"/internal/mcpgateway", func(p string) bool { return strings.HasPrefix(p, module+"/pkg/sources/") || p == module+"/internal/engine" || p == module+"/internal/config" }) {
+	for p, via := range reach(pkgs, module+"/internal/mcpgateway", func(p string) bool {
+		return strings.HasPrefix(p, module+"/pkg/sources/") || p == module+"/internal/engine" || p == module+"/internal/config"
+	}) {
 		for _, imp := range pkgs[p].Imports {
 			if strings.HasPrefix(imp, "google.golang.org/grpc") || strings.HasPrefix(imp, module+"/gen/") {
 				t.Errorf("the MCP front-end reaches %s via %s", imp, via)
 			}
 		}
 	}
-	for p, via := range reach(pkgs, module+"/internal/grpcapi", func(p string) bool { return strings.HasPrefix(p, module+"/pkg/sources/") || p == module+"/internal/engine" || p == module+"/internal/config" }) {
+	for p, via := range reach(pkgs, module+"/internal/grpcapi", func(p string) bool {
+		return strings.HasPrefix(p, module+"/pkg/sources/") || p == module+"/internal/engine" || p == module+"/internal/config"
+	}) {
 		for _, imp := range pkgs[p].Imports {
 			if strings.HasPrefix(imp, "github.com/modelcontextprotocol/") {
 				t.Errorf("the gRPC front-end reaches %s via %s", imp, via)
