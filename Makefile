@@ -11,14 +11,19 @@ FUZZTIME  ?= 20s
 
 all: lint build test
 
-## generate: regenerate gen/ from proto/ (the only way gen/ changes)
+## generate: regenerate gen/ (Go) and examples/node/gen (TypeScript, needs npm)
+## from proto/ — the only way either changes
 generate:
 	$(BUF) generate
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix examples/node --no-audit --no-fund --loglevel=error && \
+		$(BUF) generate --template buf.gen.ts.yaml; \
+	else echo "npm not found: examples/node/gen not regenerated"; fi
 
 ## check-generated: fail when gen/ is not what `make generate` produces
 check-generated: generate
-	@git diff --exit-code --stat -- gen/ || { echo "gen/ is stale: run 'make generate' and commit gen/"; exit 1; }
-	@test -z "$$(git status --porcelain -- gen/)" || { git status --porcelain -- gen/; echo "gen/ has untracked files: run 'make generate' and commit gen/"; exit 1; }
+	@git diff --exit-code --stat -- gen/ examples/node/gen/ || { echo "generated code is stale: run 'make generate' and commit it"; exit 1; }
+	@test -z "$$(git status --porcelain -- gen/ examples/node/gen/)" || { git status --porcelain -- gen/ examples/node/gen/; echo "untracked generated files: run 'make generate' and commit them"; exit 1; }
 
 ## lint: gofmt, go vet, buf lint
 lint:

@@ -4,6 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { Answer, Tool, ToolResult } from "./tool_pb.js";
 import { file_toolnexus_v1_tool } from "./tool_pb.js";
@@ -13,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file toolnexus/v1/registry_service.proto.
  */
 export const file_toolnexus_v1_registry_service: GenFile = /*@__PURE__*/
-  fileDesc("CiN0b29sbmV4dXMvdjEvcmVnaXN0cnlfc2VydmljZS5wcm90bxIMdG9vbG5leHVzLnYxIlkKEExpc3RUb29sc1JlcXVlc3QSDwoHc291cmNlcxgBIAMoCRINCgVuYW1lcxgCIAMoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJhChFMaXN0VG9vbHNSZXNwb25zZRIhCgV0b29scxgBIAMoCzISLnRvb2xuZXh1cy52MS5Ub29sEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCIeCg5HZXRUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJIjMKD0dldFRvb2xSZXNwb25zZRIgCgR0b29sGAEgASgLMhIudG9vbG5leHVzLnYxLlRvb2wilQEKDkV4ZWN1dGVSZXF1ZXN0EgwKBG5hbWUYASABKAkSLAoJYXJndW1lbnRzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAEhgKDmFyZ3VtZW50c19qc29uGAMgASgJSAASJAoGYW5zd2VyGAQgASgLMhQudG9vbG5leHVzLnYxLkFuc3dlckIHCgVpbnB1dCI7Cg9FeGVjdXRlUmVzcG9uc2USKAoGcmVzdWx0GAEgASgLMhgudG9vbG5leHVzLnYxLlRvb2xSZXN1bHQiMwoRV2F0Y2hUb29sc1JlcXVlc3QSDwoHc291cmNlcxgBIAMoCRINCgVuYW1lcxgCIAMoCSKMAQoSV2F0Y2hUb29sc1Jlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEiEKBXRvb2xzGAIgAygLMhIudG9vbG5leHVzLnYxLlRvb2wSDQoFYWRkZWQYAyADKAkSDwoHcmVtb3ZlZBgEIAMoCRIPCgdjaGFuZ2VkGAUgAygJEhAKCHNuYXBzaG90GAYgASgIImAKEkV4cG9ydFRvb2xzUmVxdWVzdBIqCgZmb3JtYXQYASABKA4yGi50b29sbmV4dXMudjEuRXhwb3J0Rm9ybWF0Eg8KB3NvdXJjZXMYAiADKAkSDQoFbmFtZXMYAyADKAkiIwoTRXhwb3J0VG9vbHNSZXNwb25zZRIMCgRqc29uGAEgASgJIhgKFkdldFNraWxsc1Byb21wdFJlcXVlc3QiKQoXR2V0U2tpbGxzUHJvbXB0UmVzcG9uc2USDgoGcHJvbXB0GAEgASgJKn4KDEV4cG9ydEZvcm1hdBIdChlFWFBPUlRfRk9STUFUX1VOU1BFQ0lGSUVEEAASGAoURVhQT1JUX0ZPUk1BVF9PUEVOQUkQARIbChdFWFBPUlRfRk9STUFUX0FOVEhST1BJQxACEhgKFEVYUE9SVF9GT1JNQVRfR0VNSU5JEAMy9gMKD1JlZ2lzdHJ5U2VydmljZRJMCglMaXN0VG9vbHMSHi50b29sbmV4dXMudjEuTGlzdFRvb2xzUmVxdWVzdBofLnRvb2xuZXh1cy52MS5MaXN0VG9vbHNSZXNwb25zZRJGCgdHZXRUb29sEhwudG9vbG5leHVzLnYxLkdldFRvb2xSZXF1ZXN0Gh0udG9vbG5leHVzLnYxLkdldFRvb2xSZXNwb25zZRJGCgdFeGVjdXRlEhwudG9vbG5leHVzLnYxLkV4ZWN1dGVSZXF1ZXN0Gh0udG9vbG5leHVzLnYxLkV4ZWN1dGVSZXNwb25zZRJRCgpXYXRjaFRvb2xzEh8udG9vbG5leHVzLnYxLldhdGNoVG9vbHNSZXF1ZXN0GiAudG9vbG5leHVzLnYxLldhdGNoVG9vbHNSZXNwb25zZTABElIKC0V4cG9ydFRvb2xzEiAudG9vbG5leHVzLnYxLkV4cG9ydFRvb2xzUmVxdWVzdBohLnRvb2xuZXh1cy52MS5FeHBvcnRUb29sc1Jlc3BvbnNlEl4KD0dldFNraWxsc1Byb21wdBIkLnRvb2xuZXh1cy52MS5HZXRTa2lsbHNQcm9tcHRSZXF1ZXN0GiUudG9vbG5leHVzLnYxLkdldFNraWxsc1Byb21wdFJlc3BvbnNlQj1aO2dpdGh1Yi5jb20vdG9vbG5leHVzL3Rvb2xuZXh1cy9nZW4vdG9vbG5leHVzL3YxO3Rvb2xuZXh1c3YxYgZwcm90bzM", [file_google_protobuf_struct, file_toolnexus_v1_tool]);
+  fileDesc("CiN0b29sbmV4dXMvdjEvcmVnaXN0cnlfc2VydmljZS5wcm90bxIMdG9vbG5leHVzLnYxIlkKEExpc3RUb29sc1JlcXVlc3QSDwoHc291cmNlcxgBIAMoCRINCgVuYW1lcxgCIAMoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJhChFMaXN0VG9vbHNSZXNwb25zZRIhCgV0b29scxgBIAMoCzISLnRvb2xuZXh1cy52MS5Ub29sEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCIeCg5HZXRUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJIjMKD0dldFRvb2xSZXNwb25zZRIgCgR0b29sGAEgASgLMhIudG9vbG5leHVzLnYxLlRvb2wipgEKDkV4ZWN1dGVSZXF1ZXN0EgwKBG5hbWUYASABKAkSLAoJYXJndW1lbnRzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAEhgKDmFyZ3VtZW50c19qc29uGAMgASgJSAASJAoGYW5zd2VyGAQgASgLMhQudG9vbG5leHVzLnYxLkFuc3dlchIPCgdjYWxsX2lkGAUgASgJQgcKBWlucHV0IsgBCgxFeGVjdXRlRXZlbnQSLwoIcHJvZ3Jlc3MYASABKAsyGy50b29sbmV4dXMudjEuUHJvZ3Jlc3NFdmVudEgAEiUKA2xvZxgCIAEoCzIWLnRvb2xuZXh1cy52MS5Mb2dFdmVudEgAEisKBm91dHB1dBgDIAEoCzIZLnRvb2xuZXh1cy52MS5PdXRwdXRFdmVudEgAEioKBnJlc3VsdBgEIAEoCzIYLnRvb2xuZXh1cy52MS5Ub29sUmVzdWx0SABCBwoFZXZlbnQiQQoNUHJvZ3Jlc3NFdmVudBIQCghwcm9ncmVzcxgBIAEoARINCgV0b3RhbBgCIAEoARIPCgdtZXNzYWdlGAMgASgJIk8KCExvZ0V2ZW50Eg0KBWxldmVsGAEgASgJEg4KBmxvZ2dlchgCIAEoCRIkCgRkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkcKC091dHB1dEV2ZW50EioKBnN0cmVhbRgBIAEoDjIaLnRvb2xuZXh1cy52MS5PdXRwdXRTdHJlYW0SDAoEZGF0YRgCIAEoDCI7Cg9FeGVjdXRlUmVzcG9uc2USKAoGcmVzdWx0GAEgASgLMhgudG9vbG5leHVzLnYxLlRvb2xSZXN1bHQiMwoRV2F0Y2hUb29sc1JlcXVlc3QSDwoHc291cmNlcxgBIAMoCRINCgVuYW1lcxgCIAMoCSKMAQoSV2F0Y2hUb29sc1Jlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEiEKBXRvb2xzGAIgAygLMhIudG9vbG5leHVzLnYxLlRvb2wSDQoFYWRkZWQYAyADKAkSDwoHcmVtb3ZlZBgEIAMoCRIPCgdjaGFuZ2VkGAUgAygJEhAKCHNuYXBzaG90GAYgASgIImAKEkV4cG9ydFRvb2xzUmVxdWVzdBIqCgZmb3JtYXQYASABKA4yGi50b29sbmV4dXMudjEuRXhwb3J0Rm9ybWF0Eg8KB3NvdXJjZXMYAiADKAkSDQoFbmFtZXMYAyADKAkiIwoTRXhwb3J0VG9vbHNSZXNwb25zZRIMCgRqc29uGAEgASgJIhgKFkdldFNraWxsc1Byb21wdFJlcXVlc3QiKQoXR2V0U2tpbGxzUHJvbXB0UmVzcG9uc2USDgoGcHJvbXB0GAEgASgJKmEKDE91dHB1dFN0cmVhbRIdChlPVVRQVVRfU1RSRUFNX1VOU1BFQ0lGSUVEEAASGAoUT1VUUFVUX1NUUkVBTV9TVERPVVQQARIYChRPVVRQVVRfU1RSRUFNX1NUREVSUhACKn4KDEV4cG9ydEZvcm1hdBIdChlFWFBPUlRfRk9STUFUX1VOU1BFQ0lGSUVEEAASGAoURVhQT1JUX0ZPUk1BVF9PUEVOQUkQARIbChdFWFBPUlRfRk9STUFUX0FOVEhST1BJQxACEhgKFEVYUE9SVF9GT1JNQVRfR0VNSU5JEAMywwQKD1JlZ2lzdHJ5U2VydmljZRJMCglMaXN0VG9vbHMSHi50b29sbmV4dXMudjEuTGlzdFRvb2xzUmVxdWVzdBofLnRvb2xuZXh1cy52MS5MaXN0VG9vbHNSZXNwb25zZRJGCgdHZXRUb29sEhwudG9vbG5leHVzLnYxLkdldFRvb2xSZXF1ZXN0Gh0udG9vbG5leHVzLnYxLkdldFRvb2xSZXNwb25zZRJGCgdFeGVjdXRlEhwudG9vbG5leHVzLnYxLkV4ZWN1dGVSZXF1ZXN0Gh0udG9vbG5leHVzLnYxLkV4ZWN1dGVSZXNwb25zZRJLCg1FeGVjdXRlU3RyZWFtEhwudG9vbG5leHVzLnYxLkV4ZWN1dGVSZXF1ZXN0GhoudG9vbG5leHVzLnYxLkV4ZWN1dGVFdmVudDABElEKCldhdGNoVG9vbHMSHy50b29sbmV4dXMudjEuV2F0Y2hUb29sc1JlcXVlc3QaIC50b29sbmV4dXMudjEuV2F0Y2hUb29sc1Jlc3BvbnNlMAESUgoLRXhwb3J0VG9vbHMSIC50b29sbmV4dXMudjEuRXhwb3J0VG9vbHNSZXF1ZXN0GiEudG9vbG5leHVzLnYxLkV4cG9ydFRvb2xzUmVzcG9uc2USXgoPR2V0U2tpbGxzUHJvbXB0EiQudG9vbG5leHVzLnYxLkdldFNraWxsc1Byb21wdFJlcXVlc3QaJS50b29sbmV4dXMudjEuR2V0U2tpbGxzUHJvbXB0UmVzcG9uc2VCPVo7Z2l0aHViLmNvbS90b29sbmV4dXMvdG9vbG5leHVzL2dlbi90b29sbmV4dXMvdjE7dG9vbG5leHVzdjFiBnByb3RvMw", [file_google_protobuf_struct, file_toolnexus_v1_tool]);
 
 /**
  * ListToolsRequest filters and pages the tool list.
@@ -179,6 +180,15 @@ export type ExecuteRequest = Message<"toolnexus.v1.ExecuteRequest"> & {
    * @generated from field: toolnexus.v1.Answer answer = 4;
    */
   answer?: Answer | undefined;
+
+  /**
+   * The model's id for this tool call (e.g. OpenAI's tool_call id), when the
+   * caller has one. It is recorded in traces (gen_ai.tool.call.id) and the
+   * audit log; it changes nothing about the call.
+   *
+   * @generated from field: string call_id = 5;
+   */
+  callId: string;
 };
 
 /**
@@ -187,6 +197,160 @@ export type ExecuteRequest = Message<"toolnexus.v1.ExecuteRequest"> & {
  */
 export const ExecuteRequestSchema: GenMessage<ExecuteRequest> = /*@__PURE__*/
   messageDesc(file_toolnexus_v1_registry_service, 4);
+
+/**
+ * ExecuteEvent is one message of an ExecuteStream: something the tool
+ * reported while running, or the final result (always last, exactly once).
+ *
+ * @generated from message toolnexus.v1.ExecuteEvent
+ */
+export type ExecuteEvent = Message<"toolnexus.v1.ExecuteEvent"> & {
+  /**
+   * What happened.
+   *
+   * @generated from oneof toolnexus.v1.ExecuteEvent.event
+   */
+  event: {
+    /**
+     * The tool reported progress.
+     *
+     * @generated from field: toolnexus.v1.ProgressEvent progress = 1;
+     */
+    value: ProgressEvent;
+    case: "progress";
+  } | {
+    /**
+     * The tool emitted a log message.
+     *
+     * @generated from field: toolnexus.v1.LogEvent log = 2;
+     */
+    value: LogEvent;
+    case: "log";
+  } | {
+    /**
+     * The tool produced output (e.g. bash's stdout) as it ran.
+     *
+     * @generated from field: toolnexus.v1.OutputEvent output = 3;
+     */
+    value: OutputEvent;
+    case: "output";
+  } | {
+    /**
+     * The call ended; this is the last event of the stream.
+     *
+     * @generated from field: toolnexus.v1.ToolResult result = 4;
+     */
+    value: ToolResult;
+    case: "result";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message toolnexus.v1.ExecuteEvent.
+ * Use `create(ExecuteEventSchema)` to create a new message.
+ */
+export const ExecuteEventSchema: GenMessage<ExecuteEvent> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_registry_service, 5);
+
+/**
+ * ProgressEvent reports how far a tool has come.
+ *
+ * @generated from message toolnexus.v1.ProgressEvent
+ */
+export type ProgressEvent = Message<"toolnexus.v1.ProgressEvent"> & {
+  /**
+   * Work done so far, in the tool's own units; increases along one stream.
+   *
+   * @generated from field: double progress = 1;
+   */
+  progress: number;
+
+  /**
+   * Total work when known; 0 when unknown.
+   *
+   * @generated from field: double total = 2;
+   */
+  total: number;
+
+  /**
+   * A human-readable note about the current step; may be empty.
+   *
+   * @generated from field: string message = 3;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message toolnexus.v1.ProgressEvent.
+ * Use `create(ProgressEventSchema)` to create a new message.
+ */
+export const ProgressEventSchema: GenMessage<ProgressEvent> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_registry_service, 6);
+
+/**
+ * LogEvent is a log message from the tool (e.g. an MCP server's
+ * notifications/message).
+ *
+ * @generated from message toolnexus.v1.LogEvent
+ */
+export type LogEvent = Message<"toolnexus.v1.LogEvent"> & {
+  /**
+   * The syslog-style level: "debug", "info", "notice", "warning", "error",
+   * "critical", "alert" or "emergency".
+   *
+   * @generated from field: string level = 1;
+   */
+  level: string;
+
+  /**
+   * The component that logged it; may be empty.
+   *
+   * @generated from field: string logger = 2;
+   */
+  logger: string;
+
+  /**
+   * The message: a string or any JSON value.
+   *
+   * @generated from field: google.protobuf.Value data = 3;
+   */
+  data?: Value | undefined;
+};
+
+/**
+ * Describes the message toolnexus.v1.LogEvent.
+ * Use `create(LogEventSchema)` to create a new message.
+ */
+export const LogEventSchema: GenMessage<LogEvent> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_registry_service, 7);
+
+/**
+ * OutputEvent carries output as the tool produced it.
+ *
+ * @generated from message toolnexus.v1.OutputEvent
+ */
+export type OutputEvent = Message<"toolnexus.v1.OutputEvent"> & {
+  /**
+   * Which stream the bytes came from.
+   *
+   * @generated from field: toolnexus.v1.OutputStream stream = 1;
+   */
+  stream: OutputStream;
+
+  /**
+   * The bytes, in order; not necessarily whole lines or valid UTF-8.
+   *
+   * @generated from field: bytes data = 2;
+   */
+  data: Uint8Array;
+};
+
+/**
+ * Describes the message toolnexus.v1.OutputEvent.
+ * Use `create(OutputEventSchema)` to create a new message.
+ */
+export const OutputEventSchema: GenMessage<OutputEvent> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_registry_service, 8);
 
 /**
  * ExecuteResponse carries the result of the call.
@@ -207,7 +371,7 @@ export type ExecuteResponse = Message<"toolnexus.v1.ExecuteResponse"> & {
  * Use `create(ExecuteResponseSchema)` to create a new message.
  */
 export const ExecuteResponseSchema: GenMessage<ExecuteResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 5);
+  messageDesc(file_toolnexus_v1_registry_service, 9);
 
 /**
  * WatchToolsRequest filters what the watcher sees, like ListToolsRequest.
@@ -235,7 +399,7 @@ export type WatchToolsRequest = Message<"toolnexus.v1.WatchToolsRequest"> & {
  * Use `create(WatchToolsRequestSchema)` to create a new message.
  */
 export const WatchToolsRequestSchema: GenMessage<WatchToolsRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 6);
+  messageDesc(file_toolnexus_v1_registry_service, 10);
 
 /**
  * WatchToolsResponse is the tool list at one registry revision.
@@ -292,7 +456,7 @@ export type WatchToolsResponse = Message<"toolnexus.v1.WatchToolsResponse"> & {
  * Use `create(WatchToolsResponseSchema)` to create a new message.
  */
 export const WatchToolsResponseSchema: GenMessage<WatchToolsResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 7);
+  messageDesc(file_toolnexus_v1_registry_service, 11);
 
 /**
  * ExportToolsRequest picks a format and filters the tools.
@@ -327,7 +491,7 @@ export type ExportToolsRequest = Message<"toolnexus.v1.ExportToolsRequest"> & {
  * Use `create(ExportToolsRequestSchema)` to create a new message.
  */
 export const ExportToolsRequestSchema: GenMessage<ExportToolsRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 8);
+  messageDesc(file_toolnexus_v1_registry_service, 12);
 
 /**
  * ExportToolsResponse carries the rendered JSON.
@@ -348,7 +512,7 @@ export type ExportToolsResponse = Message<"toolnexus.v1.ExportToolsResponse"> & 
  * Use `create(ExportToolsResponseSchema)` to create a new message.
  */
 export const ExportToolsResponseSchema: GenMessage<ExportToolsResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 9);
+  messageDesc(file_toolnexus_v1_registry_service, 13);
 
 /**
  * GetSkillsPromptRequest asks for the skills catalog.
@@ -363,7 +527,7 @@ export type GetSkillsPromptRequest = Message<"toolnexus.v1.GetSkillsPromptReques
  * Use `create(GetSkillsPromptRequestSchema)` to create a new message.
  */
 export const GetSkillsPromptRequestSchema: GenMessage<GetSkillsPromptRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 10);
+  messageDesc(file_toolnexus_v1_registry_service, 14);
 
 /**
  * GetSkillsPromptResponse carries the skills catalog text.
@@ -384,7 +548,41 @@ export type GetSkillsPromptResponse = Message<"toolnexus.v1.GetSkillsPromptRespo
  * Use `create(GetSkillsPromptResponseSchema)` to create a new message.
  */
 export const GetSkillsPromptResponseSchema: GenMessage<GetSkillsPromptResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 11);
+  messageDesc(file_toolnexus_v1_registry_service, 15);
+
+/**
+ * OutputStream names where an OutputEvent's bytes were written.
+ *
+ * @generated from enum toolnexus.v1.OutputStream
+ */
+export enum OutputStream {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: OUTPUT_STREAM_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Standard output.
+   *
+   * @generated from enum value: OUTPUT_STREAM_STDOUT = 1;
+   */
+  STDOUT = 1,
+
+  /**
+   * Standard error.
+   *
+   * @generated from enum value: OUTPUT_STREAM_STDERR = 2;
+   */
+  STDERR = 2,
+}
+
+/**
+ * Describes the enum toolnexus.v1.OutputStream.
+ */
+export const OutputStreamSchema: GenEnum<OutputStream> = /*@__PURE__*/
+  enumDesc(file_toolnexus_v1_registry_service, 0);
 
 /**
  * ExportFormat names a model provider's tool-declaration shape.
@@ -425,7 +623,7 @@ export enum ExportFormat {
  * Describes the enum toolnexus.v1.ExportFormat.
  */
 export const ExportFormatSchema: GenEnum<ExportFormat> = /*@__PURE__*/
-  enumDesc(file_toolnexus_v1_registry_service, 0);
+  enumDesc(file_toolnexus_v1_registry_service, 1);
 
 /**
  * RegistryService is what an agent talks to: list the tools, hand their
@@ -460,6 +658,7 @@ export const RegistryService: GenService<{
    * is_error = true and gRPC status OK. gRPC errors are kept for the transport
    * and the request itself: UNAUTHENTICATED, INVALID_ARGUMENT (empty name),
    * and the DEADLINE_EXCEEDED / CANCELED the caller asked for.
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
    *
    * @generated from rpc toolnexus.v1.RegistryService.Execute
    */
@@ -467,6 +666,24 @@ export const RegistryService: GenService<{
     methodKind: "unary";
     input: typeof ExecuteRequestSchema;
     output: typeof ExecuteResponseSchema;
+  },
+  /**
+   * ExecuteStream runs one tool call like Execute and streams what the tool
+   * reports while it works (progress, logs, output as produced), then exactly
+   * one final ExecuteEvent carrying the result, last. Same auth, allowlists,
+   * limits and failure-as-value rules as Execute. Cancelling the stream
+   * cancels the tool. It takes the same request as Execute on purpose, so a
+   * client switches between the two without converting anything.
+   * buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+   * buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+   *
+   * @generated from rpc toolnexus.v1.RegistryService.ExecuteStream
+   */
+  executeStream: {
+    methodKind: "server_streaming";
+    input: typeof ExecuteRequestSchema;
+    output: typeof ExecuteEventSchema;
   },
   /**
    * WatchTools sends the current tool list first, then one message per

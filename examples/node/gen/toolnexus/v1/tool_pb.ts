@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file toolnexus/v1/tool.proto.
  */
 export const file_toolnexus_v1_tool: GenFile = /*@__PURE__*/
-  fileDesc("Chd0b29sbmV4dXMvdjEvdG9vbC5wcm90bxIMdG9vbG5leHVzLnYxImgKBFRvb2wSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgxpbnB1dF9zY2hlbWEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnNvdXJjZRgEIAEoCSKwAQoKVG9vbFJlc3VsdBIOCgZvdXRwdXQYASABKAkSEAoIaXNfZXJyb3IYAiABKAgSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKB291dGNvbWUYBCABKA4yFS50b29sbmV4dXMudjEuT3V0Y29tZRItCgdwZW5kaW5nGAUgASgLMhwudG9vbG5leHVzLnYxLlBlbmRpbmdSZXF1ZXN0Ip4BCg5QZW5kaW5nUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEg4KBnByb21wdBgDIAEoCRILCgN1cmwYBCABKAkSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoGQW5zd2VyEgoKAmlkGAEgASgJEgoKAm9rGAIgASgIEiQKBGRhdGEYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDgoGcmVhc29uGAQgASgJKuoBCgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABIOCgpPVVRDT01FX09LEAESFgoST1VUQ09NRV9UT09MX0VSUk9SEAISGAoUT1VUQ09NRV9VTktOT1dOX1RPT0wQAxIRCg1PVVRDT01FX1BBTklDEAQSEwoPT1VUQ09NRV9USU1FT1VUEAUSFAoQT1VUQ09NRV9DQU5DRUxFRBAGEh0KGU9VVENPTUVfSU5WQUxJRF9BUkdVTUVOVFMQBxISCg5PVVRDT01FX0RFTklFRBAIEhMKD09VVENPTUVfUEVORElORxAJQj1aO2dpdGh1Yi5jb20vdG9vbG5leHVzL3Rvb2xuZXh1cy9nZW4vdG9vbG5leHVzL3YxO3Rvb2xuZXh1c3YxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Chd0b29sbmV4dXMvdjEvdG9vbC5wcm90bxIMdG9vbG5leHVzLnYxImgKBFRvb2wSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgxpbnB1dF9zY2hlbWEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnNvdXJjZRgEIAEoCSLYAQoKVG9vbFJlc3VsdBIOCgZvdXRwdXQYASABKAkSEAoIaXNfZXJyb3IYAiABKAgSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKB291dGNvbWUYBCABKA4yFS50b29sbmV4dXMudjEuT3V0Y29tZRItCgdwZW5kaW5nGAUgASgLMhwudG9vbG5leHVzLnYxLlBlbmRpbmdSZXF1ZXN0EiYKB2NvbnRlbnQYBiADKAsyFS50b29sbmV4dXMudjEuQ29udGVudCLJAQoHQ29udGVudBIpCgR0ZXh0GAEgASgLMhkudG9vbG5leHVzLnYxLlRleHRDb250ZW50SAASKwoFaW1hZ2UYAiABKAsyGi50b29sbmV4dXMudjEuTWVkaWFDb250ZW50SAASKwoFYXVkaW8YAyABKAsyGi50b29sbmV4dXMudjEuTWVkaWFDb250ZW50SAASMQoIcmVzb3VyY2UYBCABKAsyHS50b29sbmV4dXMudjEuUmVzb3VyY2VDb250ZW50SABCBgoEa2luZCIbCgtUZXh0Q29udGVudBIMCgR0ZXh0GAEgASgJIi8KDE1lZGlhQ29udGVudBIRCgltaW1lX3R5cGUYASABKAkSDAoEZGF0YRgCIAEoDCJdCg9SZXNvdXJjZUNvbnRlbnQSCwoDdXJpGAEgASgJEhEKCW1pbWVfdHlwZRgCIAEoCRIOCgR0ZXh0GAMgASgJSAASDgoEYmxvYhgEIAEoDEgAQgoKCGNvbnRlbnRzIp4BCg5QZW5kaW5nUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEg4KBnByb21wdBgDIAEoCRILCgN1cmwYBCABKAkSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoGQW5zd2VyEgoKAmlkGAEgASgJEgoKAm9rGAIgASgIEiQKBGRhdGEYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDgoGcmVhc29uGAQgASgJKuoBCgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABIOCgpPVVRDT01FX09LEAESFgoST1VUQ09NRV9UT09MX0VSUk9SEAISGAoUT1VUQ09NRV9VTktOT1dOX1RPT0wQAxIRCg1PVVRDT01FX1BBTklDEAQSEwoPT1VUQ09NRV9USU1FT1VUEAUSFAoQT1VUQ09NRV9DQU5DRUxFRBAGEh0KGU9VVENPTUVfSU5WQUxJRF9BUkdVTUVOVFMQBxISCg5PVVRDT01FX0RFTklFRBAIEhMKD09VVENPTUVfUEVORElORxAJQj1aO2dpdGh1Yi5jb20vdG9vbG5leHVzL3Rvb2xuZXh1cy9nZW4vdG9vbG5leHVzL3YxO3Rvb2xuZXh1c3YxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Tool is one callable tool as an LLM sees it: a name, a description and a
@@ -100,6 +100,16 @@ export type ToolResult = Message<"toolnexus.v1.ToolResult"> & {
    * @generated from field: toolnexus.v1.PendingRequest pending = 5;
    */
   pending?: PendingRequest | undefined;
+
+  /**
+   * Every part the tool returned, in order: text, images, audio and embedded
+   * resources. output stays the text view of the same result (the text parts
+   * joined), so a client that reads only output sees no change. Empty when the
+   * result is text only and was not split into parts.
+   *
+   * @generated from field: repeated toolnexus.v1.Content content = 6;
+   */
+  content: Content[];
 };
 
 /**
@@ -108,6 +118,159 @@ export type ToolResult = Message<"toolnexus.v1.ToolResult"> & {
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
   messageDesc(file_toolnexus_v1_tool, 1);
+
+/**
+ * Content is one part of a tool result.
+ *
+ * @generated from message toolnexus.v1.Content
+ */
+export type Content = Message<"toolnexus.v1.Content"> & {
+  /**
+   * The kind of part.
+   *
+   * @generated from oneof toolnexus.v1.Content.kind
+   */
+  kind: {
+    /**
+     * Plain text.
+     *
+     * @generated from field: toolnexus.v1.TextContent text = 1;
+     */
+    value: TextContent;
+    case: "text";
+  } | {
+    /**
+     * An image, e.g. a screenshot.
+     *
+     * @generated from field: toolnexus.v1.MediaContent image = 2;
+     */
+    value: MediaContent;
+    case: "image";
+  } | {
+    /**
+     * An audio clip.
+     *
+     * @generated from field: toolnexus.v1.MediaContent audio = 3;
+     */
+    value: MediaContent;
+    case: "audio";
+  } | {
+    /**
+     * An embedded resource (a file, a document) identified by URI.
+     *
+     * @generated from field: toolnexus.v1.ResourceContent resource = 4;
+     */
+    value: ResourceContent;
+    case: "resource";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message toolnexus.v1.Content.
+ * Use `create(ContentSchema)` to create a new message.
+ */
+export const ContentSchema: GenMessage<Content> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_tool, 2);
+
+/**
+ * TextContent is a text part.
+ *
+ * @generated from message toolnexus.v1.TextContent
+ */
+export type TextContent = Message<"toolnexus.v1.TextContent"> & {
+  /**
+   * The text.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message toolnexus.v1.TextContent.
+ * Use `create(TextContentSchema)` to create a new message.
+ */
+export const TextContentSchema: GenMessage<TextContent> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_tool, 3);
+
+/**
+ * MediaContent is binary media with its type.
+ *
+ * @generated from message toolnexus.v1.MediaContent
+ */
+export type MediaContent = Message<"toolnexus.v1.MediaContent"> & {
+  /**
+   * The IANA media type, e.g. "image/png" or "audio/wav".
+   *
+   * @generated from field: string mime_type = 1;
+   */
+  mimeType: string;
+
+  /**
+   * The raw bytes (not base64).
+   *
+   * @generated from field: bytes data = 2;
+   */
+  data: Uint8Array;
+};
+
+/**
+ * Describes the message toolnexus.v1.MediaContent.
+ * Use `create(MediaContentSchema)` to create a new message.
+ */
+export const MediaContentSchema: GenMessage<MediaContent> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_tool, 4);
+
+/**
+ * ResourceContent is an embedded resource: text or bytes identified by a URI.
+ *
+ * @generated from message toolnexus.v1.ResourceContent
+ */
+export type ResourceContent = Message<"toolnexus.v1.ResourceContent"> & {
+  /**
+   * The resource's URI, e.g. "file:///report.md".
+   *
+   * @generated from field: string uri = 1;
+   */
+  uri: string;
+
+  /**
+   * The IANA media type; may be empty.
+   *
+   * @generated from field: string mime_type = 2;
+   */
+  mimeType: string;
+
+  /**
+   * The contents: text or raw bytes.
+   *
+   * @generated from oneof toolnexus.v1.ResourceContent.contents
+   */
+  contents: {
+    /**
+     * Textual contents.
+     *
+     * @generated from field: string text = 3;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * Binary contents.
+     *
+     * @generated from field: bytes blob = 4;
+     */
+    value: Uint8Array;
+    case: "blob";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message toolnexus.v1.ResourceContent.
+ * Use `create(ResourceContentSchema)` to create a new message.
+ */
+export const ResourceContentSchema: GenMessage<ResourceContent> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_tool, 5);
 
 /**
  * PendingRequest describes what a suspended tool call needs from a person or
@@ -164,7 +327,7 @@ export type PendingRequest = Message<"toolnexus.v1.PendingRequest"> & {
  * Use `create(PendingRequestSchema)` to create a new message.
  */
 export const PendingRequestSchema: GenMessage<PendingRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 2);
+  messageDesc(file_toolnexus_v1_tool, 6);
 
 /**
  * Answer resumes a suspended call (see PendingRequest).
@@ -206,7 +369,7 @@ export type Answer = Message<"toolnexus.v1.Answer"> & {
  * Use `create(AnswerSchema)` to create a new message.
  */
 export const AnswerSchema: GenMessage<Answer> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 3);
+  messageDesc(file_toolnexus_v1_tool, 7);
 
 /**
  * Outcome classifies how a call ended. It refines is_error: every outcome but
