@@ -32,6 +32,12 @@ type Call struct {
 	Caller *auth.Principal
 	// CallID is the model's id for this call, when the caller sent one.
 	CallID string
+	// Session is the caller's session id ("" = the shared workspace).
+	Session string
+	// Stream is true when the call came through a streaming RPC
+	// (ExecuteStream, or /mcp with a progress token): the audit and trace
+	// record which method ran it.
+	Stream bool
 }
 
 // Execute runs one call: resolve the name in the current snapshot, check
