@@ -3,6 +3,11 @@
 # when present, for the third-party peers of the integration tests.
 GO        ?= go
 BUF       := $(GO) tool -modfile=tools/go.mod buf
+STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
+# The modules: the service, the benchmark programs (bench/, their own module
+# so plotting and load-generation dependencies stay out of the service's
+# go.mod) and the pinned developer tools.
+MODULES   := . bench tools
 BIN       := bin
 PKGS      := ./...
 FUZZTIME  ?= 20s
@@ -25,10 +30,15 @@ check-generated: generate
 	@git diff --exit-code --stat -- gen/ examples/node/gen/ || { echo "generated code is stale: run 'make generate' and commit it"; exit 1; }
 	@test -z "$$(git status --porcelain -- gen/ examples/node/gen/)" || { git status --porcelain -- gen/ examples/node/gen/; echo "untracked generated files: run 'make generate' and commit them"; exit 1; }
 
-## lint: gofmt, go vet, buf lint
+## lint: gofmt, go vet and staticcheck (service and bench modules), go.mod
+## tidiness of every module, buf lint
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) -C bench vet ./...
+	$(STATICCHECK) $(PKGS)
+	cd bench && $(STATICCHECK) ./...
+	@for m in $(MODULES); do $(GO) -C $$m mod tidy -diff || { echo "go.mod/go.sum of module $$m not tidy: run 'go -C $$m mod tidy'"; exit 1; }; done
 	$(BUF) lint
 
 ## build: bin/toolnexus-server and bin/toolnexus
@@ -56,13 +66,13 @@ test: e2e-deps
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
-## bench: the benchmark suite; writes BENCHMARKS.md
+## bench: the benchmark suite (module bench/); writes BENCHMARKS.md and docs/throughput.png
 bench: build
-	$(GO) run ./bench -out BENCHMARKS.md
+	$(GO) -C bench run .
 
 ## soak: reliability drills against a real server process (SHORT=1 for the CI-sized run)
 soak: build
-	$(GO) run ./bench/soak $(if $(SHORT),--short)
+	$(GO) -C bench run ./soak $(if $(SHORT),--short)
 
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:

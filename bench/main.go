@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/toolnexus/toolnexus/bench/serverproc"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
@@ -33,9 +33,10 @@ import (
 const payload = `{"message":"hello, toolnexus","n":42,"tags":["a","b","c"]}`
 
 func main() {
-	out := flag.String("out", "BENCHMARKS.md", "markdown file to write (- for stdout only)")
-	plotPath := flag.String("plot", "docs/throughput.png", "PNG plot of calls/s by concurrency (empty: none)")
-	serverBin := flag.String("server", "bin/toolnexus-server", "server binary, for the RSS row (empty: skip it)")
+	// Paths are relative to bench/, where `make bench` runs this (go -C bench run .).
+	out := flag.String("out", "../BENCHMARKS.md", "markdown file to write (- for stdout only)")
+	plotPath := flag.String("plot", "../docs/throughput.png", "PNG plot of calls/s by concurrency (empty: none)")
+	serverBin := flag.String("server", "../bin/toolnexus-server", "server binary, for the RSS row (empty: skip it)")
 	dur := flag.Duration("d", 1500*time.Millisecond, "duration of one measured run")
 	reps := flag.Int("reps", 3, "alternating repetitions per comparison (best of)")
 	flag.Parse()
@@ -64,8 +65,8 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	defer os.RemoveAll(tmp)
 
 	mcpecho := filepath.Join(tmp, "mcpecho")
-	if out, err := exec.Command("go", "build", "-o", mcpecho, "./bench/mcpecho").CombinedOutput(); err != nil {
-		return fmt.Errorf("build mcpecho: %v\n%s", err, out)
+	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
+		return err
 	}
 	fullCfg := fmt.Sprintf(`{"debug": true, "builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho)
 	full, err := startServer(tmp, fullCfg, false)
@@ -368,7 +369,7 @@ func dial(addr string) (*grpc.ClientConn, error) {
 
 func writeMarkdown(path, header string, rep *report, d time.Duration, reps int, plotPath string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Benchmarks\n\nProduced by `make bench` (`go run ./bench -out BENCHMARKS.md`) on %s, %s/%s, %d CPUs, %s.\n",
+	fmt.Fprintf(&b, "# Benchmarks\n\nProduced by `make bench` (`go -C bench run .`) on %s, %s/%s, %d CPUs, %s.\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(&b, "Each comparison alternates toolnexus and its baseline %d times, %s per run, and keeps each side's best run; client and server share the machine's cores.\n\n", reps, d)
 	b.WriteString(header + "\n")

@@ -83,6 +83,17 @@ func Start(bin, dir, cfg string) (*Proc, error) {
 	return p, nil
 }
 
+// Build compiles the bench module's command pkg (a directory under bench/,
+// such as "mcpecho") to out. It runs go from the current directory, which
+// must be inside the bench module.
+func Build(out, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", out, "github.com/toolnexus/toolnexus/bench/"+pkg)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
 // Stop sends SIGTERM and waits up to 30 s for a clean exit.
 func (p *Proc) Stop() error {
 	_ = p.Cmd.Process.Signal(syscall.SIGTERM)

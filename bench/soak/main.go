@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -45,7 +44,7 @@ type plan struct {
 
 func main() {
 	short := flag.Bool("short", false, "reduced drill for CI")
-	serverBin := flag.String("server", "bin/toolnexus-server", "server binary to drill")
+	serverBin := flag.String("server", "../bin/toolnexus-server", "server binary to drill (relative to bench/, where `make soak` runs this)")
 	flag.Parse()
 	p := plan{r1Calls: 1_000_000, r2Duration: 20 * time.Second, r3Reloads: 100, r3Calls: 100_000, concurrency: 64, settleWindow: 5 * time.Second}
 	if *short {
@@ -99,8 +98,8 @@ func run(serverBin string, p plan) (int, error) {
 	}
 	defer os.RemoveAll(dir)
 	mcpecho := filepath.Join(dir, "mcpecho")
-	if out, err := exec.Command("go", "build", "-o", mcpecho, "./bench/mcpecho").CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("build mcpecho: %v\n%s", err, out)
+	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
+		return 0, err
 	}
 	srv, err := serverproc.Start(serverBin, dir, configText(mcpecho, 0))
 	if err != nil {
