@@ -161,12 +161,12 @@ func TestNodeAgentBearerToken(t *testing.T) {
 	addr := serve(t, `{"debug": true, "builtins": false, "skills": [],
 		"auth": {"tokens": [{"name": "node", "token": "`+token+`", "tools": ["debug_echo"]}]}}`)
 
-	out, errOut, code := agent(t, []string{"TOOLNEXUS_ADDR=" + addr})
+	_, errOut, code := agent(t, []string{"TOOLNEXUS_ADDR=" + addr})
 	if code != 2 || !strings.Contains(errOut, "unauthenticated") {
 		t.Fatalf("without a token: exit %d, stderr %q; want exit 2 and unauthenticated", code, errOut)
 	}
 
-	out, errOut, code = agent(t, []string{"TOOLNEXUS_ADDR=" + addr, "TOOLNEXUS_TOKEN=" + token})
+	out, errOut, code := agent(t, []string{"TOOLNEXUS_ADDR=" + addr, "TOOLNEXUS_TOKEN=" + token})
 	if code != 0 {
 		t.Fatalf("with the token: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

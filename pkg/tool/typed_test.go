@@ -23,31 +23,33 @@ type Embedded struct {
 // allKinds exercises every rule of the schema derivation.
 type allKinds struct {
 	Embedded
-	S         string            `json:"s" jsonschema:"description=a string, with a comma,minLength=1"`
-	B         bool              `json:"b"`
-	I         int               `json:"i"`
-	I8        int8              `json:"i8,omitempty"`
-	I64       int64             `json:"i64"`
-	U         uint              `json:"u"`
-	U16       uint16            `json:"u16"`
-	F32       float32           `json:"f32"`
-	F64       float64           `json:"f64,omitempty"`
-	Tags      []string          `json:"tags,omitempty" description:"labels"`
-	Grid      [][]int           `json:"grid"`
-	Pair      [2]bool           `json:"pair"`
-	Counts    map[string]int    `json:"counts,omitempty"`
-	Nested    map[string][]bool `json:"nested"`
-	Home      address           `json:"home"`
-	Work      *address          `json:"work,omitempty"`
-	Past      []address         `json:"past"`
-	Any       any               `json:"any,omitempty"`
-	Raw       json.RawMessage   `json:"raw,omitzero"`
-	PtrInt    *int              `json:"ptr_int,omitempty"`
-	Untagged  string
-	OptOnly   string `json:",omitempty"`
-	Dash      string `json:"-,"`
-	Skipped   string `json:"-"`
-	unexposed string //nolint:unused // proves unexported fields are skipped
+	S        string            `json:"s" jsonschema:"description=a string, with a comma,minLength=1"`
+	B        bool              `json:"b"`
+	I        int               `json:"i"`
+	I8       int8              `json:"i8,omitempty"`
+	I64      int64             `json:"i64"`
+	U        uint              `json:"u"`
+	U16      uint16            `json:"u16"`
+	F32      float32           `json:"f32"`
+	F64      float64           `json:"f64,omitempty"`
+	Tags     []string          `json:"tags,omitempty" description:"labels"`
+	Grid     [][]int           `json:"grid"`
+	Pair     [2]bool           `json:"pair"`
+	Counts   map[string]int    `json:"counts,omitempty"`
+	Nested   map[string][]bool `json:"nested"`
+	Home     address           `json:"home"`
+	Work     *address          `json:"work,omitempty"`
+	Past     []address         `json:"past"`
+	Any      any               `json:"any,omitempty"`
+	Raw      json.RawMessage   `json:"raw,omitzero"`
+	PtrInt   *int              `json:"ptr_int,omitempty"`
+	Untagged string
+	OptOnly  string `json:",omitempty"`
+	//lint:ignore SA5008 the test proves "-," names a field "-", as encoding/json does
+	Dash    string `json:"-,"`
+	Skipped string `json:"-"`
+	//lint:ignore U1000 proves unexported fields are skipped
+	unexposed string
 }
 
 const allKindsSchema = `{

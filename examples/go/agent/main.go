@@ -120,7 +120,7 @@ func runAgent(ctx context.Context, reg pb.RegistryServiceClient, m model, prompt
 				Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: c.Function.Arguments}})
 			if err != nil {
 				// Only transport and caller problems are gRPC errors.
-				return fmt.Errorf("Execute %s: %w", c.Function.Name, err)
+				return fmt.Errorf("execute %s: %w", c.Function.Name, err)
 			}
 			r := resp.GetResult()
 			// A failed tool is still an answer: the model reads why and tries

@@ -3,13 +3,13 @@ package skill_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
@@ -83,17 +83,6 @@ func (f fixture) names() []string {
 		out[i] = s.Name
 	}
 	return out
-}
-
-// realTempDir is t.TempDir with symlinks resolved, so paths the source
-// reports compare equal on systems where the temp dir is itself a link.
-func realTempDir(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 func join(s []string) string { return strings.Join(s, ",") }
