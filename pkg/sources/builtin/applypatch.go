@@ -84,6 +84,9 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 	if ctx.Err() != nil {
 		return tool.ContextResult(ctx, "apply_patch")
 	}
+	if r := t.grow("apply_patch", patchGrowth(order)); r != nil {
+		return *r
+	}
 	if err := commit(order); err != nil {
 		return fail("apply_patch: %v; no file was changed", err)
 	}

@@ -76,7 +76,7 @@ func (t *toolset) bash(ctx context.Context, c tool.Call) tool.Result {
 		return tool.ContextResult(ctx, "bash")
 	}
 
-	run, err := t.startShell(a.Command, dir)
+	run, err := t.startShell(t.limitFileSize(a.Command), dir)
 	if err != nil {
 		return fail("bash: cannot start %s: %v", t.shell, err)
 	}

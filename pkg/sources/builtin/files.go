@@ -136,6 +136,9 @@ func (t *toolset) write(_ context.Context, c tool.Call) tool.Result {
 	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 		return fail("write: %s is a directory", a.Path)
 	}
+	if r := t.grow("write", fileGrowth(p, len(*a.Content))); r != nil {
+		return *r
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fail("write: cannot create the parent directory of %s: %s", a.Path, osReason(err))
 	}
@@ -188,6 +191,9 @@ func (t *toolset) edit(_ context.Context, c tool.Call) tool.Result {
 		return fail("edit: oldString is not unique in %s (%d occurrences); use replaceAll", a.Path, n)
 	}
 	text = strings.Replace(text, *a.OldString, *a.NewString, -1)
+	if r := t.grow("edit", int64(len(text)-len(data))); r != nil {
+		return *r
+	}
 	if err := writeFileAtomic(p, []byte(text)); err != nil {
 		return fail("edit: cannot write %s: %s", a.Path, osReason(err))
 	}

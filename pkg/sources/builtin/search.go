@@ -251,7 +251,7 @@ func (t *toolset) walkEntries(ctx context.Context, dir string, entries []fs.DirE
 		p := filepath.Join(dir, e.Name())
 		switch {
 		case e.IsDir():
-			if skipDir(e.Name()) {
+			if skipDir(e.Name()) || t.hiddenFromShared(p) {
 				continue
 			}
 			sub, err := os.ReadDir(p)

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -60,7 +61,11 @@ func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
 		if !cfg.Keep(spec.name) {
 			continue
 		}
-		out = append(out, tool.Must(tool.New(spec.name, spec.run,
+		run := spec.run
+		if spec.files {
+			run = t.perCall(spec.method)
+		}
+		out = append(out, tool.Must(tool.New(spec.name, run,
 			tool.WithSource(Source),
 			tool.WithDescription(spec.description),
 			tool.WithInputSchema(spec.schema))))
@@ -71,12 +76,15 @@ func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
 // toolset is what the ten tools share; everything in it is built once,
 // when the tools are, and is safe for concurrent calls.
 type toolset struct {
-	ws     *Workspace
-	cap    int
-	shell  string
-	log    *slog.Logger
-	md     *converter.Converter
-	client *http.Client
+	ws *Workspace
+	// session is the call's session workspace in a per-call copy (forCall);
+	// nil in the shared toolset.
+	session tool.Workspace
+	cap     int
+	shell   string
+	log     *slog.Logger
+	md      *converter.Converter
+	client  *http.Client
 }
 
 func newToolset(ws *Workspace, env sources.Env) *toolset {
@@ -95,21 +103,36 @@ type spec struct {
 	description string
 	schema      []byte
 	run         tool.Func
+	// method is run for the tools that work with files: they run on the
+	// call's workspace (perCall).
+	method func(*toolset, context.Context, tool.Call) tool.Result
+	files  bool
+}
+
+// perCall runs a file tool on the call's workspace (see forCall).
+func (t *toolset) perCall(m func(*toolset, context.Context, tool.Call) tool.Result) tool.Func {
+	return func(ctx context.Context, c tool.Call) tool.Result {
+		ct, r := t.forCall(ctx)
+		if r != nil {
+			return *r
+		}
+		return m(ct, ctx, c)
+	}
 }
 
 // specs lists the tools in byte order of their names.
 func (t *toolset) specs() []spec {
 	return []spec{
-		{"apply_patch", applyPatchDescription, applyPatchSchema, t.applyPatch},
-		{"bash", bashDescription, bashSchema, t.bash},
-		{"edit", editDescription, editSchema, t.edit},
-		{"glob", globDescription, globSchema, t.glob},
-		{"grep", grepDescription, grepSchema, t.grep},
-		{"question", questionDescription, questionSchema, t.question},
-		{"read", readDescription, readSchema, t.read},
-		{"todowrite", todowriteDescription, todowriteSchema, t.todowrite},
-		{"webfetch", webfetchDescription, webfetchSchema, t.webfetch},
-		{"write", writeDescription, writeSchema, t.write},
+		{"apply_patch", applyPatchDescription, applyPatchSchema, nil, (*toolset).applyPatch, true},
+		{"bash", bashDescription, bashSchema, nil, (*toolset).bash, true},
+		{"edit", editDescription, editSchema, nil, (*toolset).edit, true},
+		{"glob", globDescription, globSchema, nil, (*toolset).glob, true},
+		{"grep", grepDescription, grepSchema, nil, (*toolset).grep, true},
+		{"question", questionDescription, questionSchema, t.question, nil, false},
+		{"read", readDescription, readSchema, nil, (*toolset).read, true},
+		{"todowrite", todowriteDescription, todowriteSchema, t.todowrite, nil, false},
+		{"webfetch", webfetchDescription, webfetchSchema, t.webfetch, nil, false},
+		{"write", writeDescription, writeSchema, nil, (*toolset).write, true},
 	}
 }
 
@@ -117,6 +140,9 @@ func (t *toolset) specs() []spec {
 // tool and the path exactly as the model wrote it.
 func (t *toolset) resolve(name, p string) (string, *tool.Result) {
 	real, err := t.ws.Resolve(p)
+	if err == nil && t.hiddenFromShared(real) {
+		err = ErrEscapes
+	}
 	if err == nil {
 		return real, nil
 	}

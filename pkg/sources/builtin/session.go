@@ -1,0 +1,94 @@
+package builtin
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// SessionsDir is the directory under the workspace root that holds the
+// sessions' own workspaces. Calls without a session (the shared workspace)
+// may not reach into it: file tools refuse it as outside the workspace and
+// searches skip it.
+const SessionsDir = ".sessions"
+
+// forCall is the one place a call's workspace is chosen: the session's
+// (tool.WorkspaceFrom) when the caller named one, else the configured
+// root. A session call gets a copy of the toolset confined to the session's
+// directory and bound by its quota; a call without one gets t itself.
+func (t *toolset) forCall(ctx context.Context) (*toolset, *tool.Result) {
+	sw := tool.WorkspaceFrom(ctx)
+	if sw == nil {
+		return t, nil
+	}
+	ws, err := NewWorkspace(sw.Dir())
+	if err != nil {
+		r := fail("workspace: %v", err)
+		return nil, &r
+	}
+	c := *t
+	c.ws = ws
+	c.session = sw
+	return &c, nil
+}
+
+// hiddenFromShared reports whether real (a resolved path) lies in the
+// sessions' directory while the call works in the shared workspace.
+func (t *toolset) hiddenFromShared(real string) bool {
+	return t.session == nil && within(real, filepath.Join(t.ws.Root(), SessionsDir))
+}
+
+// grow asks the session's quota whether the workspace may grow by n bytes;
+// the failure names the tool. Calls without a session have no quota.
+func (t *toolset) grow(name string, n int64) *tool.Result {
+	if t.session == nil {
+		return nil
+	}
+	if err := t.session.Grow(n); err != nil {
+		r := fail("%s: %v", name, err)
+		return &r
+	}
+	return nil
+}
+
+// fileGrowth is how much writing size bytes to real grows the workspace.
+func fileGrowth(real string, size int) int64 {
+	if fi, err := os.Lstat(real); err == nil && fi.Mode().IsRegular() {
+		return int64(size) - fi.Size()
+	}
+	return int64(size)
+}
+
+// patchGrowth is how much committing a patch's final states grows the
+// workspace.
+func patchGrowth(files []*fileState) int64 {
+	var n int64
+	for _, st := range files {
+		size := 0
+		if st.exists {
+			size = len(st.content)
+		}
+		n += fileGrowth(st.real, size)
+	}
+	return n
+}
+
+// limitFileSize bounds every file a session's command writes to what is
+// left of its quota (the shell's `ulimit -f`, in 1024-byte blocks; a write
+// past it fails with "File size limit exceeded"). The limit is set by the
+// shell itself, before the command's first word runs, and on the same line,
+// so the command's own line numbers are unchanged.
+func (t *toolset) limitFileSize(command string) string {
+	if t.session == nil {
+		return command
+	}
+	limit := t.session.FileSizeLimit()
+	if limit < 0 {
+		return command
+	}
+	blocks := limit / 1024
+	return "ulimit -f " + strconv.FormatInt(blocks, 10) + "; " + command
+}
