@@ -200,6 +200,9 @@ func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Reque
 	if st.maxOutput > 0 && len(res.Output) > st.maxOutput {
 		res = truncate(res, st.maxOutput)
 	}
+	if st.maxOutput > 0 && len(res.Content) > 0 && tool.ContentSize(res.Content) > st.maxOutput {
+		res = truncateContent(res, st.maxOutput)
+	}
 	return res
 }
 

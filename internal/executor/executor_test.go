@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -532,5 +533,32 @@ func BenchmarkReplace10kWithExecutor(b *testing.B) {
 		if err := r.reg.Replace(id, tools); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A rich result's parts count against limits.maxOutputBytes too: parts
+// that fit stay, the text part crossing the cap is cut, later media is
+// replaced by a note naming what was dropped.
+func TestContentTruncation(t *testing.T) {
+	img := bytes.Repeat([]byte{0xff}, 8)
+	rich := tool.Must(tool.New("rich", func(context.Context, tool.Call) tool.Result {
+		return tool.Rich(tool.Image("image/png", img), tool.Text("ééé"), tool.Audio("audio/wav", img), tool.Text(""))
+	}))
+	small := tool.Must(tool.New("small", func(context.Context, tool.Call) tool.Result {
+		return tool.Rich(tool.Text("ok"), tool.Image("image/png", []byte{1}))
+	}))
+	r := newRig(t, `{"maxOutputBytes": 11}`, rich, small)
+	res := r.call("rich", `{}`)
+	want := []tool.Content{
+		tool.Image("image/png", img),
+		tool.Text("é\n[output truncated: 4 bytes omitted; limits.maxOutputBytes is 11]"),
+		tool.Text("[audio audio/wav omitted: 8 bytes; limits.maxOutputBytes is 11]"),
+		tool.Text(""),
+	}
+	if !reflect.DeepEqual(res.Content, want) || res.Metadata["truncated"] != true || res.Output != "ééé\n" {
+		t.Fatalf("rich:\n got %+v\nwant %+v", res, want)
+	}
+	if res := r.call("small", `{}`); len(res.Content) != 2 || res.Metadata["truncated"] != nil {
+		t.Fatalf("small must not be truncated: %+v", res)
 	}
 }

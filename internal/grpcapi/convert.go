@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -137,6 +138,9 @@ func resultToProto(r tool.Result) *pb.ToolResult {
 	if len(r.Metadata) > 0 {
 		out.Metadata = toStruct(r.Metadata)
 	}
+	if len(r.Content) > 0 {
+		out.Content = contentToProto(r.Content)
+	}
 	if r.Pending != nil {
 		p := r.Pending
 		out.Pending = &pb.PendingRequest{Id: p.ID, Kind: p.Kind, Prompt: p.Prompt, Url: p.URL}
@@ -176,4 +180,54 @@ func answerFromProto(a *pb.Answer) *tool.Answer {
 		ans.Data = a.GetData().AsInterface()
 	}
 	return ans
+}
+
+// contentToProto converts a rich result's parts. A resource link becomes a
+// resource without contents: its URI and type, nothing embedded.
+func contentToProto(parts []tool.Content) []*pb.Content {
+	out := make([]*pb.Content, 0, len(parts))
+	for _, c := range parts {
+		var p *pb.Content
+		switch c.Kind {
+		case tool.ContentText:
+			p = &pb.Content{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: c.Text}}}
+		case tool.ContentImage:
+			p = &pb.Content{Kind: &pb.Content_Image{Image: &pb.MediaContent{MimeType: c.MIMEType, Data: c.Data}}}
+		case tool.ContentAudio:
+			p = &pb.Content{Kind: &pb.Content_Audio{Audio: &pb.MediaContent{MimeType: c.MIMEType, Data: c.Data}}}
+		case tool.ContentResource, tool.ContentResourceLink:
+			r := &pb.ResourceContent{Uri: c.URI, MimeType: c.MIMEType}
+			switch {
+			case c.Kind == tool.ContentResourceLink:
+			case c.Blob:
+				r.Contents = &pb.ResourceContent_Blob{Blob: c.Data}
+			default:
+				r.Contents = &pb.ResourceContent_Text{Text: c.Text}
+			}
+			p = &pb.Content{Kind: &pb.Content_Resource{Resource: r}}
+		default:
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// toValue converts a log event's data (a string or any JSON value).
+func toValue(v any) *structpb.Value {
+	if v == nil {
+		return nil
+	}
+	if pv, err := structpb.NewValue(v); err == nil {
+		return pv
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return structpb.NewStringValue(fmt.Sprint(v))
+	}
+	pv := &structpb.Value{}
+	if protojson.Unmarshal(b, pv) != nil {
+		return structpb.NewStringValue(string(b))
+	}
+	return pv
 }

@@ -132,8 +132,26 @@ func (r *registryService) GetTool(ctx context.Context, req *pb.GetToolRequest) (
 }
 
 func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	call, err := callFromRequest(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, _ := r.a.core.Execute(ctx, call)
+	if err := ctx.Err(); err != nil {
+		// The caller gave up: it gets the status it asked for; the call
+		// itself was recorded as timeout/canceled.
+		return nil, status.FromContextError(err).Err()
+	}
+	return &pb.ExecuteResponse{Result: resultToProto(res)}, nil
+}
+
+// callFromRequest decodes an ExecuteRequest into a core call, for Execute
+// and ExecuteStream alike: the name, the arguments, the answer, the caller
+// its auth step attached and the call id. A malformed request is a gRPC
+// InvalidArgument; everything about the call itself is the core's.
+func callFromRequest(ctx context.Context, req *pb.ExecuteRequest) (core.Call, error) {
 	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "name is required: set ExecuteRequest.name to the tool to run")
+		return core.Call{}, status.Error(codes.InvalidArgument, "name is required: set ExecuteRequest.name to the tool to run")
 	}
 	var args json.RawMessage
 	switch in := req.GetInput().(type) {
@@ -146,19 +164,13 @@ func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (
 		if in.Arguments != nil {
 			b, err := protojson.Marshal(in.Arguments)
 			if err != nil {
-				return nil, status.Errorf(codes.InvalidArgument, "arguments: %v", err)
+				return core.Call{}, status.Errorf(codes.InvalidArgument, "arguments: %v", err)
 			}
 			args = b
 		}
 	}
-	res, _ := r.a.core.Execute(ctx, core.Call{Name: req.GetName(), Arguments: args, Answer: answerFromProto(req.GetAnswer()),
-		Protocol: core.ProtocolGRPC, Caller: auth.From(ctx), CallID: req.GetCallId()})
-	if err := ctx.Err(); err != nil {
-		// The caller gave up: it gets the status it asked for; the call
-		// itself was recorded as timeout/canceled.
-		return nil, status.FromContextError(err).Err()
-	}
-	return &pb.ExecuteResponse{Result: resultToProto(res)}, nil
+	return core.Call{Name: req.GetName(), Arguments: args, Answer: answerFromProto(req.GetAnswer()),
+		Protocol: core.ProtocolGRPC, Caller: auth.From(ctx), CallID: req.GetCallId()}, nil
 }
 
 func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.RegistryService_WatchToolsServer) error {

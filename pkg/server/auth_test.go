@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"sort"
@@ -98,6 +99,20 @@ var rpcs = []struct {
 	{"Execute", func(ctx context.Context, c *grpc.ClientConn) error {
 		_, err := pb.NewRegistryServiceClient(c).Execute(ctx, &pb.ExecuteRequest{Name: "debug_echo"})
 		return err
+	}},
+	{"ExecuteStream", func(ctx context.Context, c *grpc.ClientConn) error {
+		stream, err := pb.NewRegistryServiceClient(c).ExecuteStream(ctx, &pb.ExecuteRequest{Name: "debug_echo"})
+		if err != nil {
+			return err
+		}
+		for {
+			if _, err := stream.Recv(); err != nil {
+				if err == io.EOF {
+					return nil
+				}
+				return err
+			}
+		}
 	}},
 	{"WatchTools", func(ctx context.Context, c *grpc.ClientConn) error {
 		ctx, cancel := context.WithCancel(ctx)

@@ -59,6 +59,10 @@ type Result struct {
 	Outcome Outcome
 	// Pending is set when the tool suspended (Outcome == OutcomePending).
 	Pending *Pending
+	// Content holds every part of a rich result (text, images, audio,
+	// resources) in order; Output is then its text view. Nil for a
+	// text-only result. Build it with Rich.
+	Content []Content
 }
 
 // Resolved returns the outcome, deriving it from IsError when unset.
