@@ -76,7 +76,7 @@ func (t *toolset) bash(ctx context.Context, c tool.Call) tool.Result {
 		return tool.ContextResult(ctx, "bash")
 	}
 
-	run, err := t.startShell(t.limitFileSize(a.Command), dir)
+	run, err := t.startShell(ctx, t.limitFileSize(a.Command), dir)
 	if err != nil {
 		return fail("bash: cannot start %s: %v", t.shell, err)
 	}
@@ -143,7 +143,7 @@ type shellRun struct {
 	waited chan error
 }
 
-func (t *toolset) startShell(command, dir string) (*shellRun, error) {
+func (t *toolset) startShell(ctx context.Context, command, dir string) (*shellRun, error) {
 	// The pipe is ours, not exec's: exec.Cmd.Wait would wait for its copying
 	// goroutine, which blocks as long as any grandchild holds the pipe. With
 	// our own pipe, Wait returns when the shell exits, and the reader can be
@@ -176,7 +176,7 @@ func (t *toolset) startShell(command, dir string) (*shellRun, error) {
 	}
 	go func() {
 		defer close(r.read)
-		_, _ = io.Copy(r.out, pr)
+		_, _ = io.Copy(liveOutput(ctx, r.out), pr)
 	}()
 	go func() { r.waited <- cmd.Wait() }()
 	return r, nil
