@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/toolnexus/toolnexus/bench/serverproc"
 )
 
 // result is one load run: throughput and latency percentiles.
@@ -13,6 +15,17 @@ type result struct {
 	elapsed  time.Duration
 	p50, p99 time.Duration
 	errors   int
+	// cpu is the CPU time the server process used during the measured
+	// run (zero when no process was watched).
+	cpu time.Duration
+}
+
+// cpuPerCall is the server's CPU time per call in the run.
+func (r result) cpuPerCall() time.Duration {
+	if r.calls == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(r.calls)
 }
 
 func (r result) perSecond() float64 { return float64(r.calls) / r.elapsed.Seconds() }
@@ -20,6 +33,12 @@ func (r result) perSecond() float64 { return float64(r.calls) / r.elapsed.Second
 // load runs call from conc goroutines for d (after a short warm-up) and
 // records every call's latency. Bounded in time: it always stops by itself.
 func load(conc int, d time.Duration, call func(ctx context.Context) error) result {
+	return loadProc(conc, d, call, 0)
+}
+
+// loadProc is load that also reads the CPU time server process pid spends
+// in the measured run, from /proc/<pid>/stat (pid 0: none).
+func loadProc(conc int, d time.Duration, call func(ctx context.Context) error, pid int) result {
 	warm, cancelWarm := context.WithTimeout(context.Background(), d/5)
 	runFor(warm, conc, call, nil)
 	cancelWarm()
@@ -28,6 +47,7 @@ func load(conc int, d time.Duration, call func(ctx context.Context) error) resul
 	defer cancel()
 	lat := make([][]time.Duration, conc)
 	errs := make([]int, conc)
+	cpu0 := procCPU(pid)
 	start := time.Now()
 	runFor(ctx, conc, call, func(g int, took time.Duration, err error) {
 		lat[g] = append(lat[g], took)
@@ -37,7 +57,7 @@ func load(conc int, d time.Duration, call func(ctx context.Context) error) resul
 	})
 	elapsed := time.Since(start)
 	var all []time.Duration
-	r := result{elapsed: elapsed}
+	r := result{elapsed: elapsed, cpu: procCPU(pid) - cpu0}
 	for g := range lat {
 		all = append(all, lat[g]...)
 		r.errors += errs[g]
@@ -83,6 +103,33 @@ func pair(reps, conc int, d time.Duration, a, b func(ctx context.Context) error)
 		}
 	}
 	return ra, rb
+}
+
+// pairProc is pair for two server processes, with each side's server CPU
+// time read from /proc.
+func pairProc(reps, conc int, d time.Duration, a func(ctx context.Context) error, pidA int, b func(ctx context.Context) error, pidB int) (ra, rb result) {
+	for i := 0; i < reps; i++ {
+		x := loadProc(conc, d, a, pidA)
+		y := loadProc(conc, d, b, pidB)
+		if i == 0 || x.perSecond() > ra.perSecond() {
+			ra = x
+		}
+		if i == 0 || y.perSecond() > rb.perSecond() {
+			rb = y
+		}
+	}
+	return ra, rb
+}
+
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	t, err := serverproc.CPUTime(pid)
+	if err != nil {
+		return 0
+	}
+	return t
 }
 
 // timeIt returns the median duration of n runs of fn.

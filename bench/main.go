@@ -39,8 +39,15 @@ func main() {
 	serverBin := flag.String("server", "../bin/toolnexus-server", "server binary, for the RSS row (empty: skip it)")
 	dur := flag.Duration("d", 1500*time.Millisecond, "duration of one measured run")
 	reps := flag.Int("reps", 3, "alternating repetitions per comparison (best of)")
+	only := flag.Bool("baselines", false, "only rows 8–10 (toolnexus vs the minimal programs), printed, BENCHMARKS.md untouched")
 	flag.Parse()
-	if err := run(*out, *plotPath, *serverBin, *dur, *reps); err != nil {
+	var err error
+	if *only {
+		err = runBaselines(*serverBin, *dur, *reps)
+	} else {
+		err = run(*out, *plotPath, *serverBin, *dur, *reps)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -55,6 +62,27 @@ func (r *report) row(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	r.rows = append(r.rows, line)
 	fmt.Println(line)
+}
+
+func runBaselines(serverBin string, d time.Duration, reps int) error {
+	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	mcpecho := filepath.Join(tmp, "mcpecho")
+	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
+		return err
+	}
+	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
+	rep := &report{}
+	if err := baselineRows(rep, serverBin, tmp, mcpecho, d, reps); err != nil {
+		return err
+	}
+	for _, n := range rep.notes {
+		fmt.Println("Note:", n)
+	}
+	return nil
 }
 
 func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
@@ -271,6 +299,14 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 			rep.row("| 7 | debug_echo via gRPC Execute vs via the /mcp gateway: calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
 		}
 		_ = sess.Close()
+	}
+
+	// 8–10. Against the smallest programs doing the same job, each side
+	// its own process.
+	if serverBin != "" {
+		if err := baselineRows(rep, serverBin, tmp, mcpecho, d, reps); err != nil {
+			return fmt.Errorf("baselines: %w", err)
+		}
 	}
 
 	// 6. Resident memory of a real server process, idle and at 10,000 tools.

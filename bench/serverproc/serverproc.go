@@ -31,8 +31,8 @@ type Proc struct {
 var servingRe = regexp.MustCompile(`msg="toolnexus serving" grpc=(\S+) metrics=(\S+)`)
 
 // Start writes cfg into dir and starts bin on ephemeral loopback ports,
-// returning once it says it is serving.
-func Start(bin, dir, cfg string) (*Proc, error) {
+// returning once it says it is serving. extra are more flags for bin.
+func Start(bin, dir, cfg string, extra ...string) (*Proc, error) {
 	cfgPath := filepath.Join(dir, fmt.Sprintf("server-%d.json", time.Now().UnixNano()))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
@@ -41,8 +41,9 @@ func Start(bin, dir, cfg string) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--config", cfgPath, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-		"--workspace", filepath.Join(dir, "ws"))
+	args := append([]string{"--config", cfgPath, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+		"--workspace", filepath.Join(dir, "ws")}, extra...)
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -132,6 +133,91 @@ func (p *Proc) Metric(nameAndLabels string) (float64, error) {
 		}
 	}
 	return 0, nil
+}
+
+// Baseline is a benchmark baseline program (bench/minecho, bench/minproxy)
+// running as its own process; it prints its gRPC address on stdout.
+type Baseline struct {
+	Cmd  *exec.Cmd
+	Addr string
+}
+
+// StartBaseline starts bin with args and waits for the address line.
+func StartBaseline(bin string, args ...string) (*Baseline, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		line := ""
+		if sc.Scan() {
+			line = strings.TrimSpace(sc.Text())
+		}
+		addr <- line
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case a := <-addr:
+		if a == "" {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("%s exited before printing its address", filepath.Base(bin))
+		}
+		return &Baseline{Cmd: cmd, Addr: a}, nil
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("%s did not start within 60s", filepath.Base(bin))
+	}
+}
+
+// Stop ends the baseline and its children (SIGTERM, then wait).
+func (b *Baseline) Stop() {
+	_ = b.Cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = b.Cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = b.Cmd.Process.Kill()
+		<-done
+	}
+}
+
+// clockTick is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
+// Linux architecture Go supports.
+const clockTick = 10 * time.Millisecond
+
+// CPUTime is the user + system CPU time pid has used so far, over all its
+// threads, read from /proc/<pid>/stat (10 ms resolution).
+func CPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	// After the command: state(3) ppid(4) ... utime(14) stime(15).
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	return time.Duration(u+st) * clockTick, nil
 }
 
 // Children lists the PIDs whose parent is pid (from /proc).

@@ -53,6 +53,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		insecure      = fs.Bool("insecure", envBool("TOOLNEXUS_INSECURE"), "allow a non-loopback listen address without auth or TLS [TOOLNEXUS_INSECURE]")
 		debugTools    = fs.Bool("debug", envBool("TOOLNEXUS_DEBUG"), "serve the debug tools (debug_echo, debug_sleep, debug_fail, debug_panic) [TOOLNEXUS_DEBUG]")
 		checkOnly     = fs.Bool("check", false, "validate the config and exit (0 valid, 2 invalid)")
+		pprofListen   = fs.String("pprof-listen", envDefault("TOOLNEXUS_PPROF_LISTEN", ""), "serve Go profiles at http://ADDR/debug/pprof/ (loopback addresses only; off unless set) [TOOLNEXUS_PPROF_LISTEN]")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -89,6 +90,10 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		return ExitOK
 	}
 
+	if *pprofListen != "" && !isLoopback(*pprofListen) {
+		fmt.Fprintf(stderr, "toolnexus-server: --pprof-listen %q: profiles are served on a loopback address only (e.g. 127.0.0.1:6060)\n", *pprofListen)
+		return ExitConfig
+	}
 	srv, err := New(Options{ConfigPath: *configPath, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
 		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native})
 	if err != nil {
@@ -103,6 +108,16 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		fmt.Fprintln(stderr, "toolnexus-server:", err)
 		srv.Close()
 		return ExitFailed
+	}
+	if *pprofListen != "" {
+		stopPprof, addr, err := startPprof(*pprofListen)
+		if err != nil {
+			fmt.Fprintln(stderr, "toolnexus-server:", err)
+			srv.Close()
+			return ExitFailed
+		}
+		defer stopPprof()
+		logger.Info("profiles served", "pprof", "http://"+addr.String()+"/debug/pprof/")
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/toolnexus/toolnexus/bench/serverproc"
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+)
+
+// baselineRows measures toolnexus against the smallest programs that do the
+// same job, every side a separate process on loopback, as in production:
+//
+//	8  an MCP stdio tool through bin/toolnexus-server vs bench/minproxy
+//	   (gRPC Execute → go-sdk CallTool on one stdio session → text);
+//	9  debug_echo through bin/toolnexus-server vs bench/minecho (Execute
+//	   returns arguments_json);
+//	10 the interceptor chain on vs off (bench/tnserver, both sides).
+//
+// Each pair also reports the server process's CPU time per call, read from
+// /proc/<pid>/stat over the measured run.
+func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, reps int) error {
+	bins := map[string]string{}
+	for _, name := range []string{"minproxy", "minecho", "tnserver"} {
+		bins[name] = filepath.Join(tmp, name)
+		if err := serverproc.Build(bins[name], name); err != nil {
+			return err
+		}
+	}
+
+	// 8. The MCP proxy pair: both spawn the same mcpecho as their child.
+	{
+		tn, err := serverproc.Start(serverBin, tmp, fmt.Sprintf(`{"builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho))
+		if err != nil {
+			return err
+		}
+		defer tn.Stop()
+		mp, err := serverproc.StartBaseline(bins["minproxy"], "echo", mcpecho)
+		if err != nil {
+			return err
+		}
+		defer mp.Stop()
+		a, closeA, err := executeCall(tn.Addr, "echo_echo")
+		if err != nil {
+			return err
+		}
+		defer closeA()
+		b, closeB, err := executeCall(mp.Addr, "echo")
+		if err != nil {
+			return err
+		}
+		defer closeB()
+		for _, conc := range []int{1, 16} {
+			ra, rb := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, b, mp.Cmd.Process.Pid)
+			checkErrors(rep, "MCP via toolnexus (process)", ra)
+			checkErrors(rep, "MCP via minproxy", rb)
+			rep.row("| 8 | MCP stdio tool, toolnexus vs minimal proxy (bench/minproxy), separate processes: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.95× |", conc, ra.perSecond(), rb.perSecond(), ra.perSecond()/rb.perSecond())
+			rep.row("| 8 | … p50 latency | %d | %s | %s | %.2f× | ≤ 1.05× |", conc, us(ra.p50), us(rb.p50), float64(ra.p50)/float64(rb.p50))
+			rep.row("| 8 | … server CPU per call (/proc, MCP child not included) | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), float64(ra.cpuPerCall())/float64(rb.cpuPerCall()))
+		}
+	}
+
+	// 9. debug_echo vs the minimal echo server.
+	{
+		tn, err := serverproc.Start(serverBin, tmp, `{"debug": true, "builtins": false}`)
+		if err != nil {
+			return err
+		}
+		defer tn.Stop()
+		me, err := serverproc.StartBaseline(bins["minecho"])
+		if err != nil {
+			return err
+		}
+		defer me.Stop()
+		a, closeA, err := executeCall(tn.Addr, "debug_echo")
+		if err != nil {
+			return err
+		}
+		defer closeA()
+		b, closeB, err := executeCall(me.Addr, "debug_echo")
+		if err != nil {
+			return err
+		}
+		defer closeB()
+		for _, conc := range []int{1, 16, 64} {
+			ra, rb := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, b, me.Cmd.Process.Pid)
+			checkErrors(rep, "debug_echo (process)", ra)
+			rep.row("| 9 | debug_echo vs minimal echo server (bench/minecho), separate processes: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.92× |", conc, ra.perSecond(), rb.perSecond(), ra.perSecond()/rb.perSecond())
+			rep.row("| 9 | … p50 latency | %d | %s | %s | %.2f× | — |", conc, us(ra.p50), us(rb.p50), float64(ra.p50)/float64(rb.p50))
+			rep.row("| 9 | … server CPU per call (/proc) | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), float64(ra.cpuPerCall())/float64(rb.cpuPerCall()))
+		}
+	}
+
+	// 10. The interceptor chain on vs off, both as processes.
+	{
+		cfg := `{"debug": true, "builtins": false}`
+		on, err := serverproc.Start(bins["tnserver"], tmp, cfg)
+		if err != nil {
+			return err
+		}
+		defer on.Stop()
+		off, err := serverproc.Start(bins["tnserver"], tmp, cfg, "--no-interceptors")
+		if err != nil {
+			return err
+		}
+		defer off.Stop()
+		a, closeA, err := executeCall(on.Addr, "debug_echo")
+		if err != nil {
+			return err
+		}
+		defer closeA()
+		b, closeB, err := executeCall(off.Addr, "debug_echo")
+		if err != nil {
+			return err
+		}
+		defer closeB()
+		const conc = 64
+		ra, rb := pairProc(reps, conc, d, a, on.Cmd.Process.Pid, b, off.Cmd.Process.Pid)
+		cost := (1/ra.perSecond() - 1/rb.perSecond()) / (1 / rb.perSecond()) * 100
+		rep.row("| 10 | interceptor chain on vs off, separate processes: calls/s | %d | %.0f | %.0f | %+.1f%% time/call | ≤ 8%% |", conc, ra.perSecond(), rb.perSecond(), cost)
+		rep.row("| 10 | … server CPU per call (/proc) | %d | %s | %s | %+.1f%% | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), (float64(ra.cpuPerCall())/float64(rb.cpuPerCall())-1)*100)
+	}
+	return nil
+}
+
+// executeCall dials addr and returns a load function calling Execute on
+// name with the benchmark payload, failing on an is_error result.
+func executeCall(addr, name string) (func(context.Context) error, func(), error) {
+	conn, err := dial(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := pb.NewRegistryServiceClient(conn)
+	req := &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
+	call := func(ctx context.Context) error {
+		resp, err := c.Execute(ctx, req)
+		if err == nil && resp.GetResult().GetIsError() {
+			return fmt.Errorf("tool error: %s", resp.GetResult().GetOutput())
+		}
+		return err
+	}
+	return call, func() { conn.Close() }, nil
+}
