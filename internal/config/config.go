@@ -43,6 +43,7 @@ type Config struct {
 	Limits   Limits
 	Auth     Auth
 	Server   Server
+	Sessions Sessions
 	Debug    bool
 
 	// Path is the file the config came from; empty for the embedded default.
@@ -90,7 +91,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "debug"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "debug"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -196,6 +197,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Server, err = parseServer(nonNull(top["server"])); err != nil {
+		return nil, err
+	}
+	if cfg.Sessions, err = parseSessions(nonNull(top["sessions"])); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

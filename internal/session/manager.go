@@ -1,0 +1,562 @@
+// Package session gives each agent session a workspace of its own: a
+// directory per (principal, session id) under the workspace root, created on
+// the session's first call, bounded by a disk quota, and deleted once the
+// session has been idle for sessions.idleTimeout — never while a call in it
+// runs.
+//
+// Layout under the root (<workspace>/.sessions):
+//
+//	<principal>/<id>/     the session's workspace (what its calls see)
+//	.meta/<principal>/<id> its creation time; the file's mtime is the last use
+//	.trash/                deleted workspaces on their way out
+//
+// <principal> is "anonymous" without auth, else "u-" and the escaped token
+// name, so two tokens using the same session id get two directories. A
+// restart finds the directories again and resumes each session's idle
+// clock from its metadata.
+//
+// A call in an existing session takes no lock: a lookup in a sync.Map and
+// an atomic reference count. Creating and deleting sessions take the
+// manager's mutex.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+)
+
+// displayName is how a principal is shown: "" (no auth) is Anonymous.
+func displayName(principal string) string {
+	if principal == "" {
+		return Anonymous
+	}
+	return principal
+}
+
+// Errors of Acquire and Delete; front-ends map them to their statuses.
+var (
+	ErrNotFound = errors.New("no such session")
+	ErrBusy     = errors.New("a call in the session is running")
+	ErrTooMany  = errors.New("too many sessions")
+)
+
+// Reasons a session is deleted, as OnDelete hears them.
+const (
+	ReasonExpired = "expired"
+	ReasonDeleted = "deleted"
+)
+
+const (
+	metaDir  = ".meta"
+	trashDir = ".trash"
+)
+
+// Info describes one session.
+type Info struct {
+	ID, Principal string
+	Bytes         int64
+	CreatedAt     time.Time
+	LastUsedAt    time.Time
+}
+
+// Options configures a Manager.
+type Options struct {
+	// Root is the directory the sessions live in; created if missing.
+	Root string
+	// Limits are the sessions section in force (SetLimits swaps it).
+	Limits config.Sessions
+	Logger *slog.Logger
+	// Metrics receives toolnexus_sessions and toolnexus_session_bytes
+	// (nil: not registered).
+	Metrics prometheus.Registerer
+	// OnDelete hears every deleted session (expired or deleted by a
+	// caller), after its workspace is gone; the audit trail listens here.
+	OnDelete func(info Info, reason string)
+	// Now is the clock (time.Now when nil); tests move it.
+	Now func() time.Time
+}
+
+// Manager owns every session's workspace.
+type Manager struct {
+	root     string
+	log      *slog.Logger
+	now      func() time.Time
+	onDelete func(Info, string)
+	limits   atomic.Pointer[config.Sessions]
+
+	sessions sync.Map // key → *Session
+
+	mu     sync.Mutex // creating and deleting sessions
+	counts map[string]int
+
+	kick      chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+type key struct{ principal, id string }
+
+// Session is one session's state.
+type Session struct {
+	m         *Manager
+	id        string
+	principal string
+	pdir      string
+	dir       string // the workspace, symlinks resolved
+	meta      string
+	created   time.Time
+
+	// refs counts the calls running in the session; -1 once deleted.
+	refs      atomic.Int32
+	lastUsed  atomic.Int64 // unix nanoseconds
+	persisted atomic.Int64 // the lastUsed last written to the metadata file
+	bytes     atomic.Int64
+}
+
+// New opens the sessions under opts.Root (finding those a previous run
+// left) and starts the janitor that deletes idle ones; Close stops it.
+func New(opts Options) (*Manager, error) {
+	if opts.Root == "" || !filepath.IsAbs(opts.Root) {
+		return nil, fmt.Errorf("sessions: root %q must be an absolute path", opts.Root)
+	}
+	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
+		return nil, fmt.Errorf("sessions: cannot create %s: %w", opts.Root, err)
+	}
+	root, err := filepath.EvalSymlinks(opts.Root)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	m := &Manager{root: root, log: opts.Logger, now: opts.Now, onDelete: opts.OnDelete, counts: map[string]int{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	lim := opts.Limits
+	m.limits.Store(&lim)
+	_ = os.RemoveAll(filepath.Join(root, trashDir))
+	m.rediscover()
+	if opts.Metrics != nil {
+		opts.Metrics.MustRegister(m.collectors()...)
+	}
+	go m.janitor()
+	return m, nil
+}
+
+// Root is the directory the sessions live in.
+func (m *Manager) Root() string { return m.root }
+
+// SetLimits swaps the sessions section (on reload); existing sessions keep
+// their workspaces.
+func (m *Manager) SetLimits(l config.Sessions) {
+	m.limits.Store(&l)
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Limits is the sessions section in force.
+func (m *Manager) Limits() config.Sessions { return *m.limits.Load() }
+
+// Close stops the janitor and records when each session was last used, so
+// a restart resumes their idle clocks. Sessions stay on disk.
+func (m *Manager) Close() {
+	m.closeOnce.Do(func() {
+		close(m.stop)
+		<-m.done
+		m.persistAll()
+	})
+}
+
+// Acquire marks a call running in the session, creating the session (and
+// its workspace) on first use. principal is the caller's token name, ""
+// without auth. The caller must Release the lease when the
+// call is over. The id must have passed Validate.
+func (m *Manager) Acquire(principal, id string) (*Lease, error) {
+	k := key{principal, id}
+	if v, ok := m.sessions.Load(k); ok {
+		if s := v.(*Session); s.enter() {
+			return &Lease{s: s}, nil
+		}
+	}
+	s, err := m.create(k)
+	if err != nil {
+		return nil, err
+	}
+	return &Lease{s: s}, nil
+}
+
+// enter counts one more running call unless the session is deleted.
+func (s *Session) enter() bool {
+	for {
+		r := s.refs.Load()
+		if r < 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(r, r+1) {
+			s.lastUsed.Store(s.m.now().UnixNano())
+			return true
+		}
+	}
+}
+
+func (m *Manager) create(k key) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Deletion removes a session from the map under mu, so what is found
+	// here is live.
+	if v, ok := m.sessions.Load(k); ok {
+		if s := v.(*Session); s.enter() {
+			return s, nil
+		}
+	}
+	if max := m.Limits().Max; max > 0 && m.counts[k.principal] >= max {
+		return nil, fmt.Errorf("%w: principal %q already has %d sessions (sessions.max); delete one with DeleteSession or let an idle one expire", ErrTooMany, displayName(k.principal), max)
+	}
+	pdir := principalDir(k.principal)
+	dir := filepath.Join(m.root, pdir, k.id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("session %q: cannot create its workspace: %w", k.id, err)
+	}
+	now := m.now()
+	s := &Session{m: m, id: k.id, principal: k.principal, pdir: pdir, dir: dir,
+		meta: filepath.Join(m.root, metaDir, pdir, k.id), created: now}
+	s.lastUsed.Store(now.UnixNano())
+	if err := s.writeMeta(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("session %q: cannot record it: %w", k.id, err)
+	}
+	s.refs.Store(1)
+	m.sessions.Store(k, s)
+	m.counts[k.principal]++
+	return s, nil
+}
+
+func (s *Session) writeMeta() error {
+	if err := os.MkdirAll(filepath.Dir(s.meta), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(s.meta, []byte(strconv.FormatInt(s.created.UnixNano(), 10)+"\n"), 0o644); err != nil {
+		return err
+	}
+	return s.persist()
+}
+
+// persist records the last use as the metadata file's mtime.
+func (s *Session) persist() error {
+	last := s.lastUsed.Load()
+	if s.persisted.Load() == last {
+		return nil
+	}
+	t := time.Unix(0, last)
+	if err := os.Chtimes(s.meta, t, t); err != nil {
+		return err
+	}
+	s.persisted.Store(last)
+	return nil
+}
+
+// Lease is one call's hold on its session, and the call's tool.Workspace.
+type Lease struct {
+	s       *Session
+	touched atomic.Bool
+}
+
+// Session is the leased session.
+func (l *Lease) Session() *Session { return l.s }
+
+// Dir is the session's workspace; asking for it has the workspace measured
+// when the call ends.
+func (l *Lease) Dir() string {
+	l.touched.Store(true)
+	return l.s.dir
+}
+
+// Grow admits n more bytes while the session stays within sessions.maxBytes.
+// A write that does not grow the workspace is always admitted, so a session
+// over its quota can shrink. Admitted bytes count at once, so concurrent
+// calls share the room left; the measurement after the call corrects it.
+func (l *Lease) Grow(n int64) error {
+	limit := l.s.m.Limits().MaxBytes
+	if limit <= 0 || n <= 0 {
+		l.s.bytes.Add(n)
+		return nil
+	}
+	used := l.s.bytes.Load()
+	if used+n > limit {
+		if used >= limit {
+			return fmt.Errorf("the session's workspace is over its quota: %d of %d bytes used (sessions.maxBytes); delete files to make room before writing", used, limit)
+		}
+		return fmt.Errorf("the session's workspace quota would be exceeded: this write needs %d more bytes and %d of %d are used (sessions.maxBytes); delete files to make room", n, used, limit)
+	}
+	l.s.bytes.Add(n)
+	return nil
+}
+
+// FileSizeLimit is what is left of the quota, or -1 without one.
+func (l *Lease) FileSizeLimit() int64 {
+	limit := l.s.m.Limits().MaxBytes
+	if limit <= 0 {
+		return -1
+	}
+	return max(limit-l.s.bytes.Load(), 0)
+}
+
+// Release ends the call: the workspace is measured when the call used it,
+// the idle clock restarts, and the session may be deleted again once no
+// other call runs in it.
+func (l *Lease) Release() {
+	s := l.s
+	if l.touched.Load() {
+		s.bytes.Store(measure(s.dir))
+	}
+	s.lastUsed.Store(s.m.now().UnixNano())
+	s.refs.Add(-1)
+}
+
+// measure sums the sizes of the regular files under dir (symlinks are not
+// followed; a sparse file counts its full size).
+func measure(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// Info describes the session now.
+func (s *Session) Info() Info {
+	return Info{ID: s.id, Principal: displayName(s.principal), Bytes: s.bytes.Load(), CreatedAt: s.created,
+		LastUsedAt: time.Unix(0, s.lastUsed.Load())}
+}
+
+// Dir is the session's workspace directory.
+func (s *Session) Dir() string { return s.dir }
+
+// List returns the sessions of principal, or every session when all is
+// set, sorted by principal then id.
+func (m *Manager) List(principal string, all bool) []Info {
+	var out []Info
+	m.sessions.Range(func(k, v any) bool {
+		if all || k.(key).principal == principal {
+			out = append(out, v.(*Session).Info())
+		}
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Principal != out[j].Principal {
+			return out[i].Principal < out[j].Principal
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Delete deletes a session and its workspace now: ErrNotFound when there is
+// no such session, ErrBusy while a call in it runs.
+func (m *Manager) Delete(principal, id string) error {
+	v, ok := m.sessions.Load(key{principal, id})
+	if !ok {
+		return fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
+	}
+	if !m.remove(v.(*Session), ReasonDeleted, func(*Session) bool { return true }) {
+		return fmt.Errorf("%w: session %q is in use; delete it when its calls are over", ErrBusy, id)
+	}
+	return nil
+}
+
+// remove deletes s when no call runs in it and cond still holds; it reports
+// whether it did. The workspace is moved aside under the lock (one rename)
+// and removed after, so a new session with the same id can start at once.
+func (m *Manager) remove(s *Session, reason string, cond func(*Session) bool) bool {
+	m.mu.Lock()
+	if !cond(s) || !s.refs.CompareAndSwap(0, -1) {
+		m.mu.Unlock()
+		return false
+	}
+	k := key{s.principal, s.id}
+	if v, ok := m.sessions.Load(k); ok && v == s {
+		m.sessions.Delete(k)
+		m.counts[s.principal]--
+		if m.counts[s.principal] <= 0 {
+			delete(m.counts, s.principal)
+		}
+	}
+	trash := filepath.Join(m.root, trashDir)
+	gone := ""
+	if err := os.MkdirAll(trash, 0o755); err == nil {
+		if tmp, err := os.MkdirTemp(trash, "s-"); err == nil {
+			if os.Rename(s.dir, filepath.Join(tmp, "w")) == nil {
+				gone = tmp
+			}
+		}
+	}
+	_ = os.Remove(s.meta)
+	m.mu.Unlock()
+	if gone == "" {
+		gone = s.dir
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		m.log.Warn("session workspace not fully removed", "principal", s.principal, "session", s.id, "error", err)
+	}
+	// A principal with no sessions left leaves no empty directory behind.
+	_ = os.Remove(filepath.Join(m.root, s.pdir))
+	_ = os.Remove(filepath.Dir(s.meta))
+	info := s.Info()
+	m.log.Info("session deleted", "principal", s.principal, "session", s.id, "reason", reason, "bytes", info.Bytes)
+	if m.onDelete != nil {
+		m.onDelete(info, reason)
+	}
+	return true
+}
+
+// janitor deletes idle sessions until Close. It looks every quarter of the
+// idle timeout (at most every 30 s), so a session lives between idleTimeout
+// and idleTimeout plus one look after its last call.
+func (m *Manager) janitor() {
+	defer close(m.done)
+	t := time.NewTimer(m.interval())
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-m.kick:
+		case <-t.C:
+			m.Sweep()
+		}
+		t.Reset(m.interval())
+	}
+}
+
+func (m *Manager) interval() time.Duration {
+	return min(max(m.Limits().IdleTimeout/4, time.Millisecond), 30*time.Second)
+}
+
+// Sweep deletes every session idle for longer than the idle timeout and
+// records the last use of the others. The janitor calls it; tests may too.
+func (m *Manager) Sweep() {
+	idle := m.Limits().IdleTimeout
+	now := m.now()
+	expired := func(s *Session) bool { return now.Sub(time.Unix(0, s.lastUsed.Load())) >= idle }
+	m.sessions.Range(func(_, v any) bool {
+		s := v.(*Session)
+		if s.refs.Load() == 0 && expired(s) {
+			m.remove(s, ReasonExpired, expired)
+			return true
+		}
+		if err := s.persist(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.log.Debug("session: cannot record its last use", "session", s.id, "error", err)
+		}
+		return true
+	})
+}
+
+func (m *Manager) persistAll() {
+	m.sessions.Range(func(_, v any) bool {
+		_ = v.(*Session).persist()
+		return true
+	})
+}
+
+// rediscover loads the sessions a previous run left: each workspace
+// directory with its metadata (a directory without any starts its idle
+// clock at the directory's mtime).
+func (m *Manager) rediscover() {
+	pdirs, err := os.ReadDir(m.root)
+	if err != nil {
+		return
+	}
+	for _, pd := range pdirs {
+		principal, ok := principalFromDir(pd.Name())
+		if !pd.IsDir() || !ok {
+			continue
+		}
+		ids, err := os.ReadDir(filepath.Join(m.root, pd.Name()))
+		if err != nil {
+			continue
+		}
+		for _, e := range ids {
+			if !e.IsDir() || Validate(e.Name()) != nil {
+				continue
+			}
+			s := &Session{m: m, id: e.Name(), principal: principal, pdir: pd.Name(),
+				dir: filepath.Join(m.root, pd.Name(), e.Name()), meta: filepath.Join(m.root, metaDir, pd.Name(), e.Name())}
+			last := time.Time{}
+			if fi, err := os.Stat(s.meta); err == nil {
+				last = fi.ModTime()
+				if b, err := os.ReadFile(s.meta); err == nil {
+					if ns, err := strconv.ParseInt(string(trimNL(b)), 10, 64); err == nil {
+						s.created = time.Unix(0, ns)
+					}
+				}
+			}
+			if last.IsZero() {
+				if fi, err := e.Info(); err == nil {
+					last = fi.ModTime()
+				} else {
+					last = m.now()
+				}
+			}
+			if s.created.IsZero() {
+				s.created = last
+			}
+			s.lastUsed.Store(last.UnixNano())
+			if _, err := os.Stat(s.meta); err != nil {
+				_ = s.writeMeta()
+			}
+			s.persisted.Store(last.UnixNano())
+			s.bytes.Store(measure(s.dir))
+			m.sessions.Store(key{principal, s.id}, s)
+			m.counts[principal]++
+		}
+	}
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// collectors are the scrape-time gauges: how many sessions there are and
+// the bytes their workspaces use, without session ids as labels.
+func (m *Manager) collectors() []prometheus.Collector {
+	count := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolnexus_sessions", Help: "Sessions with a workspace on this server."},
+		func() float64 {
+			n := 0
+			m.sessions.Range(func(_, _ any) bool { n++; return true })
+			return float64(n)
+		})
+	bytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolnexus_session_bytes", Help: "Bytes used by all session workspaces, as last measured."},
+		func() float64 {
+			var n int64
+			m.sessions.Range(func(_, v any) bool { n += v.(*Session).bytes.Load(); return true })
+			return float64(n)
+		})
+	return []prometheus.Collector{count, bytes}
+}
