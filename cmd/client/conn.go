@@ -52,6 +52,9 @@ func (g *globals) dialOptions() ([]grpc.DialOption, error) {
 		}
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer{token: g.token}))
 	}
+	if g.session != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(sessionKey{id: g.session}))
+	}
 	if isDNSTarget(g.addr) {
 		opts = append(opts, grpc.WithDefaultServiceConfig(roundRobin))
 	}
@@ -108,6 +111,15 @@ func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]strin
 }
 
 func (b bearer) RequireTransportSecurity() bool { return false }
+
+// sessionKey names the session on every call; the server checks the id.
+type sessionKey struct{ id string }
+
+func (s sessionKey) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"toolnexus-session": s.id}, nil
+}
+
+func (s sessionKey) RequireTransportSecurity() bool { return false }
 
 // conn is an open connection with the two service clients.
 type conn struct {

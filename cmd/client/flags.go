@@ -21,6 +21,7 @@ const (
 type globals struct {
 	addr       string
 	token      string
+	session    string
 	timeout    time.Duration
 	tls        bool
 	ca         string
@@ -43,6 +44,7 @@ type globalFlag struct {
 var globalFlags = []globalFlag{
 	{"addr", "ADDR", "server HOST:PORT, or dns:///HOST:PORT to spread calls over all its addresses\n(round robin; env TOOLNEXUS_ADDR, default " + defaultAddr + ")"},
 	{"token", "TOKEN", "sent as \"authorization: Bearer TOKEN\" (env TOOLNEXUS_TOKEN; prefer the env\nvar: flags show up in the process list)"},
+	{"session", "ID", "run calls in this session's own workspace, sent as the \"toolnexus-session\"\nmetadata (env TOOLNEXUS_SESSION; 1-64 of A-Z a-z 0-9 _ . -)"},
 	{"timeout", "DURATION", "deadline of each call, e.g. 5s or 2m; 0 for none (default 30s; bounds watch\nonly when given)"},
 	{"tls", "", "connect with TLS, verifying the server against the system roots (or --ca)"},
 	{"ca", "FILE", "PEM CA bundle to verify the server with (implies --tls)"},
@@ -55,6 +57,7 @@ var globalFlags = []globalFlag{
 func (g *globals) init() {
 	g.addr = envOr("TOOLNEXUS_ADDR", defaultAddr)
 	g.token = strings.TrimSpace(os.Getenv("TOOLNEXUS_TOKEN"))
+	g.session = strings.TrimSpace(os.Getenv("TOOLNEXUS_SESSION"))
 	g.timeout = defaultTimeout
 	g.set = map[string]bool{}
 }
@@ -72,6 +75,7 @@ func envOr(name, def string) string {
 func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.addr, "addr", g.addr, "")
 	fs.StringVar(&g.token, "token", g.token, "")
+	fs.StringVar(&g.session, "session", g.session, "")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "")
 	fs.BoolVar(&g.tls, "tls", g.tls, "")
 	fs.StringVar(&g.ca, "ca", g.ca, "")

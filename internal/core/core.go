@@ -21,6 +21,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/engine"
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/session"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -34,15 +35,19 @@ type Options struct {
 	Metrics prometheus.Registerer
 	// Native are the embedding program's own Go tools (layer "native").
 	Native []tool.Tool
+	// SessionDeleted hears every session whose workspace was deleted
+	// (reason "expired" or "deleted"), for the audit trail.
+	SessionDeleted func(info SessionInfo, reason string)
 }
 
 // Core is one running tool set.
 type Core struct {
-	log     *slog.Logger
-	reg     *registry.Registry
-	exec    *executor.Executor
-	eng     *engine.Engine
-	metrics *metrics.Metrics
+	log      *slog.Logger
+	reg      *registry.Registry
+	exec     *executor.Executor
+	eng      *engine.Engine
+	metrics  *metrics.Metrics
+	sessions *session.Manager
 
 	cfg  atomic.Pointer[config.Config]
 	auth atomic.Pointer[auth.Authenticator]
@@ -74,10 +79,22 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w)
 	}
+	root, err := sessionsRoot(cfg)
+	if err != nil {
+		c.exec.Close()
+		return nil, err
+	}
 	rep, err := c.eng.Apply(cfg)
 	if err != nil {
 		c.exec.Close()
 		return nil, err
+	}
+	c.sessions, err = session.New(session.Options{Root: root, Limits: cfg.Sessions, Logger: log, Metrics: promReg,
+		OnDelete: opts.SessionDeleted})
+	if err != nil {
+		c.exec.Close()
+		_ = c.eng.Close()
+		return nil, &config.Error{Key: "builtins.workspace", Msg: err.Error()}
 	}
 	for id, err := range rep.Failed {
 		log.Warn("source failed; serving the others", "source", id.String(), "error", err)
@@ -129,6 +146,7 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 		c.log.Warn("config: " + w)
 	}
 	c.exec.SetLimits(cfg.Limits)
+	c.sessions.SetLimits(cfg.Sessions)
 	c.auth.Store(auth.New(cfg.Auth))
 	c.cfg.Store(cfg)
 	c.metrics.Reloads.WithLabelValues("ok").Inc()
@@ -153,6 +171,7 @@ func (c *Core) RejectApply() { c.metrics.Reloads.WithLabelValues("error").Inc() 
 // Close stops every source, child processes included.
 func (c *Core) Close() error {
 	c.exec.Close()
+	c.sessions.Close()
 	return c.eng.Close()
 }
 

@@ -49,6 +49,14 @@ func (c *Core) Execute(ctx context.Context, call Call) (tool.Result, string) {
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows
 	}
+	if call.Session != "" {
+		sctx, lease, refused := c.enterSession(ctx, call)
+		if refused != nil {
+			return *refused, metrics.UnknownLabel
+		}
+		defer lease.Release()
+		ctx = sctx
+	}
 	return c.exec.Execute(ctx, req)
 }
 

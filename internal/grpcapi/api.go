@@ -65,11 +65,12 @@ func (a *API) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(a.unaryChain()...), grpc.ChainStreamInterceptor(a.streamChain()...)}
 }
 
-// Register adds RegistryService and SourceService to gs, and creates the
+// Register adds RegistryService, SourceService and SessionService to gs, and creates the
 // gRPC metrics series for every method so dashboards have them from the
 // first scrape.
 func (a *API) Register(gs *grpc.Server) {
 	pb.RegisterRegistryServiceServer(gs, &registryService{a: a})
 	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
+	pb.RegisterSessionServiceServer(gs, &sessionService{a: a})
 	a.grpcMetrics.InitializeMetrics(gs)
 }

@@ -21,7 +21,7 @@ import (
 )
 
 // The chain, outermost first: recovery → logging → gRPC metrics → auth →
-// execute guard. Recovery is outermost so that nothing below can crash the
+// session check → execute guard. Recovery is outermost so that nothing below can crash the
 // server; auth runs after metrics so refused calls are still counted.
 func (a *API) unaryChain() []grpc.UnaryServerInterceptor {
 	return []grpc.UnaryServerInterceptor{
@@ -29,6 +29,7 @@ func (a *API) unaryChain() []grpc.UnaryServerInterceptor {
 		a.logUnary,
 		a.grpcMetrics.UnaryServerInterceptor(),
 		a.authUnary,
+		a.sessionUnary,
 		a.executeGuard,
 	}
 }
@@ -39,6 +40,7 @@ func (a *API) streamChain() []grpc.StreamServerInterceptor {
 		a.logStream,
 		a.grpcMetrics.StreamServerInterceptor(),
 		a.authStream,
+		a.sessionStream,
 	}
 }
 

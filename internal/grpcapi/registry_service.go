@@ -170,7 +170,7 @@ func callFromRequest(ctx context.Context, req *pb.ExecuteRequest) (core.Call, er
 		}
 	}
 	return core.Call{Name: req.GetName(), Arguments: args, Answer: answerFromProto(req.GetAnswer()),
-		Protocol: core.ProtocolGRPC, Caller: auth.From(ctx), CallID: req.GetCallId()}, nil
+		Protocol: core.ProtocolGRPC, Caller: auth.From(ctx), CallID: req.GetCallId(), Session: sessionID(ctx)}, nil
 }
 
 func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.RegistryService_WatchToolsServer) error {

@@ -72,6 +72,24 @@ const (
 	MetaAnswer   = "toolnexus/answer"   // in tools/call params, to resume
 )
 
+// SessionHeader names the toolnexus session of a request. Without it, each
+// MCP session (Mcp-Session-Id) is a toolnexus session of its own.
+const SessionHeader = "Toolnexus-Session"
+
+// sessionOf is the toolnexus session a tools/call runs in: the request's
+// SessionHeader, else its MCP session.
+func sessionOf(req *mcp.CallToolRequest) string {
+	if req.Extra != nil {
+		if id := req.Extra.Header.Get(SessionHeader); id != "" {
+			return id
+		}
+	}
+	if req.Session != nil {
+		return req.Session.ID()
+	}
+	return ""
+}
+
 // DefaultName is the serverInfo.name when server.mcp.name is empty.
 const DefaultName = "toolnexus"
 
@@ -415,7 +433,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = nil // "arguments": null is an absent arguments object
 	}
-	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, Caller: callerFrom(req.Extra)}
+	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, Caller: callerFrom(req.Extra), Session: sessionOf(req)}
 	if a, ok := req.Params.Meta[MetaAnswer]; ok {
 		ans, err := answerFromMeta(a)
 		if err != nil {
@@ -513,6 +531,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer g.posts.leave()
+	}
+	if id := r.Header.Get(SessionHeader); id != "" {
+		if err := g.core.CheckSession(id); err != nil {
+			http.Error(w, SessionHeader+": "+err.Error(), http.StatusBadRequest)
+			return
+		}
 	}
 	au := g.core.Authenticator()
 	if au == nil {

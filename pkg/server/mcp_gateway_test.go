@@ -275,8 +275,17 @@ func TestMCPGatewayListsWhatListToolsListsAndCallsEverySource(t *testing.T) {
 	if err != nil || grpcEcho.GetResult().GetOutput() != text(t, res) {
 		t.Errorf("debug_echo over gRPC %q (%v), over MCP %q: the same call must give the same output", grpcEcho.GetResult().GetOutput(), err, text(t, res))
 	}
+	// The MCP session is a toolnexus session: its files are its own, not
+	// the shared workspace's.
 	res = callMCP(t, cs, "read", map[string]any{"path": "notes.txt"})
-	if res.IsError || !strings.Contains(text(t, res), "line one") {
+	if !res.IsError {
+		t.Errorf("an MCP session reads the shared workspace: %q", text(t, res))
+	}
+	if res = callMCP(t, cs, "write", map[string]any{"path": "notes.txt", "content": "line one, mine\n"}); res.IsError {
+		t.Errorf("builtin write: %q", text(t, res))
+	}
+	res = callMCP(t, cs, "read", map[string]any{"path": "notes.txt"})
+	if res.IsError || !strings.Contains(text(t, res), "line one, mine") {
 		t.Errorf("builtin read: %v %q", res.IsError, text(t, res))
 	}
 	res = callMCP(t, cs, "up_greet", map[string]any{"who": "gateway"})

@@ -236,6 +236,7 @@ func (s *Server) setServing(on bool) {
 	s.health.SetServingStatus("", st)
 	s.health.SetServingStatus(pb.RegistryService_ServiceDesc.ServiceName, st)
 	s.health.SetServingStatus(pb.SourceService_ServiceDesc.ServiceName, st)
+	s.health.SetServingStatus(pb.SessionService_ServiceDesc.ServiceName, st)
 }
 
 // Shutdown stops the server gracefully (idempotent): NOT_SERVING first so
