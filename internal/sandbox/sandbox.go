@@ -1,0 +1,169 @@
+// Package sandbox runs a command a model asked for inside the kernel's
+// confinement: user, PID, network, IPC and UTS namespaces; no_new_privs;
+// Landlock (filesystem, TCP and IPC scopes); a seccomp filter; and resource
+// limits. The rules are applied to one locked OS thread of the server just
+// before it forks, so the child inherits them and execs the command
+// directly: no helper process, no second Go runtime start.
+//
+// A Sandbox is built once (New probes what the kernel allows); each command
+// is started with Start under a Policy, which says what the command may read
+// and write.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Mode is the `sandbox.mode` setting.
+type Mode string
+
+const (
+	// ModeAuto uses every layer the kernel allows and reports the rest.
+	ModeAuto Mode = "auto"
+	// ModeRequired refuses to start unless every layer is available.
+	ModeRequired Mode = "required"
+	// ModeOff runs commands with the server's own authority.
+	ModeOff Mode = "off"
+)
+
+// Modes lists the valid modes.
+var Modes = []Mode{ModeAuto, ModeRequired, ModeOff}
+
+// Layer names, as Status, the log and ListSources show them.
+const (
+	LayerUserNS     = "user-namespace"
+	LayerPIDNS      = "pid-namespace"
+	LayerNetNS      = "network-namespace"
+	LayerIPCNS      = "ipc-namespace"
+	LayerNoNewPrivs = "no-new-privs"
+	LayerLandlock   = "landlock"
+	LayerSeccomp    = "seccomp"
+	LayerLimits     = "rlimits"
+	LayerProcesses  = "process-limit"
+)
+
+// Limits bound one command and everything it starts. Zero means no limit.
+type Limits struct {
+	Memory    int64         // address space of each process, bytes (RLIMIT_AS)
+	Processes int           // processes (RLIMIT_NPROC, and a pids cgroup when the server runs as root)
+	FileSize  int64         // largest file a process may write, bytes (RLIMIT_FSIZE)
+	OpenFiles int           // open file descriptors per process (RLIMIT_NOFILE)
+	CPU       time.Duration // CPU time of each process (RLIMIT_CPU)
+}
+
+// DefaultLimits are the limits when the config gives none; CPU is the
+// call's timeout, set per call.
+var DefaultLimits = Limits{
+	Memory:    2 << 30,
+	Processes: 256,
+	FileSize:  1 << 30,
+	OpenFiles: 1024,
+}
+
+// Policy is what one command may reach.
+type Policy struct {
+	// Workspace is read-write (and executable): the call's workspace.
+	Workspace string
+	// TempDir is read-write: the call's private temp directory.
+	TempDir string
+	// ReadPaths are read-only (and executable) besides the system paths.
+	ReadPaths []string
+	// Masks are unreadable even when they lie below a readable path.
+	Masks []string
+	// Network allows sockets to the network; off, the command has no
+	// network interface but a down loopback and may not open sockets.
+	Network bool
+	Limits  Limits
+}
+
+// SystemPaths are readable (and executable) for every command.
+var SystemPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// devFiles are the device files a command may use.
+var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// Layer is one mechanism of the sandbox and whether it is in force.
+type Layer struct {
+	Name   string
+	Active bool
+	// Detail says what the layer does when active, and why it is
+	// missing when not.
+	Detail string
+}
+
+// Status is what a Sandbox enforces.
+type Status struct {
+	Mode   Mode
+	Layers []Layer
+}
+
+// Missing lists the layers that are not in force.
+func (s Status) Missing() []Layer {
+	var out []Layer
+	for _, l := range s.Layers {
+		if !l.Active {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Active reports whether the named layer is in force.
+func (s Status) Active(name string) bool {
+	for _, l := range s.Layers {
+		if l.Name == name {
+			return l.Active
+		}
+	}
+	return false
+}
+
+// Layer returns the named layer.
+func (s Status) Layer(name string) (Layer, bool) {
+	for _, l := range s.Layers {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Layer{}, false
+}
+
+// String is one line: the mode, the active layers, the missing ones and why.
+func (s Status) String() string {
+	if s.Mode == ModeOff {
+		return "sandbox off: commands run with the server's own authority"
+	}
+	var on, off []string
+	for _, l := range s.Layers {
+		if l.Active {
+			on = append(on, l.Name)
+		} else {
+			off = append(off, l.Name+" ("+l.Detail+")")
+		}
+	}
+	out := fmt.Sprintf("sandbox %s: active: %s", s.Mode, strings.Join(on, ", "))
+	if len(off) > 0 {
+		out += "; missing: " + strings.Join(off, "; ")
+	}
+	return out
+}
+
+// MissingError is New's error in ModeRequired when a layer is missing.
+type MissingError struct {
+	Layers []Layer
+}
+
+func (e *MissingError) Error() string {
+	parts := make([]string, len(e.Layers))
+	for i, l := range e.Layers {
+		parts[i] = l.Name + ": " + l.Detail
+	}
+	return "sandbox.mode is \"required\" but the kernel does not allow every layer: missing " + strings.Join(parts, "; ") +
+		` (use "auto" to run with what is available)`
+}
+
+// ErrOff is returned by Start on a nil Sandbox.
+var ErrOff = errors.New("sandbox: not configured")

@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"fmt"
+	"unsafe"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// deniedSyscalls fail with EPERM in every sandbox: reaching into other
+// processes, changing the filesystem topology or the machine, kernel
+// interfaces a command has no need for and that widen the attack surface
+// (bpf, perf, userfaultfd, io_uring, keyrings), and joining or creating
+// namespaces from inside.
+var deniedSyscalls = []string{
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+	"mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
+	"fsmount", "fspick", "mount_setattr",
+	"swapon", "swapoff", "reboot", "kexec_load", "kexec_file_load",
+	"init_module", "finit_module", "delete_module", "acct", "quotactl",
+	"settimeofday", "clock_settime", "clock_adjtime", "syslog", "iopl", "ioperm", "vhangup",
+	"bpf", "perf_event_open", "userfaultfd", "fanotify_init",
+	"keyctl", "add_key", "request_key",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"unshare", "setns", "open_by_handle_at", "name_to_handle_at",
+}
+
+// networkFamilies are the socket families a command may open when the
+// network is on. Unix sockets are never allowed: a path such as a
+// container runtime's socket would reach out of every other layer.
+var networkFamilies = []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
+
+// seccompPolicy is the filter for a sandbox with or without network.
+func seccompPolicy(network bool) seccomp.Policy {
+	deny := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: append([]string(nil), deniedSyscalls...)}
+	if network {
+		var conds seccomp.ArgumentConditions
+		for _, f := range networkFamilies {
+			conds = append(conds, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: f})
+		}
+		deny.NamesWithCondtions = []seccomp.NameWithConditions{{Name: "socket", Conditions: conds}}
+	} else {
+		deny.Names = append(deny.Names, "socket")
+	}
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{deny}}
+}
+
+// filterProg is an assembled filter, ready to load.
+type filterProg struct {
+	filter []unix.SockFilter
+}
+
+func assemble(network bool) (*filterProg, error) {
+	p := seccompPolicy(network)
+	insts, err := p.Assemble()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	raw, err := bpf.Assemble(insts)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	f := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		f[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	return &filterProg{filter: f}, nil
+}
+
+// load installs the filter on the calling thread only (no TSYNC); the
+// caller holds the thread locked. no_new_privs must be set first.
+func (f *filterProg) load() error {
+	prog := unix.SockFprog{Len: uint16(len(f.filter)), Filter: &f.filter[0]}
+	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}

@@ -1,0 +1,430 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sandbox starts commands under a Policy with every layer its Status
+// lists as active. It is safe for concurrent use; Close releases what New
+// opened.
+type Sandbox struct {
+	status Status
+	abi    int // Landlock ABI in use; 0 when Landlock is off
+	clone  uintptr
+	nnp    bool
+	prog   map[bool]*filterProg // by Policy.Network
+	pids   *pidsGroups
+	limits bool
+
+	fixedMu sync.Mutex
+	fixed   map[string][]openRule // system rules by mask set
+}
+
+// testDisabled names layers a test turned off to play a kernel without
+// them (DisableForTest).
+var (
+	testMu       sync.Mutex
+	testDisabled = map[string]bool{}
+)
+
+// DisableForTest makes New report the named layer as missing, as on a
+// kernel without it, until the returned function is called. Tests use it
+// to check ModeRequired and the degraded ModeAuto.
+func DisableForTest(layer string) (restore func()) {
+	testMu.Lock()
+	testDisabled[layer] = true
+	testMu.Unlock()
+	return func() {
+		testMu.Lock()
+		delete(testDisabled, layer)
+		testMu.Unlock()
+	}
+}
+
+func disabledForTest(layer string) bool {
+	testMu.Lock()
+	defer testMu.Unlock()
+	return testDisabled[layer]
+}
+
+// New probes the kernel and returns a Sandbox in the given mode. In
+// ModeRequired a missing layer is a *MissingError; in ModeOff the Sandbox
+// starts commands unconfined. A nil Sandbox is a valid "off" sandbox.
+func New(mode Mode) (*Sandbox, error) {
+	s := &Sandbox{status: Status{Mode: mode}, prog: map[bool]*filterProg{}, fixed: map[string][]openRule{}}
+	if mode == ModeOff {
+		return s, nil
+	}
+	if mode != ModeAuto && mode != ModeRequired {
+		return nil, fmt.Errorf("sandbox: unknown mode %q; use auto, required or off", mode)
+	}
+	add := func(name string, active bool, detail string) {
+		if active && disabledForTest(name) {
+			active, detail = false, "turned off by a test"
+		}
+		s.status.Layers = append(s.status.Layers, Layer{Name: name, Active: active, Detail: detail})
+	}
+
+	// Namespaces: each is probed on its own with a real child, as the
+	// kernel, a container's seccomp profile or AppArmor may refuse any.
+	userErr := probeClone(unix.CLONE_NEWUSER)
+	add(LayerUserNS, userErr == nil, explain(userErr, "the command runs as an unmapped user with no capabilities", "cannot create a user namespace"))
+	userns := s.status.Active(LayerUserNS)
+	base := uintptr(0)
+	if userns {
+		base = unix.CLONE_NEWUSER
+		s.clone |= unix.CLONE_NEWUSER
+	}
+	for _, ns := range []struct {
+		layer, on, why string
+		flag           uintptr
+	}{
+		{LayerPIDNS, "the command sees only its own processes, cannot signal the server, and every descendant dies with the call", "cannot create a PID namespace", unix.CLONE_NEWPID},
+		{LayerNetNS, "with the network off the command has only a down loopback interface", "cannot create a network namespace", unix.CLONE_NEWNET},
+		{LayerIPCNS, "System V IPC and POSIX message queues are private to the command", "cannot create IPC and UTS namespaces", unix.CLONE_NEWIPC | unix.CLONE_NEWUTS},
+	} {
+		var err error
+		if !userns && os.Geteuid() != 0 {
+			err = errors.New("needs a user namespace when the server is not root")
+		} else {
+			err = probeClone(base | ns.flag)
+		}
+		add(ns.layer, err == nil, explain(err, ns.on, ns.why))
+		if s.status.Active(ns.layer) {
+			s.clone |= ns.flag
+		}
+	}
+	if !userns {
+		// Without a user namespace the namespaces are made by the
+		// root server, and the command would keep root's capabilities.
+		s.clone &^= unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+		for i := range s.status.Layers {
+			if s.status.Layers[i].Name != LayerUserNS && s.status.Layers[i].Active {
+				s.status.Layers[i].Active = false
+				s.status.Layers[i].Detail = "not used without a user namespace (the command would keep the server's capabilities)"
+			}
+		}
+	}
+
+	nnpErr := unix.Prctl(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	add(LayerNoNewPrivs, nnpErr == nil, explain(nnpErr, "set-user-ID programs gain nothing", "prctl(PR_GET_NO_NEW_PRIVS) failed"))
+	s.nnp = s.status.Active(LayerNoNewPrivs)
+
+	abi := landlockABI()
+	llDetail := fmt.Sprintf("ABI %d: filesystem read-write only in the workspace and temp dir, read-only system paths", abi)
+	if abi >= 4 {
+		llDetail += "; TCP bind and connect refused with the network off"
+	}
+	if abi >= 6 {
+		llDetail += "; no signals or abstract unix sockets out of the sandbox"
+	}
+	var llErr error
+	switch {
+	case abi == 0:
+		llErr = errors.New("the kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= list)")
+	case !s.nnp:
+		llErr = errors.New("needs no_new_privs")
+	}
+	add(LayerLandlock, llErr == nil, explain(llErr, llDetail, ""))
+	if s.status.Active(LayerLandlock) {
+		s.abi = abi
+	}
+
+	var scErr error
+	if !s.nnp {
+		scErr = errors.New("needs no_new_privs")
+	} else {
+		for _, network := range []bool{false, true} {
+			p, err := assemble(network)
+			if err != nil {
+				scErr = err
+				break
+			}
+			s.prog[network] = p
+		}
+		if scErr == nil {
+			scErr = probeSeccomp(s.prog[false])
+		}
+	}
+	add(LayerSeccomp, scErr == nil, explain(scErr, "ptrace, mount, bpf, io_uring, keyrings, namespaces and unix sockets refused; sockets only with the network on", "cannot load a seccomp filter"))
+	if !s.status.Active(LayerSeccomp) {
+		s.prog = map[bool]*filterProg{}
+	}
+
+	add(LayerLimits, true, "memory, file size, open files and CPU time per process (the shell's ulimit before the command)")
+	s.limits = true
+
+	var procErr error
+	procDetail := "RLIMIT_NPROC counts the processes of the call's user namespace"
+	if os.Geteuid() == 0 {
+		procDetail = "a cgroup v1 pids group per call (RLIMIT_NPROC does not bind uid 0)"
+		if g, err := findPidsGroups(); err != nil {
+			procErr = fmt.Errorf("the server runs as root, where RLIMIT_NPROC does not apply, and %v", err)
+		} else {
+			s.pids = g
+		}
+	}
+	add(LayerProcesses, procErr == nil, explain(procErr, procDetail, ""))
+	if !s.status.Active(LayerProcesses) && s.pids != nil {
+		s.pids.close()
+		s.pids = nil
+	}
+
+	if mode == ModeRequired {
+		if missing := s.status.Missing(); len(missing) > 0 {
+			s.Close()
+			return nil, &MissingError{Layers: missing}
+		}
+	}
+	return s, nil
+}
+
+func explain(err error, on, why string) string {
+	if err == nil {
+		return on
+	}
+	if why == "" {
+		return err.Error()
+	}
+	return why + ": " + err.Error()
+}
+
+// Status reports the mode and each layer.
+func (s *Sandbox) Status() Status {
+	if s == nil {
+		return Status{Mode: ModeOff}
+	}
+	return s.status
+}
+
+// On reports whether commands are confined at all.
+func (s *Sandbox) On() bool { return s != nil && s.status.Mode != ModeOff }
+
+// Close releases the cached rules and the pids groups.
+func (s *Sandbox) Close() {
+	if s == nil {
+		return
+	}
+	s.fixedMu.Lock()
+	for _, rs := range s.fixed {
+		closeRules(rs)
+	}
+	s.fixed = map[string][]openRule{}
+	s.fixedMu.Unlock()
+	if s.pids != nil {
+		s.pids.close()
+	}
+}
+
+// probeTrue is a harmless program for probing namespaces.
+func probeTrue() (string, error) {
+	for _, p := range []string{"/bin/true", "/usr/bin/true"} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return exec.LookPath("true")
+}
+
+func probeClone(flags uintptr) error {
+	t, err := probeTrue()
+	if err != nil {
+		return fmt.Errorf("no true program to probe with: %v", err)
+	}
+	cmd := exec.Command(t)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags}
+	if err := cmd.Run(); err != nil {
+		return pathless(err)
+	}
+	return nil
+}
+
+// probeSeccomp loads the filter on a throwaway locked thread.
+func probeSeccomp(p *filterProg) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- err
+			return
+		}
+		done <- p.load()
+	}()
+	return <-done
+}
+
+// Process is a started command.
+type Process struct {
+	Cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Wait waits for the command to exit and returns cmd.Wait's error.
+func (p *Process) Wait() error {
+	<-p.done
+	return p.err
+}
+
+// Done is closed when the command has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Start starts cmd confined by the policy. cmd must not be started; its
+// SysProcAttr is kept and extended. Wait on the returned Process, not on
+// cmd: the command is started and reaped by one locked OS thread, which
+// carries the rules and stays alive while the command runs (the kernel
+// ties the child's death signal to that thread).
+func (s *Sandbox) Start(cmd *exec.Cmd, p *Policy) (*Process, error) {
+	proc := &Process{Cmd: cmd, done: make(chan struct{})}
+	if !s.On() {
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() { proc.err = cmd.Wait(); close(proc.done) }()
+		return proc, nil
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	sys := cmd.SysProcAttr
+	sys.Cloneflags |= s.clone
+	if p.Network {
+		sys.Cloneflags &^= unix.CLONE_NEWNET
+	}
+	sys.Pdeathsig = syscall.SIGKILL
+
+	rulesetFD := -1
+	if s.abi > 0 {
+		fd, err := s.ruleset(p)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: landlock: %w", err)
+		}
+		rulesetFD = fd
+	}
+	var cgroup string
+	if s.pids != nil && p.Limits.Processes > 0 {
+		dir, err := s.pids.acquire(p.Limits.Processes + 1) // +1: the forking thread
+		if err != nil {
+			if rulesetFD >= 0 {
+				unix.Close(rulesetFD)
+			}
+			return nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
+		}
+		cgroup = dir
+	}
+	prog := s.prog[p.Network]
+
+	started := make(chan error, 1)
+	go func() {
+		// Never unlocked: the rules below stay on this thread, which
+		// the runtime ends when this goroutine returns, and the runtime
+		// makes new threads from a clean template, never from this one.
+		runtime.LockOSThread()
+		err := s.confineThread(rulesetFD, prog, cgroup)
+		if rulesetFD >= 0 {
+			unix.Close(rulesetFD)
+		}
+		if err == nil {
+			err = cmd.Start()
+		}
+		started <- err
+		if err == nil {
+			proc.err = cmd.Wait()
+		}
+		if cgroup != "" {
+			defer s.pids.release(cgroup)
+		}
+		close(proc.done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return proc, nil
+}
+
+// confineThread applies the layers to the calling, locked thread.
+func (s *Sandbox) confineThread(rulesetFD int, prog *filterProg, cgroup string) error {
+	if cgroup != "" {
+		if err := s.pids.join(cgroup, unix.Gettid()); err != nil {
+			return fmt.Errorf("sandbox: pids cgroup: %w", err)
+		}
+	}
+	if s.nnp {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("sandbox: no_new_privs: %w", err)
+		}
+	}
+	if rulesetFD >= 0 {
+		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rulesetFD), 0, 0); errno != 0 {
+			return fmt.Errorf("sandbox: landlock: %w", errno)
+		}
+	}
+	if prog != nil {
+		if err := prog.load(); err != nil {
+			return fmt.Errorf("sandbox: seccomp: %w", err)
+		}
+	}
+	return nil
+}
+
+// ruleset builds the call's Landlock ruleset: the system paths (opened
+// once per set of masks and kept), the read paths, the workspace and the
+// temp dir.
+func (s *Sandbox) ruleset(p *Policy) (int, error) {
+	masks := cleanAll(p.Masks)
+	key := fmt.Sprint(masks, cleanAll(p.ReadPaths))
+	s.fixedMu.Lock()
+	fixed, ok := s.fixed[key]
+	if !ok {
+		var allowed []pathRule
+		for _, d := range SystemPaths {
+			allowed = append(allowed, pathRule{path: d, access: accessRead})
+		}
+		for _, d := range cleanAll(p.ReadPaths) {
+			allowed = append(allowed, pathRule{path: d, access: accessRead})
+		}
+		rules := expand(allowed, masks)
+		for _, d := range devFiles {
+			rules = append(rules, pathRule{path: d, access: accessDev})
+		}
+		var err error
+		if fixed, err = openRules(rules); err != nil {
+			s.fixedMu.Unlock()
+			return -1, err
+		}
+		s.fixed[key] = fixed
+	}
+	s.fixedMu.Unlock()
+
+	var own []pathRule
+	for _, d := range []string{p.Workspace, p.TempDir} {
+		if d != "" {
+			own = append(own, pathRule{path: filepath.Clean(d), access: accessReadWrite})
+		}
+	}
+	call, err := openRules(expand(own, masks))
+	if err != nil {
+		return -1, err
+	}
+	defer closeRules(call)
+	return ruleset(s.abi, p.Network, fixed, call)
+}
+
+func cleanAll(ps []string) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		if p != "" {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
+}
