@@ -154,7 +154,7 @@ func (t *toolset) startShell(ctx context.Context, command, dir string) (*shellRu
 	}
 	cmd := exec.Command(t.shell, "-c", command)
 	cmd.Dir = dir
-	cmd.Env = os.Environ()
+	cmd.Env = t.bashEnv // never the server's own environment: bash_env.go
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	// Its own process group, so one signal reaches the command and

@@ -22,12 +22,15 @@ type Config struct {
 	Workspace string `json:"workspace,omitempty"`
 	// Tools drops tools by name: false drops, true (or absent) keeps.
 	Tools map[string]bool `json:"tools,omitempty"`
+	// Bash and Webfetch are builtins.bash and builtins.webfetch.
+	Bash     BashConfig     `json:"bash,omitzero"`
+	Webfetch WebfetchConfig `json:"webfetch,omitzero"`
 }
 
 // Names lists the ten builtin tools in byte order.
 var Names = []string{"apply_patch", "bash", "edit", "glob", "grep", "question", "read", "todowrite", "webfetch", "write"}
 
-var knownKeys = []string{"disabled", "enabled", "tools", "workspace"}
+var knownKeys = []string{"bash", "disabled", "enabled", "tools", "webfetch", "workspace"}
 
 // ParseConfig reads the `builtins` section. Absent or null means every tool
 // on. It accepts true, false, or an object with the keys disabled, enabled,
@@ -70,6 +73,9 @@ func ParseConfig(raw json.RawMessage) (Config, []string, error) {
 		if err := json.Unmarshal(raw, &cfg.Workspace); err != nil {
 			return Config{}, nil, field.Errorf("workspace", "must be a string (a directory path, relative to the config file)")
 		}
+	}
+	if err := parseSecurityKeys(obj, &cfg); err != nil {
+		return Config{}, nil, err
 	}
 	if (disabled != nil && *disabled) || (enabled != nil && !*enabled) {
 		// Whole-source off: the tools map does not matter, not even

@@ -51,7 +51,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad workspace", raw: `{"workspace": 3}`, err: "workspace: must be a string (a directory path, relative to the config file)"},
 		{name: "bad tools", raw: `{"tools": ["bash"]}`, err: `tools: must be an object mapping tool names to booleans, such as {"bash": false}`},
 		{name: "bad tool value", raw: `{"tools": {"bash": "off"}}`, err: "tools.bash: must be a boolean (false drops the tool, true keeps it)"},
-		{name: "unknown key", raw: `{"tool": {"bash": false}}`, err: `tool: unknown key; the known keys are disabled, enabled, tools, workspace`},
+		{name: "unknown key", raw: `{"tool": {"bash": false}}`, err: `tool: unknown key; the known keys are bash, disabled, enabled, tools, webfetch, workspace`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

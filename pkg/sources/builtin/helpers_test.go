@@ -23,12 +23,17 @@ type kit struct {
 func newKit(t *testing.T) *kit { return newKitCap(t, 0) }
 
 func newKitCap(t *testing.T, maxOutput int) *kit {
+	return newKitConfig(t, builtin.Config{Enabled: true}, maxOutput)
+}
+
+// newKitConfig builds the tools from cfg.
+func newKitConfig(t *testing.T, cfg builtin.Config, maxOutput int) *kit {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := builtin.Tools(builtin.Config{Enabled: true}, sources.Env{Workspace: dir, MaxOutputBytes: maxOutput})
+	tools, err := builtin.Tools(cfg, sources.Env{Workspace: dir, MaxOutputBytes: maxOutput})
 	if err != nil {
 		t.Fatalf("Tools: %v", err)
 	}

@@ -10,8 +10,10 @@ import (
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 
+	"github.com/toolnexus/toolnexus/internal/childenv"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/field"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -56,6 +58,9 @@ func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
 		return nil, fmt.Errorf("builtins.workspace: %w", err)
 	}
 	t := newToolset(ws, env)
+	if err := t.configure(cfg); err != nil {
+		return nil, field.Under("builtins", err)
+	}
 	var out []tool.Tool
 	for _, spec := range t.specs() {
 		if !cfg.Keep(spec.name) {
@@ -85,16 +90,19 @@ type toolset struct {
 	log     *slog.Logger
 	md      *converter.Converter
 	client  *http.Client
+	// bashEnv is the shell's whole environment (bash_env.go).
+	bashEnv []string
 }
 
 func newToolset(ws *Workspace, env sources.Env) *toolset {
 	return &toolset{
-		ws:     ws,
-		cap:    env.OutputCap(),
-		shell:  shellPath(),
-		log:    env.Log(),
-		md:     newMarkdownConverter(),
-		client: newFetchClient(),
+		ws:      ws,
+		cap:     env.OutputCap(),
+		shell:   shellPath(),
+		log:     env.Log(),
+		md:      newMarkdownConverter(),
+		client:  newFetchClient(allowList{}),
+		bashEnv: childenv.Build(nil),
 	}
 }
 

@@ -41,10 +41,12 @@ type webfetchArgs struct {
 
 // newFetchClient is the one client every webfetch call shares. Keep-alives
 // are off: calls go to arbitrary hosts, so pooled connections would rarely
-// be reused and would keep goroutines alive between calls.
-func newFetchClient() *http.Client {
+// be reused and would keep goroutines alive between calls. Every connection
+// goes through the dial guard (webfetch_guard.go).
+func newFetchClient(allow allowList) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DisableKeepAlives = true
+	tr.DialContext = guardedDial(allow)
 	return &http.Client{
 		Transport: tr,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -153,6 +155,9 @@ func (t *toolset) fetchError(ctx, fctx context.Context, timeout time.Duration, e
 			IsError: true,
 			Outcome: tool.OutcomeTimeout,
 		}
+	}
+	if b, ok := asBlocked(err); ok {
+		return fail("webfetch: %v", b)
 	}
 	return fail("webfetch: %v", err)
 }

@@ -59,9 +59,13 @@ func fetchServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// loopbackAllowed lets webfetch reach the test servers on 127.0.0.1,
+// which the dial guard refuses by default.
+var loopbackAllowed = builtin.Config{Enabled: true, Webfetch: builtin.WebfetchConfig{AllowHosts: []string{"127.0.0.1"}}}
+
 func TestWebfetch(t *testing.T) {
 	srv := fetchServer(t)
-	k := newKitCap(t, 4096)
+	k := newKitConfig(t, loopbackAllowed, 4096)
 	tests := []struct {
 		name string
 		args any
@@ -102,7 +106,7 @@ func TestWebfetch(t *testing.T) {
 
 func TestWebfetchRedirectLimit(t *testing.T) {
 	srv := fetchServer(t)
-	k := newKit(t)
+	k := newKitConfig(t, loopbackAllowed, 0)
 	// /redirect/9 is ten redirects in all: allowed. /redirect/10 is eleven.
 	if res := k.run("webfetch", map[string]any{"url": srv.URL + "/redirect/9"}); res.IsError {
 		t.Errorf("10 redirects: %s", res.Output)

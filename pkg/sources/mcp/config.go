@@ -47,7 +47,9 @@ type ServerConfig struct {
 	Transport string `json:"transport,omitempty"`
 	// Command is the program and its arguments (local servers).
 	Command []string `json:"command,omitempty"`
-	// Environment is added to the inherited process environment.
+	// Environment is the child's own variables, ${VAR} and ${file:/path}
+	// expanded at start; the child inherits nothing else from the server
+	// but PATH, HOME, the locale, TERM, TZ, USER and LOGNAME.
 	Environment map[string]string `json:"environment,omitempty"`
 	// Cwd is the child's working directory, relative to the config's directory.
 	Cwd string `json:"cwd,omitempty"`

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -197,18 +195,10 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 			cmd.Dir = filepath.Join(s.baseDir(), cmd.Dir)
 		}
 	}
-	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(s.cfg.Environment))
-	for k := range s.cfg.Environment {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+s.cfg.Environment[k])
-	}
+	cmd.Env = s.childEnv
 	// Its own process group, so close can kill the whole tree at once.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	sess.stderr = newTailWriter(s.log, s.name)
+	sess.stderr = newTailWriter(s.log, s.name, s.redact)
 	cmd.Stderr = sess.stderr
 	// A grandchild holding stderr open must not stall the reaping of the child.
 	cmd.WaitDelay = time.Second

@@ -21,11 +21,13 @@
 //
 // type is local (also "stdio") or remote (also "http", "sse"), inferred
 // from command or url when absent. command is an array, or a string plus
-// args. environment (alias env) is added to the inherited environment;
-// relative paths (cwd, a command containing a slash) resolve against
-// Env.BaseDir. headers may reference ${VAR}: expanded at Start, a missing
-// variable fails that server alone, and the values are scrubbed from every
-// error text. disabled:true wins over enabled. timeout (ms, default 30000)
+// args. environment (alias env) is the child's own variables: a stdio
+// server inherits only PATH, HOME, LANG, LC_ALL, TERM, TZ, USER and LOGNAME
+// from toolnexus (internal/childenv), never its secrets. Relative paths
+// (cwd, a command containing a slash) resolve against Env.BaseDir. headers
+// and env values may reference ${VAR} or ${file:/path}: expanded at Start, a
+// missing variable or file fails that server alone, and the values are
+// scrubbed from every error text and stderr line. disabled:true wins over enabled. timeout (ms, default 30000)
 // bounds each phase: start with initialize, then tools/list. tools is the
 // filter map on the server's original tool names. restart tunes the
 // self-healing backoff: {"initialBackoff": 250, "maxBackoff": 30000,

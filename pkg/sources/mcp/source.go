@@ -32,6 +32,9 @@ type Source struct {
 	// redact scrubs header secrets from error texts; set once in Start,
 	// before any tool can run.
 	redact redactor
+	// childEnv is a stdio server's whole environment (internal/childenv),
+	// built once in Start, before the first child starts.
+	childEnv []string
 	// maxOutput caps a call's output (limits.maxOutputBytes).
 	maxOutput int
 
@@ -107,7 +110,7 @@ func (s *Source) setStatus(state sources.State, err error) {
 func (s *Source) setStatusLocked(state sources.State, err error) {
 	st := sources.Status{Layer: s.id, State: state}
 	if err != nil {
-		st.Error = s.redact.apply(err.Error())
+		st.Error = s.redact.Apply(err.Error())
 	}
 	s.status = st
 	if s.statusHook != nil {
@@ -141,8 +144,11 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(err)
 	}
 	s.mu.Lock()
-	s.redact = newRedactor(s.cfg.Headers)
+	s.redact = newRedactor(s.cfg)
 	s.mu.Unlock()
+	if s.childEnv, err = childEnvironment(s.cfg); err != nil {
+		return s.fail(err)
+	}
 	sess, tools, err := s.connect(ctx, headers)
 	if err != nil {
 		return s.fail(err)
@@ -164,7 +170,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 }
 
 func (s *Source) fail(err error) error {
-	err = errors.New(s.redact.apply(fmt.Sprintf("MCP server %q: %v", s.name, err)))
+	err = errors.New(s.redact.Apply(fmt.Sprintf("MCP server %q: %v", s.name, err)))
 	s.setStatus(sources.Failed, err)
 	s.log.Warn("MCP server failed", "error", err)
 	return err
@@ -336,7 +342,7 @@ func (s *Source) relist(sess *session) {
 	defer stop()
 	list, err := listTools(ctx, sess.cs)
 	if err != nil {
-		s.log.Warn("MCP tools/list after list_changed failed", "error", s.redact.apply(phaseError("tools/list", ctx, timeout, err).Error()))
+		s.log.Warn("MCP tools/list after list_changed failed", "error", s.redact.Apply(phaseError("tools/list", ctx, timeout, err).Error()))
 		return
 	}
 	tools := s.buildTools(list)

@@ -14,8 +14,9 @@ const tailKeep = 512
 // log, and the last few are kept so that a server that dies or fails to
 // initialize can say why in its status ("stderr: missing API key").
 type tailWriter struct {
-	log  *slog.Logger
-	name string
+	log    *slog.Logger
+	name   string
+	redact redactor
 
 	mu      sync.Mutex
 	partial []byte
@@ -23,8 +24,8 @@ type tailWriter struct {
 	size    int
 }
 
-func newTailWriter(log *slog.Logger, name string) *tailWriter {
-	return &tailWriter{log: log, name: name}
+func newTailWriter(log *slog.Logger, name string, redact redactor) *tailWriter {
+	return &tailWriter{log: log, name: name, redact: redact}
 }
 
 func (w *tailWriter) Write(p []byte) (int, error) {
@@ -48,7 +49,7 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 }
 
 func (w *tailWriter) line(l string) {
-	l = strings.TrimSpace(l)
+	l = w.redact.Apply(strings.TrimSpace(l))
 	if l == "" {
 		return
 	}
@@ -75,5 +76,5 @@ func (w *tailWriter) Tail() string {
 	if len(w.partial) > 0 {
 		parts = append(parts[:len(parts):len(parts)], strings.TrimSpace(string(w.partial)))
 	}
-	return strings.Join(parts, " | ")
+	return w.redact.Apply(strings.Join(parts, " | "))
 }

@@ -111,12 +111,12 @@ func (s *Source) caller(original, name string) tool.Func {
 				// SDK judged the HTTP failure transient (502, 503, 504, 429,
 				// a dropped connection) and kept the session: this call
 				// failed, the server is not down.
-				return tool.Failure(s.redact.apply(err.Error()), meta)
+				return tool.Failure(s.redact.Apply(err.Error()), meta)
 			}
 			// The session itself broke (the process died, the server
 			// forgot the session): start over.
 			s.sessionDown(sess, err)
-			return tool.Failure(s.redact.apply(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err)), meta)
+			return tool.Failure(s.redact.Apply(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err)), meta)
 		}
 		return capOutput(mapResult(res, meta), s.maxOutput)
 	}

@@ -1,7 +1,8 @@
 // Command mcptestserver runs the testserver over stdio for the mcp source's
 // tests. Flags: -page N (tools/list page size), -filler N (extra tools),
 // -hang (never answer: a server stuck in initialize), -exit-on-start (die
-// at once, with a message on stderr).
+// at once, with a message on stderr), -leak-env NAME (die at once, printing
+// NAME=value of its own environment on stderr).
 package main
 
 import (
@@ -20,7 +21,12 @@ func main() {
 	filler := flag.Int("filler", 0, "number of filler tools")
 	hang := flag.Bool("hang", false, "never answer")
 	exit := flag.Bool("exit-on-start", false, "exit at once with an error")
+	leak := flag.String("leak-env", "", "exit at once, printing this variable on stderr")
 	flag.Parse()
+	if *leak != "" {
+		fmt.Fprintf(os.Stderr, "fatal: bad key %s=%s\n", *leak, os.Getenv(*leak))
+		os.Exit(3)
+	}
 	if *exit {
 		fmt.Fprintln(os.Stderr, "fatal: TEST_API_KEY is not set")
 		os.Exit(3)
