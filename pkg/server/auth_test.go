@@ -82,7 +82,8 @@ func bearer(tok string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 }
 
-// rpcs calls every RPC of both services once; WatchTools counts as
+// rpcs calls every RPC of the services once (DeleteSession has its own
+// matrix in sessions_test.go); WatchTools counts as
 // answered when its first message arrives.
 var rpcs = []struct {
 	name string
@@ -138,6 +139,10 @@ var rpcs = []struct {
 	}},
 	{"ListSkills", func(ctx context.Context, c *grpc.ClientConn) error {
 		_, err := pb.NewSourceServiceClient(c).ListSkills(ctx, &pb.ListSkillsRequest{})
+		return err
+	}},
+	{"ListSessions", func(ctx context.Context, c *grpc.ClientConn) error {
+		_, err := pb.NewSessionServiceClient(c).ListSessions(ctx, &pb.ListSessionsRequest{})
 		return err
 	}},
 	{"Reload", func(ctx context.Context, c *grpc.ClientConn) error {

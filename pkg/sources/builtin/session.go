@@ -89,6 +89,8 @@ func (t *toolset) limitFileSize(command string) string {
 	if limit < 0 {
 		return command
 	}
-	blocks := limit / 1024
+	// Rounded up: a file may pass the quota by less than a block, which
+	// the accounting after the call then sees.
+	blocks := (limit + 1023) / 1024
 	return "ulimit -f " + strconv.FormatInt(blocks, 10) + "; " + command
 }

@@ -1,0 +1,495 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/pkg/server"
+)
+
+// inSession names a session on a call; with a token too when tok != "".
+func inSession(tok, id string) context.Context {
+	ctx := context.Background()
+	if tok != "" {
+		ctx = bearer(tok)
+	}
+	return metadata.AppendToOutgoingContext(ctx, "toolnexus-session", id)
+}
+
+func execIn(t *testing.T, ctx context.Context, c pb.RegistryServiceClient, name string, args any) *pb.ToolResult {
+	t.Helper()
+	b, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Execute(ctx, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: string(b)}})
+	if err != nil {
+		t.Fatalf("Execute(%s): %v", name, err)
+	}
+	return resp.GetResult()
+}
+
+func sessionIDs(t *testing.T, ctx context.Context, conn *grpc.ClientConn) []string {
+	t.Helper()
+	resp, err := pb.NewSessionServiceClient(conn).ListSessions(ctx, &pb.ListSessionsRequest{})
+	if err != nil {
+		t.Fatalf("ListSessions: %v", err)
+	}
+	var out []string
+	for _, s := range resp.GetSessions() {
+		out = append(out, s.GetPrincipal()+"/"+s.GetId())
+	}
+	return out
+}
+
+const sessionsConfig = `{"skills": [], "builtins": {"tools": {"webfetch": false}}}`
+
+func TestSessionsTwoSessionsSamePathEachReadsItsOwn(t *testing.T) {
+	f := start(t, sessionsConfig)
+	for _, id := range []string{"alpha", "beta"} {
+		if r := execIn(t, inSession("", id), f.reg, "write", map[string]any{"path": "notes/plan.md", "content": "plan of " + id}); r.GetIsError() {
+			t.Fatal(r.GetOutput())
+		}
+	}
+	for _, id := range []string{"alpha", "beta"} {
+		if r := execIn(t, inSession("", id), f.reg, "read", map[string]any{"path": "notes/plan.md"}); r.GetOutput() != "plan of "+id {
+			t.Errorf("session %s reads %q", id, r.GetOutput())
+		}
+		if r := execIn(t, inSession("", id), f.reg, "bash", map[string]any{"command": "cat notes/plan.md; ls"}); r.GetOutput() != "plan of "+id+"notes\n" {
+			t.Errorf("session %s's bash sees %q", id, r.GetOutput())
+		}
+	}
+	// No key: the shared workspace, which sees none of it.
+	if r := f.exec(t, "read", `{"path":"notes/plan.md"}`); !r.GetIsError() {
+		t.Errorf("the shared workspace reads a session's file: %q", r.GetOutput())
+	}
+	if r := f.exec(t, "glob", `{"pattern":"**/*.md"}`); r.GetOutput() != "" {
+		t.Errorf("the shared workspace lists session files: %q", r.GetOutput())
+	}
+	if got := sessionIDs(t, context.Background(), f.conn); strings.Join(got, ",") != "anonymous/alpha,anonymous/beta" {
+		t.Errorf("ListSessions = %v", got)
+	}
+	body := f.scrape(t)
+	if !strings.Contains(body, "\ntoolnexus_sessions 2\n") || !strings.Contains(body, "\ntoolnexus_session_bytes 25\n") {
+		t.Errorf("session metrics:\n%s", grepLines(body, "toolnexus_session"))
+	}
+}
+
+func grepLines(body, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+const (
+	tokA = "agent-a-secret-91d2"
+	tokB = "agent-b-secret-3c55"
+	tokO = "ops-secret-e04b7f12"
+)
+
+// twoPrincipals serves the builtins to agent-a, agent-b and the admin ops.
+func twoPrincipals(t *testing.T, extra string) (*served, *grpc.ClientConn) {
+	t.Helper()
+	t.Setenv("TN_A", tokA)
+	t.Setenv("TN_B", tokB)
+	t.Setenv("TN_O", tokO)
+	s := serve(t, `{"skills": [], "builtins": {"tools": {"webfetch": false}}, "debug": true`+extra+`, "auth": {"tokens": [
+		{"name": "agent-a", "token": "${TN_A}"}, {"name": "agent-b", "token": "${TN_B}"},
+		{"name": "ops", "token": "${TN_O}", "admin": true}]}}`, nil)
+	return s, s.dial(t)
+}
+
+func TestSessionsTwoPrincipalsSameIDAreIsolated(t *testing.T) {
+	s, conn := twoPrincipals(t, "")
+	reg := pb.NewRegistryServiceClient(conn)
+	a, b := inSession(tokA, "work"), inSession(tokB, "work")
+	if r := execIn(t, a, reg, "write", map[string]any{"path": "secret.txt", "content": "a's secret"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	if r := execIn(t, b, reg, "read", map[string]any{"path": "secret.txt"}); !r.GetIsError() {
+		t.Fatalf("agent-b reads agent-a's file in the same session id: %q", r.GetOutput())
+	}
+	// Where agent-a's workspace is, seen from agent-b's: two levels up.
+	aDir := filepath.Join(filepath.Dir(s.cfgPath), "ws", ".sessions", "u-agent-a", "work")
+	if _, err := os.Stat(filepath.Join(aDir, "secret.txt")); err != nil {
+		t.Fatalf("agent-a's file is not where the layout says: %v", err)
+	}
+	attacks := []struct{ tool, args string }{
+		{"read", `{"path": "../../u-agent-a/work/secret.txt"}`},
+		{"read", `{"path": "` + aDir + `/secret.txt"}`},
+		{"write", `{"path": "../../u-agent-a/work/secret.txt", "content": "overwritten"}`},
+		{"edit", `{"path": "../../u-agent-a/work/secret.txt", "oldString": "a", "newString": "b"}`},
+		{"grep", `{"pattern": "secret", "path": "../../u-agent-a"}`},
+		{"glob", `{"pattern": "*", "path": "` + aDir + `"}`},
+		{"bash", `{"command": "pwd", "workdir": "../../u-agent-a/work"}`},
+		{"apply_patch", `{"patchText": "*** Begin Patch\n*** Delete File: ../../u-agent-a/work/secret.txt\n*** End Patch"}`},
+	}
+	for _, at := range attacks {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(at.args), &args); err != nil {
+			t.Fatal(err)
+		}
+		if r := execIn(t, b, reg, at.tool, args); !r.GetIsError() || !strings.Contains(r.GetOutput(), "escapes the workspace") {
+			t.Errorf("agent-b %s %s: %v %q", at.tool, at.args, r.GetIsError(), r.GetOutput())
+		}
+	}
+	// A symlink agent-b plants (with bash) toward agent-a's files is
+	// refused by every file tool where it lands.
+	if r := execIn(t, b, reg, "bash", map[string]any{"command": "ln -s ../../u-agent-a/work peek && ln -s " + aDir + "/secret.txt abs"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	for _, p := range []string{"peek/secret.txt", "abs"} {
+		if r := execIn(t, b, reg, "read", map[string]any{"path": p}); !r.GetIsError() {
+			t.Errorf("agent-b reads %s through a symlink: %q", p, r.GetOutput())
+		}
+		if r := execIn(t, b, reg, "write", map[string]any{"path": p, "content": "x"}); !r.GetIsError() {
+			t.Errorf("agent-b writes %s through a symlink", p)
+		}
+	}
+	if r := execIn(t, b, reg, "grep", map[string]any{"pattern": "secret"}); r.GetOutput() != "" {
+		t.Errorf("agent-b's grep follows a symlink out: %q", r.GetOutput())
+	}
+	if got, _ := os.ReadFile(filepath.Join(aDir, "secret.txt")); string(got) != "a's secret" {
+		t.Fatalf("agent-a's file is now %q", got)
+	}
+	if r := execIn(t, a, reg, "read", map[string]any{"path": "secret.txt"}); r.GetOutput() != "a's secret" {
+		t.Fatalf("agent-a reads %q", r.GetOutput())
+	}
+}
+
+func TestSessionsListAndDeleteAuthMatrix(t *testing.T) {
+	_, conn := twoPrincipals(t, "")
+	reg := pb.NewRegistryServiceClient(conn)
+	sc := pb.NewSessionServiceClient(conn)
+	for _, c := range []struct{ tok, id string }{{tokA, "s1"}, {tokB, "s1"}, {tokB, "s2"}} {
+		if r := execIn(t, inSession(c.tok, c.id), reg, "write", map[string]any{"path": "f", "content": "12345"}); r.GetIsError() {
+			t.Fatal(r.GetOutput())
+		}
+	}
+	lists := map[string]string{tokA: "agent-a/s1", tokB: "agent-b/s1,agent-b/s2", tokO: "agent-a/s1,agent-b/s1,agent-b/s2"}
+	for tok, want := range lists {
+		if got := strings.Join(sessionIDs(t, bearer(tok), conn), ","); got != want {
+			t.Errorf("ListSessions as %s = %s, want %s", tok[:7], got, want)
+		}
+	}
+	resp, err := sc.ListSessions(bearer(tokA), &pb.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := resp.GetSessions()[0]; s.GetBytes() != 5 || s.GetCreatedAt().AsTime().IsZero() || s.GetLastUsedAt().AsTime().Before(s.GetCreatedAt().AsTime()) {
+		t.Errorf("session row %v", s)
+	}
+	if _, err := sc.ListSessions(context.Background(), &pb.ListSessionsRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("ListSessions without a token: %v", err)
+	}
+
+	del := func(ctx context.Context, id, principal string) codes.Code {
+		_, err := sc.DeleteSession(ctx, &pb.DeleteSessionRequest{Id: id, Principal: principal})
+		return status.Code(err)
+	}
+	cases := []struct {
+		who, tok, id, principal string
+		want                    codes.Code
+	}{
+		{"no token", "", "s1", "", codes.Unauthenticated},
+		{"agent-a, agent-b's session by id", tokA, "s2", "", codes.NotFound},
+		{"agent-a naming agent-b", tokA, "s1", "agent-b", codes.PermissionDenied},
+		{"agent-a, a bad id", tokA, "../s1", "", codes.InvalidArgument},
+		{"agent-a, no id", tokA, "", "", codes.InvalidArgument},
+		{"agent-a naming itself", tokA, "s1", "agent-a", codes.OK},
+		{"agent-a, already gone", tokA, "s1", "", codes.NotFound},
+		{"admin, agent-b's", tokO, "s2", "agent-b", codes.OK},
+		{"admin, its own (none)", tokO, "s1", "", codes.NotFound},
+		{"agent-b, its own", tokB, "s1", "", codes.OK},
+	}
+	for _, c := range cases {
+		ctx := context.Background()
+		if c.tok != "" {
+			ctx = bearer(c.tok)
+		}
+		if got := del(ctx, c.id, c.principal); got != c.want {
+			t.Errorf("%s: %v, want %v", c.who, got, c.want)
+		}
+	}
+	if got := sessionIDs(t, bearer(tokO), conn); len(got) != 0 {
+		t.Errorf("left after the deletes: %v", got)
+	}
+	// The deleted session starts empty.
+	if r := execIn(t, inSession(tokA, "s1"), reg, "read", map[string]any{"path": "f"}); !r.GetIsError() {
+		t.Errorf("a deleted session's file is back: %q", r.GetOutput())
+	}
+}
+
+func TestSessionsBadIDsAndRequired(t *testing.T) {
+	f := start(t, `{"skills": [], "debug": true, "sessions": {"required": true}}`)
+	for _, id := range []string{"..", ".", "a/b", "../../etc", strings.Repeat("x", 65), "a b", "a:b", "~x"} {
+		_, err := f.reg.Execute(inSession("", id), &pb.ExecuteRequest{Name: "debug_echo"})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "1 to 64 characters") {
+			t.Errorf("session %q: %v", id, err)
+		}
+		if _, err := f.reg.ListTools(inSession("", id), &pb.ListToolsRequest{}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("ListTools with session %q: %v", id, err)
+		}
+	}
+	_, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: "debug_echo"})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "sessions.required") ||
+		!strings.Contains(status.Convert(err).Message(), "toolnexus-session") {
+		t.Errorf("no session under sessions.required: %v", err)
+	}
+	stream, err := f.reg.ExecuteStream(context.Background(), &pb.ExecuteRequest{Name: "debug_echo"})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("ExecuteStream without a session under sessions.required: %v", err)
+	}
+	// Only calls need one.
+	if _, err := f.reg.ListTools(context.Background(), &pb.ListToolsRequest{}); err != nil {
+		t.Errorf("ListTools without a session: %v", err)
+	}
+	if r := execIn(t, inSession("", "ok-1.2_3"), f.reg, "debug_echo", map[string]any{"message": "hi"}); r.GetIsError() {
+		t.Errorf("a good id: %q", r.GetOutput())
+	}
+}
+
+func TestSessionsQuota(t *testing.T) {
+	f := start(t, `{"skills": [], "sessions": {"maxBytes": 1000}}`)
+	ctx := inSession("", "q")
+	r := execIn(t, ctx, f.reg, "write", map[string]any{"path": "big", "content": strings.Repeat("x", 1001)})
+	if !r.GetIsError() || !strings.Contains(r.GetOutput(), "write: the session's workspace quota would be exceeded") || !strings.Contains(r.GetOutput(), "sessions.maxBytes") {
+		t.Fatalf("a write past the quota: %v %q", r.GetIsError(), r.GetOutput())
+	}
+	// One file may not pass what is left: the shell's file-size limit.
+	r = execIn(t, ctx, f.reg, "bash", map[string]any{"command": "head -c 4096 /dev/zero > blob; wc -c < blob; rm blob"})
+	if !strings.Contains(r.GetOutput(), "File size limit exceeded") || !strings.Contains(r.GetOutput(), "\n1024\n") {
+		t.Fatalf("bash past the file-size limit: %q", r.GetOutput())
+	}
+	// Many files each under it: caught by the accounting after the call.
+	r = execIn(t, ctx, f.reg, "bash", map[string]any{"command": "for i in 1 2 3; do head -c 900 /dev/zero > f$i; done"})
+	if r.GetIsError() {
+		t.Fatalf("bash: %q", r.GetOutput())
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"write", `{"path": "small", "content": "x"}`},
+		{"apply_patch", `{"patchText": "*** Begin Patch\n*** Add File: p\n+x\n*** End Patch"}`},
+		{"bash", `{"command": "echo x > small"}`},
+	} {
+		var args map[string]any
+		_ = json.Unmarshal([]byte(c.args), &args)
+		if r := execIn(t, ctx, f.reg, c.tool, args); !r.GetIsError() {
+			t.Errorf("%s in a session over its quota: %q", c.tool, r.GetOutput())
+		} else if c.tool != "bash" && !strings.Contains(r.GetOutput(), "over its quota: 2700 of 1000 bytes") {
+			t.Errorf("%s: %q", c.tool, r.GetOutput())
+		}
+	}
+	// Reading still works, and shrinking lets writes in again.
+	if r := execIn(t, ctx, f.reg, "bash", map[string]any{"command": "wc -c < f1; rm f2 f3"}); r.GetIsError() || strings.TrimSpace(r.GetOutput()) != "900" {
+		t.Fatalf("bash in a session over its quota: %q", r.GetOutput())
+	}
+	if r := execIn(t, ctx, f.reg, "write", map[string]any{"path": "small", "content": "x"}); r.GetIsError() {
+		t.Fatalf("a write after shrinking: %q", r.GetOutput())
+	}
+}
+
+// holdInSession starts a bash call in session id that runs until the file
+// "release" appears in its workspace, then prints "released". It returns
+// the channel the call's result arrives on.
+func holdInSession(t *testing.T, f *fixture, id string) <-chan *pb.ToolResult {
+	t.Helper()
+	out := make(chan *pb.ToolResult, 1)
+	go func() {
+		resp, err := f.reg.Execute(inSession("", id), &pb.ExecuteRequest{Name: "bash",
+			Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"command": "touch started; while [ ! -e release ]; do sleep 0.01; done; echo released"}`}})
+		if err != nil {
+			t.Errorf("held call: %v", err)
+			out <- nil
+			return
+		}
+		out <- resp.GetResult()
+	}()
+	waitInFlight(t, f, "builtin")
+	return out
+}
+
+// waitGone waits until ListSessions no longer shows the session: the
+// janitor runs on its own clock.
+func waitGone(t *testing.T, conn *grpc.ClientConn, id string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		found := false
+		for _, s := range sessionIDs(t, context.Background(), conn) {
+			found = found || s == "anonymous/"+id
+		}
+		if !found {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("session %s never expired", id)
+}
+
+func TestSessionsExpireWhenIdleButNeverDuringACall(t *testing.T) {
+	f := start(t, `{"skills": [], "sessions": {"idleTimeout": 50}}`)
+	held := holdInSession(t, f, "held")
+	if r := execIn(t, inSession("", "brief"), f.reg, "write", map[string]any{"path": "f", "content": "x"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	// "brief" was used after "held" started; once it has expired, the
+	// janitor has looked at "held" after its idle timeout too.
+	waitGone(t, f.conn, "brief")
+	if r := execIn(t, inSession("", "brief"), f.reg, "read", map[string]any{"path": "f"}); !r.GetIsError() {
+		t.Fatalf("an expired session's file is still there: %q", r.GetOutput())
+	}
+	ids := strings.Join(sessionIDs(t, context.Background(), f.conn), ",")
+	if !strings.Contains(ids, "anonymous/held") {
+		t.Fatalf("a session with a running call expired: %s", ids)
+	}
+	// Release it from outside the call: the held call still has its
+	// workspace and finishes normally.
+	ws := filepath.Join(filepath.Dir(f.cfgPath), "ws", ".sessions", "anonymous", "held")
+	if err := os.WriteFile(filepath.Join(ws, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-held; r == nil || r.GetIsError() || r.GetOutput() != "released\n" {
+		t.Fatalf("held call: %v", r)
+	}
+	waitGone(t, f.conn, "held")
+	if _, err := os.Stat(ws); !os.IsNotExist(err) {
+		t.Fatalf("the expired workspace is still on disk: %v", err)
+	}
+}
+
+func TestSessionsDeleteRefusedWhileACallRuns(t *testing.T) {
+	f := start(t, `{"skills": []}`)
+	held := holdInSession(t, f, "busy")
+	sc := pb.NewSessionServiceClient(f.conn)
+	_, err := sc.DeleteSession(context.Background(), &pb.DeleteSessionRequest{Id: "busy"})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("DeleteSession during a call: %v", err)
+	}
+	if r := execIn(t, inSession("", "busy"), f.reg, "write", map[string]any{"path": "release", "content": ""}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	if r := <-held; r == nil || r.GetIsError() {
+		t.Fatalf("held call: %v", r)
+	}
+	if _, err := sc.DeleteSession(context.Background(), &pb.DeleteSessionRequest{Id: "busy"}); err != nil {
+		t.Fatalf("DeleteSession after the call: %v", err)
+	}
+}
+
+func TestSessionsSurviveReloadAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolnexus.json")
+	ws := filepath.Join(dir, "ws")
+	write := func(text string) {
+		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"skills": [], "sessions": {"idleTimeout": 3600000}}`)
+	run := func() (*fixture, func()) {
+		srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Workspace: ws,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Listen(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx) }()
+		conn := (&served{srv: srv}).dial(t)
+		return &fixture{srv: srv, conn: conn, reg: pb.NewRegistryServiceClient(conn)}, func() { cancel(); <-done; conn.Close() }
+	}
+	f, stop := run()
+	if r := execIn(t, inSession("", "keep"), f.reg, "write", map[string]any{"path": "k.txt", "content": "kept"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	write(`{"skills": [], "sessions": {"idleTimeout": 7200000, "maxBytes": 5000}}`)
+	if _, err := f.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if r := execIn(t, inSession("", "keep"), f.reg, "read", map[string]any{"path": "k.txt"}); r.GetOutput() != "kept" {
+		t.Fatalf("after a reload: %q", r.GetOutput())
+	}
+	stop()
+
+	f, stop = run()
+	defer stop()
+	if got := sessionIDs(t, context.Background(), f.conn); strings.Join(got, ",") != "anonymous/keep" {
+		t.Fatalf("after a restart ListSessions = %v", got)
+	}
+	if r := execIn(t, inSession("", "keep"), f.reg, "read", map[string]any{"path": "k.txt"}); r.GetOutput() != "kept" {
+		t.Fatalf("after a restart: %q", r.GetOutput())
+	}
+}
+
+// sessionHeader adds Toolnexus-Session to every MCP request.
+type sessionHeader struct{ id string }
+
+func (s sessionHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Toolnexus-Session", s.id)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestSessionsOverMCP(t *testing.T) {
+	g := startGateway(t, `{"skills": []}`)
+	one, two := g.mustConnect(t, "", nil), g.mustConnect(t, "", nil)
+	if res := callMCP(t, one, "write", map[string]any{"path": "n.txt", "content": "one's"}); res.IsError {
+		t.Fatal(text(t, res))
+	}
+	if res := callMCP(t, two, "read", map[string]any{"path": "n.txt"}); !res.IsError {
+		t.Fatalf("a second MCP session reads the first's file: %q", text(t, res))
+	}
+	if res := callMCP(t, one, "read", map[string]any{"path": "n.txt"}); text(t, res) != "one's" {
+		t.Fatalf("the MCP session reads %q", text(t, res))
+	}
+	// With the header, an MCP client shares the workspace of a gRPC
+	// session of the same id.
+	if r := execIn(t, inSession("", "shared"), g.grpc, "write", map[string]any{"path": "g.txt", "content": "from grpc"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: &http.Client{Transport: sessionHeader{"shared"}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res := callMCP(t, cs, "read", map[string]any{"path": "g.txt"}); text(t, res) != "from grpc" {
+		t.Fatalf("MCP with the session header reads %q", text(t, res))
+	}
+	// A bad header is refused before MCP sees it.
+	req, _ := http.NewRequest(http.MethodPost, g.url, strings.NewReader(`{}`))
+	req.Header.Set("Toolnexus-Session", "../x")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a bad Toolnexus-Session header: HTTP %d", resp.StatusCode)
+	}
+}
