@@ -60,6 +60,8 @@ e2e-deps:
 
 ## test: every test with the race detector (installs the npm peers first)
 test: e2e-deps
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || \
+		echo "nginx not found: the sessions-across-replicas test will be skipped (apt-get install nginx)"
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 ## test-short: quick unit pass without the race detector
