@@ -239,6 +239,11 @@ func (m *Manager) create(k key) (*Session, error) {
 	s := &Session{m: m, id: k.id, principal: k.principal, pdir: pdir, dir: dir,
 		meta: filepath.Join(m.root, metaDir, pdir, k.id), created: now}
 	s.lastUsed.Store(now.UnixNano())
+	if created, ok := readCreated(s.meta); ok {
+		// Another replica on a shared volume made this session: adopt it.
+		s.created = created
+		s.bytes.Store(measure(dir))
+	}
 	if err := s.writeMeta(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("session %q: cannot record it: %w", k.id, err)
@@ -256,6 +261,7 @@ func (s *Session) writeMeta() error {
 	if err := os.WriteFile(s.meta, []byte(strconv.FormatInt(s.created.UnixNano(), 10)+"\n"), 0o644); err != nil {
 		return err
 	}
+	s.persisted.Store(s.lastUsed.Load() - 1) // the file's mtime is now, not the last use
 	return s.persist()
 }
 
@@ -464,7 +470,7 @@ func (m *Manager) Sweep() {
 	expired := func(s *Session) bool { return now.Sub(time.Unix(0, s.lastUsed.Load())) >= idle }
 	m.sessions.Range(func(_, v any) bool {
 		s := v.(*Session)
-		if s.refs.Load() == 0 && expired(s) {
+		if s.refs.Load() == 0 && expired(s) && !s.usedElsewhere() {
 			m.remove(s, ReasonExpired, expired)
 			return true
 		}
@@ -473,6 +479,33 @@ func (m *Manager) Sweep() {
 		}
 		return true
 	})
+}
+
+// usedElsewhere reports whether the metadata file says the session was
+// used after this replica last used it — another replica sharing the
+// volume serves it now — and then takes that time as its last use, so the
+// janitor here leaves the workspace alone.
+func (s *Session) usedElsewhere() bool {
+	fi, err := os.Stat(s.meta)
+	if err != nil || fi.ModTime().UnixNano() <= s.lastUsed.Load() {
+		return false
+	}
+	s.lastUsed.Store(fi.ModTime().UnixNano())
+	s.persisted.Store(fi.ModTime().UnixNano())
+	return true
+}
+
+// readCreated reads a metadata file's creation time.
+func readCreated(meta string) (time.Time, bool) {
+	b, err := os.ReadFile(meta)
+	if err != nil {
+		return time.Time{}, false
+	}
+	ns, err := strconv.ParseInt(string(trimNL(b)), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
 }
 
 func (m *Manager) persistAll() {
@@ -508,11 +541,7 @@ func (m *Manager) rediscover() {
 			last := time.Time{}
 			if fi, err := os.Stat(s.meta); err == nil {
 				last = fi.ModTime()
-				if b, err := os.ReadFile(s.meta); err == nil {
-					if ns, err := strconv.ParseInt(string(trimNL(b)), 10, 64); err == nil {
-						s.created = time.Unix(0, ns)
-					}
-				}
+				s.created, _ = readCreated(s.meta)
 			}
 			if last.IsZero() {
 				if fi, err := e.Info(); err == nil {

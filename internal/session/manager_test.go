@@ -324,3 +324,35 @@ func TestConcurrentCallsAndExpiry(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Two replicas on one shared volume: the one that no longer serves a
+// session does not delete it while the other uses it.
+func TestSharedVolumeReplicaLeavesAMovedSessionAlone(t *testing.T) {
+	root := t.TempDir()
+	a, c := newManager(t, root, config.Sessions{IdleTimeout: time.Hour})
+	l := acquire(t, a, "p", "moved")
+	if err := os.WriteFile(filepath.Join(l.Dir(), "f"), []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	created := a.List("", true)[0].CreatedAt
+
+	c.advance(50 * time.Minute)
+	b, err := New(Options{Root: root, Limits: config.Sessions{IdleTimeout: time.Hour}, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	lb := acquire(t, b, "p", "moved") // the session's calls now reach b
+	lb.Release()
+	b.Sweep() // b records the use
+	if got := b.List("", true); len(got) != 1 || !got[0].CreatedAt.Equal(created) || got[0].Bytes != 3 {
+		t.Fatalf("b adopted %+v", got)
+	}
+
+	c.advance(20 * time.Minute) // a's idle timeout passes, b's does not
+	a.Sweep()
+	if _, err := os.Stat(filepath.Join(lb.Dir(), "f")); err != nil {
+		t.Fatalf("a deleted the session b serves: %v", err)
+	}
+}
