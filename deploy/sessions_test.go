@@ -1,0 +1,177 @@
+package deploy_test
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/pkg/server"
+)
+
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// The Envoy recipe hashes the header the server reads onto a ring of the
+// replicas the headless Service lists, over HTTP/2, and probes the health
+// service the server serves.
+func TestEnvoyRingHashesTheSessionHeader(t *testing.T) {
+	var env struct {
+		StaticResources struct {
+			Listeners []struct {
+				FilterChains []struct {
+					Filters []struct {
+						TypedConfig struct {
+							RouteConfig struct {
+								VirtualHosts []struct {
+									Routes []struct {
+										Route struct {
+											Cluster    string `yaml:"cluster"`
+											HashPolicy []struct {
+												Header struct {
+													HeaderName string `yaml:"header_name"`
+												} `yaml:"header"`
+											} `yaml:"hash_policy"`
+										} `yaml:"route"`
+									} `yaml:"routes"`
+								} `yaml:"virtual_hosts"`
+							} `yaml:"route_config"`
+						} `yaml:"typed_config"`
+					} `yaml:"filters"`
+				} `yaml:"filter_chains"`
+			} `yaml:"listeners"`
+			Clusters []struct {
+				Name         string         `yaml:"name"`
+				LBPolicy     string         `yaml:"lb_policy"`
+				ProtoOptions map[string]any `yaml:"typed_extension_protocol_options"`
+				HealthChecks []struct {
+					GRPC struct {
+						ServiceName string `yaml:"service_name"`
+					} `yaml:"grpc_health_check"`
+				} `yaml:"health_checks"`
+				LoadAssignment struct {
+					Endpoints []struct {
+						LBEndpoints []struct {
+							Endpoint struct {
+								Address struct {
+									Socket struct {
+										Address string `yaml:"address"`
+										Port    int    `yaml:"port_value"`
+									} `yaml:"socket_address"`
+								} `yaml:"address"`
+							} `yaml:"endpoint"`
+						} `yaml:"lb_endpoints"`
+					} `yaml:"endpoints"`
+				} `yaml:"load_assignment"`
+			} `yaml:"clusters"`
+		} `yaml:"static_resources"`
+	}
+	readYAML(t, "kubernetes/sessions/envoy.yaml", &env)
+	route := env.StaticResources.Listeners[0].FilterChains[0].Filters[0].TypedConfig.RouteConfig.VirtualHosts[0].Routes[0].Route
+	if len(route.HashPolicy) != 1 || route.HashPolicy[0].Header.HeaderName != "toolnexus-session" {
+		t.Errorf("hash_policy %+v; want the toolnexus-session header", route.HashPolicy)
+	}
+	c := env.StaticResources.Clusters[0]
+	if c.Name != route.Cluster || c.LBPolicy != "RING_HASH" {
+		t.Errorf("cluster %s lb_policy %s; want %s with RING_HASH", c.Name, c.LBPolicy, route.Cluster)
+	}
+	if _, ok := c.ProtoOptions["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]; !ok {
+		t.Error("the cluster must speak HTTP/2 to the replicas (gRPC)")
+	}
+	if len(c.HealthChecks) != 1 || c.HealthChecks[0].GRPC.ServiceName != "toolnexus.v1.RegistryService" {
+		t.Errorf("health check %+v", c.HealthChecks)
+	}
+	sock := c.LoadAssignment.Endpoints[0].LBEndpoints[0].Endpoint.Address.Socket
+	objs, _ := manifests(t)
+	var headless struct {
+		Spec struct {
+			ClusterIP string `yaml:"clusterIP"`
+			Ports     []struct {
+				Port int `yaml:"port"`
+			} `yaml:"ports"`
+		} `yaml:"spec"`
+	}
+	n, ok := objs["Service/"+sock.Address]
+	if !ok {
+		t.Fatalf("Envoy resolves %s, which is no Service in deploy/kubernetes", sock.Address)
+	}
+	if err := n.Decode(&headless); err != nil {
+		t.Fatal(err)
+	}
+	if headless.Spec.ClusterIP != "None" || headless.Spec.Ports[0].Port != sock.Port {
+		t.Errorf("Envoy dials %s:%d; the Service is clusterIP %q port %d (it must be headless: one ring entry per pod)",
+			sock.Address, sock.Port, headless.Spec.ClusterIP, headless.Spec.Ports[0].Port)
+	}
+}
+
+// The overlay lists its files, its proxy may pass the base NetworkPolicy,
+// and its config is one the real server serves.
+func TestSessionsOverlay(t *testing.T) {
+	var k struct {
+		Resources []string `yaml:"resources"`
+		Generator []struct {
+			Files []string `yaml:"files"`
+		} `yaml:"configMapGenerator"`
+		Patches []struct {
+			Path string `yaml:"path"`
+		} `yaml:"patches"`
+	}
+	readYAML(t, "kubernetes/sessions/kustomization.yaml", &k)
+	listed := slices.Clone(k.Resources)
+	for _, g := range k.Generator {
+		listed = append(listed, g.Files...)
+	}
+	for _, p := range k.Patches {
+		listed = append(listed, p.Path)
+	}
+	files, _ := filepath.Glob("kubernetes/sessions/*.yaml")
+	for _, f := range files {
+		if b := filepath.Base(f); b != "kustomization.yaml" && !slices.Contains(listed, b) {
+			t.Errorf("the sessions overlay does not use %s", b)
+		}
+	}
+	var d struct {
+		Spec struct {
+			Template struct {
+				Metadata meta `yaml:"metadata"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	readYAML(t, "kubernetes/sessions/envoy-deployment.yaml", &d)
+	if d.Spec.Template.Metadata.Labels["toolnexus.io/client"] != "true" {
+		t.Error("the Envoy pods need toolnexus.io/client=true to pass the NetworkPolicy")
+	}
+
+	var cm configMap
+	readYAML(t, "kubernetes/sessions/config-patch.yaml", &cm)
+	path := filepath.Join(t.TempDir(), "toolnexus.json")
+	if err := os.WriteFile(path, []byte(cm.Data["toolnexus.json"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sessions.Max != 100 || cfg.Sessions.MaxBytes != 256<<20 {
+		t.Errorf("sessions %+v", cfg.Sessions)
+	}
+	srv, err := server.New(server.Options{ConfigPath: path, Workspace: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatalf("the real server rejects the overlay's config: %v", err)
+	}
+	srv.Close()
+}
