@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 )
 
@@ -55,6 +54,15 @@ func (s *Server) Listen() error {
 		if s.mcpLis, err = bind(cfg.Server.MCP.Listen, "server.mcp.listen / --mcp-listen"); err != nil {
 			return err
 		}
+	}
+	// Checked again on what was bound: a host name may resolve elsewhere
+	// than its spelling suggests.
+	if err := checkExposure(cfg, s.boundAddrs(cfg), s.opts.Insecure); err != nil {
+		for _, l := range bound {
+			l.Close()
+		}
+		s.lis, s.metricsLis, s.mcpLis = nil, nil, nil
+		return publicError(err)
 	}
 	return nil
 }
@@ -216,31 +224,4 @@ func (t *connTracker) closeUnused() {
 			_ = c.Close()
 		}
 	}
-}
-
-// checkExposure refuses a non-loopback listener without auth or TLS unless
-// --insecure: a tool server reachable from the network runs shell commands.
-func (s *Server) checkExposure(cfg *config.Config) error {
-	if s.opts.Insecure || cfg.Auth.Enabled() || cfg.Server.TLS.Enabled() {
-		return nil
-	}
-	for _, l := range []struct{ addr, key string }{{cfg.Server.Listen, "server.listen"}, {cfg.Server.MCP.Listen, "server.mcp.listen"}} {
-		if l.addr != "" && !isLoopback(l.addr) {
-			return &config.Error{Key: l.key, Msg: fmt.Sprintf("%s is not a loopback address and neither auth nor TLS is configured; "+
-				"configure auth.tokens or server.tls, or pass --insecure if you really mean it", l.addr)}
-		}
-	}
-	return nil
-}
-
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

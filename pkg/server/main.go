@@ -50,7 +50,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		workspace     = fs.String("workspace", envDefault("TOOLNEXUS_WORKSPACE", ""), "root the builtin file tools are confined to (default ./workspace, or builtins.workspace) [TOOLNEXUS_WORKSPACE]")
 		logLevel      = fs.String("log-level", envDefault("TOOLNEXUS_LOG_LEVEL", "info"), "debug, info, warn or error [TOOLNEXUS_LOG_LEVEL]")
 		logFormat     = fs.String("log-format", envDefault("TOOLNEXUS_LOG_FORMAT", "text"), "text or json [TOOLNEXUS_LOG_FORMAT]")
-		insecure      = fs.Bool("insecure", envBool("TOOLNEXUS_INSECURE"), "allow a non-loopback listen address without auth or TLS [TOOLNEXUS_INSECURE]")
+		insecure      = fs.Bool("insecure", envBool("TOOLNEXUS_INSECURE"), "allow a non-loopback listen address without auth tokens or mutual TLS [TOOLNEXUS_INSECURE]")
 		debugTools    = fs.Bool("debug", envBool("TOOLNEXUS_DEBUG"), "serve the debug tools (debug_echo, debug_sleep, debug_fail, debug_panic) [TOOLNEXUS_DEBUG]")
 		checkOnly     = fs.Bool("check", false, "validate the config and exit (0 valid, 2 invalid)")
 		pprofListen   = fs.String("pprof-listen", envDefault("TOOLNEXUS_PPROF_LISTEN", ""), "serve Go profiles at http://ADDR/debug/pprof/ (loopback addresses only; off unless set) [TOOLNEXUS_PPROF_LISTEN]")
@@ -107,6 +107,9 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 	if err := srv.Listen(); err != nil {
 		fmt.Fprintln(stderr, "toolnexus-server:", err)
 		srv.Close()
+		if errors.As(err, new(*ConfigError)) {
+			return ExitConfig
+		}
 		return ExitFailed
 	}
 	if *pprofListen != "" {

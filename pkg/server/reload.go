@@ -31,7 +31,7 @@ func (s *Server) reload() (core.Report, error) {
 	old := s.core.Config()
 	cfg, err := s.loadConfig()
 	if err == nil {
-		err = s.checkExposure(cfg)
+		err = checkExposure(cfg, s.boundAddrs(cfg), s.opts.Insecure)
 	}
 	var tc *tls.Config
 	if err == nil {

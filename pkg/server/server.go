@@ -58,7 +58,8 @@ type Options struct {
 	MCPListen string
 	// Workspace overrides builtins.workspace.
 	Workspace string
-	// Insecure allows a non-loopback listener without auth or TLS.
+	// Insecure allows a non-loopback listener without auth tokens or
+	// mutual TLS.
 	Insecure bool
 	// Debug turns the debug tools on regardless of the config.
 	Debug bool
@@ -112,7 +113,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, publicError(err)
 	}
-	if err := s.checkExposure(cfg); err != nil {
+	if err := checkExposure(cfg, configuredAddrs(cfg), s.opts.Insecure); err != nil {
 		return nil, publicError(err)
 	}
 	if err := s.loadTLS(cfg); err != nil {
@@ -209,7 +210,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	stopWatch := s.watchConfigFile()
 	defer stopWatch()
 	s.log.Info("toolnexus serving", "grpc", s.lis.Addr().String(), "metrics", addrString(s.metricsLis), "mcp", addrString(s.mcpLis),
-		"tools", s.core.Snapshot().Len(), "config", configName(s.opts.ConfigPath))
+		"tools", s.core.Snapshot().Len(), "config", configName(s.opts.ConfigPath), "beyond_loopback", s.exposedNow())
 
 	var serveErr error
 	select {

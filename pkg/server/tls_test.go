@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -160,10 +161,16 @@ func TestTLSConfigErrorsAtStart(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.cfg, err, c.want)
 		}
 	}
-	// TLS alone is enough to listen beyond loopback.
-	srv, err := server.New(server.Options{ConfigPath: writeTemp(t, tlsConfigJSON(cert, key, "")), Listen: "0.0.0.0:0", MetricsListen: "-", Workspace: t.TempDir(), Logger: quiet})
+	// TLS alone does not authenticate anyone: not enough beyond loopback.
+	// Mutual TLS is (security_listen_test.go has the attack).
+	_, err := server.New(server.Options{ConfigPath: writeTemp(t, tlsConfigJSON(cert, key, "")), Listen: "0.0.0.0:0", MetricsListen: "-", Workspace: t.TempDir(), Logger: quiet})
+	var ce *server.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "server.listen" {
+		t.Fatalf("TLS without clientCA on 0.0.0.0: %v, want a server.listen config error", err)
+	}
+	srv, err := server.New(server.Options{ConfigPath: writeTemp(t, tlsConfigJSON(cert, key, authority.PEM)), Listen: "0.0.0.0:0", MetricsListen: "-", Workspace: t.TempDir(), Logger: quiet})
 	if err != nil {
-		t.Fatalf("TLS on 0.0.0.0: %v", err)
+		t.Fatalf("mutual TLS on 0.0.0.0: %v", err)
 	}
 	srv.Close()
 }
