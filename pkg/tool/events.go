@@ -72,9 +72,11 @@ func WithEvents(ctx context.Context, sink Sink) context.Context {
 
 // Streaming reports whether ctx carries a sink, for a tool that would do
 // extra work (formatting, a second pipe) only when someone listens.
-func Streaming(ctx context.Context) bool { return sinkFrom(ctx) != nil }
+func Streaming(ctx context.Context) bool { return SinkFrom(ctx) != nil }
 
-func sinkFrom(ctx context.Context) Sink {
+// SinkFrom is the sink attached to ctx, or nil; for a source that relays
+// events from elsewhere (an upstream MCP server's notifications).
+func SinkFrom(ctx context.Context) Sink {
 	s, _ := ctx.Value(sinkKey{}).(Sink)
 	return s
 }
@@ -83,7 +85,7 @@ func sinkFrom(ctx context.Context) Sink {
 // (total 0 when unknown), with an optional note. Progress should increase
 // along one call.
 func Progress(ctx context.Context, progress, total float64, message string) {
-	if s := sinkFrom(ctx); s != nil {
+	if s := SinkFrom(ctx); s != nil {
 		s(Event{Kind: EventProgress, Progress: progress, Total: total, Message: message})
 	}
 }
@@ -94,7 +96,7 @@ func Progress(ctx context.Context, progress, total float64, message string) {
 // which allocates even when nobody listens: guard expensive data with
 // Streaming.
 func Log(ctx context.Context, level, logger string, data any) {
-	if s := sinkFrom(ctx); s != nil {
+	if s := SinkFrom(ctx); s != nil {
 		s(Event{Kind: EventLog, Level: level, Logger: logger, Data: data})
 	}
 }
@@ -105,7 +107,7 @@ func Output(ctx context.Context, stream Stream, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	if s := sinkFrom(ctx); s != nil {
+	if s := SinkFrom(ctx); s != nil {
 		s(Event{Kind: EventOutput, Stream: stream, Bytes: data})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // Server types, after inference.
@@ -65,6 +66,9 @@ type ServerConfig struct {
 	Tools sources.Filter `json:"tools,omitempty"`
 	// Restart tunes how a server that died is brought back.
 	Restart Restart `json:"restart"`
+	// Prefix goes before every tool name; nil means "<server>_". An empty
+	// prefix keeps the upstream names as they are.
+	Prefix *string `json:"prefix,omitempty"`
 }
 
 // Restart is the self-healing backoff, in milliseconds: the first retry
@@ -138,7 +142,7 @@ func ParseConfig(raw json.RawMessage) (map[string]ServerConfig, []string, error)
 var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "environment": true, "env": true,
 	"cwd": true, "url": true, "headers": true, "enabled": true, "disabled": true,
-	"timeout": true, "tools": true, "restart": true,
+	"timeout": true, "tools": true, "restart": true, "prefix": true,
 }
 
 func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, error) {
@@ -250,6 +254,16 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 
 	if sc.Restart, err = parseRestart(fields, key); err != nil {
 		return sc, nil, err
+	}
+	if v, ok := fields["prefix"]; ok && !field.IsNull(v) {
+		var p string
+		if err := json.Unmarshal(v, &p); err != nil {
+			return sc, nil, field.Errorf(key("prefix"), "must be a string, e.g. \"fs_\", or \"\" to keep the server's own tool names")
+		}
+		if tool.Sanitize(p) != p {
+			return sc, nil, field.Errorf(key("prefix"), "%q may only use letters, digits, \"_\" and \"-\" (tool names must match [a-zA-Z0-9_-])", p)
+		}
+		sc.Prefix = &p
 	}
 
 	switch strings.ToLower(typ) {

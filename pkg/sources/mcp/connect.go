@@ -34,6 +34,8 @@ type session struct {
 
 	// listChanged is poked (never blocking) on notifications/tools/list_changed.
 	listChanged chan struct{}
+	// relay routes progress and log notifications to streaming calls.
+	relay *relay
 
 	downOnce sync.Once
 	dead     chan struct{} // closed when the session is found broken
@@ -46,6 +48,7 @@ type session struct {
 func newSession() *session {
 	return &session{
 		listChanged: make(chan struct{}, 1),
+		relay:       newRelay(),
 		dead:        make(chan struct{}),
 		waitDone:    make(chan struct{}),
 	}
@@ -136,6 +139,8 @@ func (s *Source) dial(ctx context.Context, headers map[string]string) (*session,
 			default: // a re-list is already due
 			}
 		},
+		ProgressNotificationHandler: sess.relay.progress,
+		LoggingMessageHandler:       sess.relay.message,
 		// No roots, sampling or elicitation: toolnexus only calls tools.
 		Capabilities: &sdk.ClientCapabilities{},
 	})
@@ -159,6 +164,13 @@ func (s *Source) dial(ctx context.Context, headers map[string]string) (*session,
 			sess.http.CloseIdleConnections()
 		}
 		return nil, err
+	}
+	// Servers that log may wait for a level before sending anything; ask
+	// for everything, and let each streaming caller's own level filter.
+	if ir := sess.cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		if err := sess.cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			s.log.Debug("logging/setLevel refused; the server's log messages may not be relayed", "error", s.redact.apply(err.Error()))
+		}
 	}
 	go func() {
 		defer close(sess.waitDone)
@@ -205,7 +217,7 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	sess.cmd = cmd
 
 	tr := &phased{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: stdinGrace}, life: life,
-		onStart: func() { sess.pgid.Store(int64(cmd.Process.Pid)) }}
+		onStart: func() { sess.pgid.Store(int64(cmd.Process.Pid)) }, count: sess.relay}
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		if !tr.started {
@@ -224,7 +236,7 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess *session, headers map[string]string) error {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	sess.http = base
-	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, life: life}}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, life: life, count: sess.relay}}
 
 	if s.cfg.Transport != TransportSSE {
 		// The SDK's own retries (resuming a dropped event stream) stay on:
@@ -266,10 +278,17 @@ type phased struct {
 	life    context.Context
 	onStart func() // optional
 	started bool
+	// count, when set, counts the relayed notifications read (stdio only:
+	// the streamable HTTP connection must stay the SDK's own type, so
+	// remote sessions count in their HTTP bodies instead).
+	count *relay
 }
 
 func (p *phased) Connect(context.Context) (sdk.Connection, error) {
 	c, err := p.inner.Connect(p.life)
+	if err == nil && p.count != nil {
+		c = countingConn{Connection: c, r: p.count}
+	}
 	p.started = err == nil
 	if p.started && p.onStart != nil {
 		p.onStart()
@@ -285,6 +304,7 @@ type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	life    context.Context
+	count   *relay // counts relayed notifications in the bodies
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -304,7 +324,11 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, err
 	}
-	resp.Body = &lifeBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }}
+	body := resp.Body
+	if h.count != nil {
+		body = &countingBody{ReadCloser: body, r: h.count}
+	}
+	resp.Body = &lifeBody{ReadCloser: body, done: func() { stop(); cancel() }}
 	return resp, nil
 }
 

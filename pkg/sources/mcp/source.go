@@ -25,7 +25,7 @@ type Source struct {
 	cfg     ServerConfig
 	env     sources.Env
 	id      registry.LayerID
-	prefix  string // sanitize(name) + "_"
+	prefix  string // sanitize(name) + "_", or the config's prefix
 	log     *slog.Logger
 	sdkLog  *slog.Logger
 	restart Restart
@@ -81,6 +81,9 @@ func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
 		sdkLog:    log.With("component", "go-sdk"),
 		restart:   cfg.Restart.withDefaults(),
 		maxOutput: env.OutputCap(),
+	}
+	if cfg.Prefix != nil {
+		s.prefix = *cfg.Prefix
 	}
 	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
 	s.status = sources.Status{Layer: id, State: sources.Connected}

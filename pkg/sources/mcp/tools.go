@@ -98,7 +98,14 @@ func (s *Source) caller(original, name string) tool.Func {
 			// Down: answer now rather than wait for a timeout.
 			return tool.Failure(s.downText(), meta)
 		}
-		res, err := sess.cs.CallTool(ctx, &sdk.CallToolParams{Name: original, Arguments: call.Arguments})
+		params := &sdk.CallToolParams{Name: original, Arguments: call.Arguments}
+		sess.relay.calls.Add(1)
+		defer sess.relay.calls.Add(-1)
+		if tool.Streaming(ctx) {
+			token, sc := sess.relay.begin(tool.SinkFrom(ctx), params)
+			defer sess.relay.end(ctx, token, sc)
+		}
+		res, err := sess.cs.CallTool(ctx, params)
 		if err != nil {
 			if ctx.Err() != nil {
 				r := tool.ContextResult(ctx, name)
@@ -140,8 +147,16 @@ func capOutput(r tool.Result, max int) tool.Result {
 
 // mapResult maps an MCP result to a tool result: isError → the text parts joined by
 // a blank line; structured content → its JSON; otherwise the text parts
-// joined by a newline.
+// joined by a newline. That is the text view (Output); when the server
+// returned anything but text, every part is also kept, in order, as the
+// result's Content.
 func mapResult(res *sdk.CallToolResult, meta map[string]any) tool.Result {
+	r := mapText(res, meta)
+	r.Content = richContent(res.Content)
+	return r
+}
+
+func mapText(res *sdk.CallToolResult, meta map[string]any) tool.Result {
 	if res.IsError {
 		out := joinText(res.Content, "\n\n")
 		if out == "" {
@@ -157,6 +172,44 @@ func mapResult(res *sdk.CallToolResult, meta map[string]any) tool.Result {
 		return tool.Success(string(b), meta)
 	}
 	return tool.Success(joinText(res.Content, "\n"), meta)
+}
+
+// richContent converts the parts when any is not text (nil otherwise: a
+// text-only result is all in Output). Parts of kinds MCP may add later are
+// skipped.
+func richContent(parts []sdk.Content) []tool.Content {
+	rich := false
+	for _, c := range parts {
+		if _, ok := c.(*sdk.TextContent); !ok {
+			rich = true
+			break
+		}
+	}
+	if !rich {
+		return nil
+	}
+	out := make([]tool.Content, 0, len(parts))
+	for _, c := range parts {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			out = append(out, tool.Text(c.Text))
+		case *sdk.ImageContent:
+			out = append(out, tool.Image(c.MIMEType, c.Data))
+		case *sdk.AudioContent:
+			out = append(out, tool.Audio(c.MIMEType, c.Data))
+		case *sdk.EmbeddedResource:
+			if r := c.Resource; r != nil {
+				if r.Blob != nil {
+					out = append(out, tool.BlobResource(r.URI, r.MIMEType, r.Blob))
+				} else {
+					out = append(out, tool.TextResource(r.URI, r.MIMEType, r.Text))
+				}
+			}
+		case *sdk.ResourceLink:
+			out = append(out, tool.ResourceLink(c.URI, c.Name, c.MIMEType))
+		}
+	}
+	return out
 }
 
 func joinText(parts []sdk.Content, sep string) string {

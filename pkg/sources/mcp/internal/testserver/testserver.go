@@ -74,7 +74,7 @@ func New(opts Options) *Server {
 		PageSize: opts.PageSize,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Advertise tools.listChanged even before a tool is added at runtime.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	})
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -117,6 +117,27 @@ func New(opts Options) *Server {
 		res.IsError = true
 		return res, nil
 	})
+	add("rich", "Every kind of content part.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "a picture"},
+			&mcp.ImageContent{MIMEType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}},
+			&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF")},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///r.md", MIMEType: "text/markdown", Text: "# r"}},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///b.bin", MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2}}},
+			&mcp.ResourceLink{URI: "file:///l.txt", Name: "l.txt", MIMEType: "text/plain"},
+		}}, nil
+	})
+	add("report", "Three progress notifications (with a token) and three log messages, then the result.", object,
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tok := req.Params.GetProgressToken()
+			for i := 1; i <= 3; i++ {
+				if tok != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3, Message: "step " + strconv.Itoa(i)})
+				}
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "report", Data: map[string]any{"step": i}})
+			}
+			return text("reported"), nil
+		})
 	add("pid", "The server's process id.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
 	})
