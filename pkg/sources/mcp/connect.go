@@ -1,5 +1,7 @@
 package mcp
 
+//lint:file-ignore SA1019 MCP logging is deprecated in the newest protocol but still what servers and clients use to relay log messages; toolnexus relays it both ways.
+
 import (
 	"context"
 	"errors"
@@ -169,7 +171,7 @@ func (s *Source) dial(ctx context.Context, headers map[string]string) (*session,
 	// for everything, and let each streaming caller's own level filter.
 	if ir := sess.cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
 		if err := sess.cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil {
-			s.log.Debug("logging/setLevel refused; the server's log messages may not be relayed", "error", s.redact.apply(err.Error()))
+			s.log.Debug("logging/setLevel refused; the server's log messages may not be relayed", "error", s.redact.Apply(err.Error()))
 		}
 	}
 	go func() {

@@ -1,5 +1,7 @@
 package mcp
 
+//lint:file-ignore SA1019 MCP logging is deprecated in the newest protocol but still what servers and clients use to relay log messages; toolnexus relays it both ways.
+
 import (
 	"bytes"
 	"context"
