@@ -40,9 +40,12 @@ func main() {
 	dur := flag.Duration("d", 1500*time.Millisecond, "duration of one measured run")
 	reps := flag.Int("reps", 3, "alternating repetitions per comparison (best of)")
 	only := flag.Bool("baselines", false, "only rows 8–10 (toolnexus vs the minimal programs), printed, BENCHMARKS.md untouched")
+	sessionsOnly := flag.Bool("sessions", false, "only rows 11–12 (sessions), printed, BENCHMARKS.md untouched")
 	flag.Parse()
 	var err error
-	if *only {
+	if *sessionsOnly {
+		err = runSessions(*serverBin, *reps)
+	} else if *only {
 		err = runBaselines(*serverBin, *dur, *reps)
 	} else {
 		err = run(*out, *plotPath, *serverBin, *dur, *reps)
@@ -323,6 +326,11 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 		rep.row("| 6 | server RSS at 10,000 declared HTTP tools, after one ListTools | — | %.1f MiB | — | — | — |", big/(1<<20))
 	}
 
+	// 11–12. Sessions: a new session's first call, 10,000 idle sessions.
+	if err := sessionRows(rep, serverBin, tmp, reps); err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+
 	if plotPath != "" {
 		if err := os.MkdirAll(filepath.Dir(plotPath), 0o755); err != nil {
 			return err
@@ -465,4 +473,10 @@ const analysis = `
   gateway (row 7) lands within a few percent of a bare go-sdk server (row 5).
 - **Row 6** is the resident memory of a real server process reading its own
   process_resident_memory_bytes.
+- **Row 11**: a session's first call creates its directory and a small metadata file (and
+  looks the session up under the manager's lock, once); every later call finds it with a
+  lock-free map lookup and an atomic reference count. Both sides run the same glob in the
+  session's workspace, including the size measurement of the workspace after the call.
+- **Row 12**: an idle session is a map entry and a small struct (ids, paths, times, counters) —
+  a few hundred bytes — and nothing runs per session: one janitor looks at all of them.
 `
