@@ -19,7 +19,11 @@ package mcpgateway
 //     it, and the token's allowlist filters tools/list and denies calls.
 //
 // A ToolResult becomes one text content part holding Output, with isError
-// copied. The rest of the result is for the agent's code, not the model, so
+// copied — or, for a rich result, its parts as MCP content (text, image,
+// audio, embedded resource, resource link). A tools/call with
+// _meta.progressToken gets the tool's progress as notifications/progress;
+// a client that sent logging/setLevel gets the tool's log messages and live
+// output as notifications/message at that level, all before the result. The rest of the result is for the agent's code, not the model, so
 // it goes in the result's _meta rather than structuredContent (which MCP
 // clients may hand to the model in place of the text, and which is meant to
 // match an outputSchema these tools do not have):
@@ -105,6 +109,9 @@ type Gateway struct {
 	handler  http.Handler // the SDK handler behind the bearer middleware (auth on)
 	unauthed http.Handler // the SDK handler itself (auth off)
 
+	// levels holds the sessions that sent logging/setLevel (trackLevels).
+	levels sync.Map
+
 	// syncMu guards the SDK tool set bookkeeping.
 	syncMu    sync.Mutex
 	have      map[string]*tool.Tool // what the SDK server currently lists
@@ -155,9 +162,10 @@ func New(c *core.Core, opts Options) *Gateway {
 	sdkLog := slog.New(sdkLogHandler{log.Handler()}).With("component", "mcp-gateway")
 	g.sdk = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Logger:       sdkLog,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		//lint:ignore SA1019 logging is deprecated upstream but is how MCP clients get a tool's log messages
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	})
-	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList)
+	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
 		Logger:              sdkLog,
 		SessionTimeout:      sessionTimeout,
@@ -442,7 +450,13 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		call.Answer = ans
 	}
 	start := time.Now()
-	r, source := g.core.Execute(ctx, call)
+	execCtx := ctx
+	if sink := g.sinkFor(ctx, req); sink != nil {
+		call.Stream = true
+		execCtx = tool.WithEvents(ctx, sink.send)
+		defer sink.stop() // before the result goes out: nothing follows it
+	}
+	r, source := g.core.Execute(execCtx, call)
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.logCall(ctx, name, source, r, start, call.Caller)
 	}
@@ -491,6 +505,9 @@ func toCallToolResult(r tool.Result) *mcp.CallToolResult {
 		Content: []mcp.Content{&mcp.TextContent{Text: r.Output}},
 		IsError: r.IsError,
 		Meta:    mcp.Meta{MetaOutcome: r.Resolved().String()},
+	}
+	if len(r.Content) > 0 {
+		out.Content = toContent(r.Content)
 	}
 	if len(r.Metadata) > 0 {
 		// Marshalled here so that a value JSON cannot encode costs the
