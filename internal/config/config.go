@@ -45,6 +45,10 @@ type Config struct {
 	Server   Server
 	Sessions Sessions
 	Debug    bool
+	// Telemetry is OpenTelemetry tracing (internal/telemetry).
+	Telemetry Telemetry
+	// Audit is the audit log (internal/audit).
+	Audit Audit
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -91,7 +95,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "debug"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "debug", "telemetry", "audit"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -200,6 +204,12 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Sessions, err = parseSessions(nonNull(top["sessions"])); err != nil {
+		return nil, err
+	}
+	if cfg.Telemetry, err = parseTelemetry(nonNull(top["telemetry"])); err != nil {
+		return nil, err
+	}
+	if cfg.Audit, err = parseAudit(nonNull(top["audit"])); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

@@ -10,12 +10,16 @@
 package core
 
 import (
+	"context"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/engine"
@@ -38,6 +42,12 @@ type Options struct {
 	// SessionDeleted hears every session whose workspace was deleted
 	// (reason "expired" or "deleted"), for the audit trail.
 	SessionDeleted func(info SessionInfo, reason string)
+	// Tracing is the tracer provider (internal/telemetry); nil = tracing
+	// off: no span is started and nothing is propagated.
+	Tracing trace.TracerProvider
+	// AuditStderr is where the audit log goes when audit.path is empty
+	// (os.Stderr when nil).
+	AuditStderr io.Writer
 }
 
 // Core is one running tool set.
@@ -53,6 +63,11 @@ type Core struct {
 	auth atomic.Pointer[auth.Authenticator]
 
 	applyMu sync.Mutex // serialises Apply
+
+	// tracer starts the execute_tool spans; nil when tracing is off.
+	tracer trace.Tracer
+	// audit is the audit log (off unless the config has an audit section).
+	audit *audit.Log
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -70,7 +85,16 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	c := &Core{log: log, reg: registry.New(registry.WithLogger(log))}
 	c.metrics = metrics.New(promReg)
 	c.exec = executor.New(c.reg, c.metrics, cfg.Limits, log)
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native})
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing})
+	c.audit = audit.New(opts.AuditStderr)
+	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
+		c.exec.Close()
+		return nil, err
+	}
+	if opts.Tracing != nil {
+		c.tracer = opts.Tracing.Tracer(telemetryScope)
+		c.exec.EnableExemplars()
+	}
 	metrics.RegisterState(promReg, c.stateForMetrics)
 	c.cfg.Store(cfg)
 	if au := auth.New(cfg.Auth); au != nil {
@@ -82,18 +106,26 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	root, err := sessionsRoot(cfg)
 	if err != nil {
 		c.exec.Close()
+		_ = c.audit.Close()
 		return nil, err
 	}
 	rep, err := c.eng.Apply(cfg)
 	if err != nil {
 		c.exec.Close()
+		_ = c.audit.Close()
 		return nil, err
 	}
 	c.sessions, err = session.New(session.Options{Root: root, Limits: cfg.Sessions, Logger: log, Metrics: promReg,
-		OnDelete: opts.SessionDeleted})
+		OnDelete: func(info session.Info, reason string) {
+			c.audit.SessionDeleted(context.Background(), info.Principal, info.ID, reason)
+			if opts.SessionDeleted != nil {
+				opts.SessionDeleted(info, reason)
+			}
+		}})
 	if err != nil {
 		c.exec.Close()
 		_ = c.eng.Close()
+		_ = c.audit.Close()
 		return nil, &config.Error{Key: "builtins.workspace", Msg: err.Error()}
 	}
 	for id, err := range rep.Failed {
@@ -118,6 +150,11 @@ func (c *Core) Config() *config.Config { return c.cfg.Load() }
 // reaches Execute.
 func (c *Core) Metrics() *metrics.Metrics { return c.metrics }
 
+// Audit is the audit log: front-ends and helpers record what Execute does
+// not see through it (a reload, a session deletion). Its methods are
+// no-ops while the audit log is off.
+func (c *Core) Audit() *audit.Log { return c.audit }
+
 // Authenticator checks bearer tokens; nil when auth is off.
 func (c *Core) Authenticator() *auth.Authenticator { return c.auth.Load() }
 
@@ -137,11 +174,21 @@ type Report struct {
 func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
-	rep, err := c.eng.Apply(cfg)
+	// The audit file is (re)opened first: a path that cannot be opened
+	// rejects the reload; a reload reopens it, which is how a rotated file
+	// is let go.
+	nextAudit, err := c.audit.Prepare(cfg.Audit, cfg.AuditPath())
 	if err != nil {
 		c.metrics.Reloads.WithLabelValues("error").Inc()
 		return Report{}, err
 	}
+	rep, err := c.eng.Apply(cfg)
+	if err != nil {
+		nextAudit.Discard()
+		c.metrics.Reloads.WithLabelValues("error").Inc()
+		return Report{}, err
+	}
+	c.audit.Commit(nextAudit)
 	for _, w := range cfg.Warnings {
 		c.log.Warn("config: " + w)
 	}
@@ -172,7 +219,11 @@ func (c *Core) RejectApply() { c.metrics.Reloads.WithLabelValues("error").Inc() 
 func (c *Core) Close() error {
 	c.exec.Close()
 	c.sessions.Close()
-	return c.eng.Close()
+	err := c.eng.Close()
+	if aerr := c.audit.Close(); err == nil {
+		err = aerr
+	}
+	return err
 }
 
 // SourceInfo is one source instance as ListSources shows it.

@@ -45,6 +45,14 @@ type Call struct {
 // tool, record the metrics. It always returns a Result — a failure is a
 // value — and the source label the call was counted under.
 func (c *Core) Execute(ctx context.Context, call Call) (tool.Result, string) {
+	if c.tracer != nil || c.audit.On() {
+		return c.executeObserved(ctx, call)
+	}
+	return c.execute(ctx, call)
+}
+
+// execute is Execute without the trace span and the audit line.
+func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
 	req := executor.Request{Name: call.Name, Arguments: call.Arguments, Answer: call.Answer, Protocol: call.Protocol}
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows

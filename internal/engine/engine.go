@@ -27,6 +27,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/sources/native"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 	"github.com/toolnexus/toolnexus/pkg/tool"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configures an Engine.
@@ -38,6 +39,8 @@ type Options struct {
 	// replaced or removed stays open for the calls still running on it
 	// (DefaultDrainTimeout when zero).
 	DrainTimeout time.Duration
+	// Tracing is handed to the sources (sources.Env.Tracing); nil = off.
+	Tracing trace.TracerProvider
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -214,6 +217,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		Logger:         e.log,
 		BaseDir:        cfg.BaseDir,
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
+		Tracing:        e.opts.Tracing,
 	}
 	ws, err := e.workspace(cfg)
 	if err != nil {

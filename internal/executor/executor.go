@@ -70,6 +70,9 @@ type Executor struct {
 	global chan struct{}            // global concurrency cap, nil = none
 	sems   map[string]chan struct{} // per-tool caps by name, kept across rebuilds
 	metas  map[string]*toolMeta     // per-tool metric handles and schemas, kept across rebuilds
+
+	// exemplars attaches the trace id to duration observations (tracing on).
+	exemplars bool
 }
 
 // New makes an executor for reg and subscribes it to reg's changes, so its
@@ -134,7 +137,11 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 			res = tool.FailureWith(tool.OutcomePanic, panics.Log(x.log, req.Name, v))
 		}
 		ss.inFlight[proto].Dec()
-		ss.duration[proto].Observe(time.Since(start).Seconds())
+		if x.exemplars {
+			observeTraced(ctx, ss.duration[proto], time.Since(start).Seconds())
+		} else {
+			ss.duration[proto].Observe(time.Since(start).Seconds())
+		}
 		st.counter(x.metrics, proto, res.Resolved()).Inc()
 	}()
 	return x.run(ctx, tab, st, req), source

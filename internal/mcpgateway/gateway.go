@@ -128,6 +128,7 @@ type Gateway struct {
 	// would cut its response).
 	posts inflight
 	// hardStop ends every call still running when the grace period is over.
+	tracing    bool
 	hardStop   context.Context
 	hardCancel context.CancelFunc
 	closeOnce  sync.Once
@@ -142,6 +143,10 @@ type Options struct {
 	// MaxBodyBytes caps a request body (0: the SDK's default).
 	MaxBodyBytes int64
 	Logger       *slog.Logger
+	// Tracing continues the caller's trace: from _meta.traceparent in the
+	// call params, else from the POST's traceparent header. Off, neither is
+	// read.
+	Tracing bool
 }
 
 // New builds the gateway over c and starts keeping its tool set in step
@@ -157,7 +162,7 @@ func New(c *core.Core, opts Options) *Gateway {
 	if log == nil {
 		log = slog.Default()
 	}
-	g := &Gateway{core: c, log: log, have: map[string]*tool.Tool{}, reconf: make(chan struct{}, 1), syncDone: make(chan struct{})}
+	g := &Gateway{core: c, log: log, tracing: opts.Tracing, have: map[string]*tool.Tool{}, reconf: make(chan struct{}, 1), syncDone: make(chan struct{})}
 	g.hardStop, g.hardCancel = context.WithCancel(context.Background())
 	sdkLog := slog.New(sdkLogHandler{log.Handler()}).With("component", "mcp-gateway")
 	g.sdk = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
@@ -432,6 +437,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 			res, err = toCallToolResult(g.core.Recovered(ctx, name, core.ProtocolMCP, v)), nil
 		}
 	}()
+	if g.tracing {
+		ctx = traceContext(ctx, req)
+	}
 	// Close cancels calls still running when the grace period is over.
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(g.hardStop, cancel)

@@ -102,7 +102,7 @@ func addrString(l net.Listener) string {
 // MetricsHandler serves /metrics and /healthz.
 func (s *Server) MetricsHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.prom, promhttp.HandlerOpts{Registry: s.prom}))
+	mux.Handle("/metrics", promhttp.HandlerFor(s.prom, promhttp.HandlerOpts{Registry: s.prom, EnableOpenMetrics: true}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if !s.serving.Load() {
 			http.Error(w, "not serving", http.StatusServiceUnavailable)

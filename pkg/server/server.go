@@ -19,9 +19,11 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +42,8 @@ import (
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
+	"github.com/toolnexus/toolnexus/internal/telemetry"
+	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -71,6 +75,9 @@ type Options struct {
 	// for `make bench`, which measures what the chain costs; never use it in
 	// production (no auth, no panic guard, no metrics).
 	DisableInterceptors bool
+	// AuditOutput is where the audit log goes when the config's audit
+	// section has no path (os.Stderr when nil).
+	AuditOutput io.Writer
 }
 
 // Server is one toolnexus server.
@@ -98,6 +105,9 @@ type Server struct {
 	mcpLis     net.Listener
 	mcpSrv     *http.Server
 	mcpConns   connTracker
+
+	// tracing is the OpenTelemetry provider; nil when tracing is off.
+	tracing *telemetry.Provider
 }
 
 // New loads the config, starts every source and builds the gRPC server. A
@@ -120,14 +130,20 @@ func New(opts Options) (*Server, error) {
 		return nil, publicError(err)
 	}
 	s.prom.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native})
+	if s.tracing, err = otlp.Setup(context.Background(), cfg.Telemetry, os.LookupEnv, log); err != nil {
+		return nil, publicError(err)
+	}
+	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native,
+		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput})
 	if err != nil {
+		s.shutdownTracing()
 		return nil, publicError(err)
 	}
 	s.api = grpcapi.New(s.core, grpcapi.Options{Logger: log, Metrics: s.prom, Reload: s.reloadForRPC,
 		Shutdown: s.shutdown, DisableInterceptors: opts.DisableInterceptors})
 
-	gopts := append(s.api.ServerOptions(),
+	gopts := append(s.api.ServerOptions(), s.tracingOptions()...)
+	gopts = append(gopts,
 		grpc.MaxRecvMsgSize(cfg.Limits.MaxRequestBytes),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 15 * time.Minute}),
@@ -142,7 +158,7 @@ func New(opts Options) (*Server, error) {
 	reflection.Register(s.grpc)
 	if gc := cfg.Server.MCP; gc.Listen != "" {
 		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Tools: gc.Tools,
-			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log})
+			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil})
 	}
 	return s, nil
 }
@@ -267,6 +283,7 @@ func (s *Server) Shutdown() {
 		if err := s.core.Close(); err != nil {
 			s.log.Warn("closing sources", "error", err)
 		}
+		s.shutdownTracing()
 		s.log.Info("toolnexus stopped")
 	})
 }

@@ -1,6 +1,10 @@
 package sources
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
+)
 
 // Env is what the server hands every source besides its own config section.
 type Env struct {
@@ -14,6 +18,11 @@ type Env struct {
 	// MaxOutputBytes caps what one call may return (limits.maxOutputBytes);
 	// 0 means the default of 1 MiB.
 	MaxOutputBytes int
+	// Tracing starts the spans a source makes outside any call (an MCP
+	// server's reconnect); nil when tracing is off. Inside a call, start
+	// child spans with internal/telemetry.Start, which follows the call's
+	// own span.
+	Tracing trace.TracerProvider `json:"-"`
 }
 
 // DefaultMaxOutputBytes is the output cap when none is configured.

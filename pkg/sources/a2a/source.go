@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -113,7 +114,8 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(fmt.Errorf("headers: %w: set it in the server's environment", err))
 	}
 	c := &client{
-		http:    &http.Client{Transport: s.transport},
+		// Calls made inside a traced tool call carry traceparent.
+		http:    &http.Client{Transport: telemetry.Transport(s.transport)},
 		header:  http.Header{},
 		maxBody: int64(s.env.OutputCap())*8 + 1<<20,
 		redact:  secretRedactor(s.cfg.Headers),

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -42,8 +43,9 @@ func newSource(cfg Config, env sources.Env) *Source {
 		env:       env,
 		id:        id,
 		transport: tr,
-		client:    &http.Client{Transport: tr},
-		status:    sources.Status{Layer: id, State: sources.Connected},
+		// Calls made inside a traced tool call carry traceparent.
+		client: &http.Client{Transport: telemetry.Transport(tr)},
+		status: sources.Status{Layer: id, State: sources.Connected},
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus/internal/telemetry"
 )
 
 // stdinGrace is how long a local server gets to exit on its own after its
@@ -312,13 +313,15 @@ type headerTransport struct {
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(h.life, cancel)
-	if len(h.headers) == 0 {
+	traced := telemetry.Traced(ctx)
+	if len(h.headers) == 0 && !traced {
 		r = r.WithContext(ctx) // shallow: nothing of the caller's request changes
 	} else {
 		r = r.Clone(ctx) // a RoundTripper must not modify the caller's headers
 		for k, v := range h.headers {
 			r.Header.Set(k, v)
 		}
+		telemetry.InjectHeader(ctx, r.Header)
 	}
 	resp, err := h.base.RoundTrip(r)
 	if err != nil {

@@ -9,9 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // listChangedDelay coalesces a burst of notifications/tools/list_changed
@@ -318,15 +320,21 @@ func (s *Source) bringBack(pace *backoff, headers map[string]string) *session {
 		case <-t.C:
 		}
 
-		sess, tools, err := s.connect(context.Background(), headers)
+		ctx, span := s.reconnectSpan(attempt)
+		sess, tools, err := s.connect(ctx, headers)
 		if err == nil {
 			if err = s.install(sess, tools); err != nil {
+				span.End()
 				sess.close()
 				return nil // only install refuses, and only when closed
 			}
+			span.SetAttributes(attribute.Int("toolnexus.mcp.tools", len(tools)))
+			span.End()
 			s.log.Info("MCP server restarted", "tools", len(tools), "attempt", attempt)
 			return sess
 		}
+		telemetry.Fail(span, errors.New(s.redact.Apply(err.Error())))
+		span.End()
 		select {
 		case <-s.closeCtx.Done():
 			return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -104,6 +105,11 @@ func (s *Source) caller(original, name string) tool.Func {
 		if tool.Streaming(ctx) {
 			token, sc := sess.relay.begin(tool.SinkFrom(ctx), params)
 			defer sess.relay.end(ctx, token, sc)
+		}
+		if telemetry.Traced(ctx) {
+			// The trace goes on in _meta on every transport (stdio has no
+			// headers); streamable HTTP carries the headers too.
+			params.Meta = telemetry.InjectMeta(ctx, params.Meta)
 		}
 		res, err := sess.cs.CallTool(ctx, params)
 		if err != nil {
