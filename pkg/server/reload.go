@@ -15,7 +15,7 @@ import (
 // with the reason (a *ConfigError) and the old one keeps serving; otherwise
 // only changed sources are rebuilt, and limits, auth and TLS swap.
 func (s *Server) Reload() (ReloadReport, error) {
-	rep, err := s.reload()
+	rep, err := s.reload(context.Background(), "signal")
 	if err != nil {
 		return ReloadReport{}, publicError(err)
 	}
@@ -23,11 +23,14 @@ func (s *Server) Reload() (ReloadReport, error) {
 }
 
 // reloadForRPC is SourceService.Reload's way in.
-func (s *Server) reloadForRPC(context.Context) (core.Report, error) { return s.reload() }
+func (s *Server) reloadForRPC(ctx context.Context) (core.Report, error) { return s.reload(ctx, "rpc") }
 
-func (s *Server) reload() (core.Report, error) {
+// reload applies the config file anew; trigger ("rpc", "signal", "watch")
+// and the caller in ctx go to the audit log.
+func (s *Server) reload(ctx context.Context, trigger string) (rep core.Report, err error) {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
+	defer func() { s.auditReload(ctx, trigger, rep, err) }()
 	old := s.core.Config()
 	cfg, err := s.loadConfig()
 	if err == nil {
@@ -40,7 +43,6 @@ func (s *Server) reload() (core.Report, error) {
 	if err == nil && cfg.Server.TLS.Enabled() != old.Server.TLS.Enabled() {
 		err = &config.Error{Key: "server.tls", Msg: "turning TLS on or off needs a restart; certificates can be swapped by reload"}
 	}
-	var rep core.Report
 	if err != nil {
 		s.core.RejectApply()
 	} else {
@@ -50,7 +52,7 @@ func (s *Server) reload() (core.Report, error) {
 		s.log.Error("reload rejected; the previous config keeps serving", "error", err)
 		return core.Report{}, err
 	}
-	for _, key := range restartOnly(old, cfg) {
+	for _, key := range append(restartOnly(old, cfg), tracingChanged(old, cfg)...) {
 		s.log.Warn("config: " + key + " changed; it takes effect after a restart (the rest of the reload is applied)")
 	}
 	if tc != nil {
@@ -104,7 +106,7 @@ func (s *Server) watchConfigFile() (stop func()) {
 			case <-t.C:
 				if m := modTime(s.opts.ConfigPath); !m.Equal(last) {
 					last = m
-					_, _ = s.Reload()
+					_, _ = s.reload(context.Background(), "watch")
 				}
 			}
 		}

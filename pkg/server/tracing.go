@@ -2,11 +2,17 @@ package server
 
 import (
 	"context"
+	"reflect"
+	"sort"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/grpc"
 
+	"github.com/toolnexus/toolnexus/internal/audit"
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 )
 
@@ -36,4 +42,31 @@ func (s *Server) shutdownTracing() {
 	if err := s.tracing.Shutdown(ctx); err != nil {
 		s.log.Warn("tracing: final export failed", "error", err)
 	}
+}
+
+// auditReload writes the reload's audit line: who (the admin token for
+// SourceService.Reload), how it was triggered and how it ended.
+func (s *Server) auditReload(ctx context.Context, trigger string, rep core.Report, err error) {
+	a := s.core.Audit()
+	if !a.On() {
+		return
+	}
+	r := audit.Reload{Trigger: trigger, Err: err, Revision: rep.Revision, Rebuilt: rep.Started, Removed: rep.Removed}
+	if p := auth.From(ctx); p != nil {
+		r.Principal = p.Name
+	}
+	for id := range rep.Failed {
+		r.Failed = append(r.Failed, id)
+	}
+	sort.Strings(r.Failed)
+	a.Reload(ctx, r)
+}
+
+// tracingChanged names the telemetry section when a reload changed it:
+// the tracer provider is built once, at start.
+func tracingChanged(old, next *config.Config) []string {
+	if reflect.DeepEqual(old.Telemetry, next.Telemetry) {
+		return nil
+	}
+	return []string{"telemetry"}
 }

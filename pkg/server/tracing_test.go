@@ -247,6 +247,17 @@ func TestTraceFromAgentThroughGRPCToEverySource(t *testing.T) {
 		t.Error("gen_ai.tool.call.id set on a call that sent none")
 	}
 
+	// The audit lines name the trace and the execute_tool span.
+	lines := auditLines(t, ts.audit)
+	if len(lines) != 3 {
+		t.Fatalf("%d audit lines, want 3", len(lines))
+	}
+	for i, s := range []testutil.Span{mcpSpan, httpSpan, a2aSpan} {
+		if lines[i]["trace_id"] != traceID || lines[i]["span_id"] != s.SpanID {
+			t.Errorf("audit line %d: trace %v span %v, want %s %s", i, lines[i]["trace_id"], lines[i]["span_id"], traceID, s.SpanID)
+		}
+	}
+
 	// The MCP server: _meta and the HTTP header both name our span.
 	for _, peer := range []string{"mcp-meta", "mcp-header"} {
 		got := ts.peers.get(peer)
