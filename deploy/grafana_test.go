@@ -38,7 +38,8 @@ type panel struct {
 	Type    string  `json:"type"`
 	Panels  []panel `json:"panels"` // collapsed rows nest theirs
 	Targets []struct {
-		Expr string `json:"expr"`
+		Expr     string `json:"expr"`
+		Exemplar bool   `json:"exemplar"`
 	} `json:"targets"`
 }
 
@@ -53,6 +54,25 @@ func loadDashboard(t *testing.T) dashboard {
 		t.Fatalf("grafana/toolnexus.json: %v", err)
 	}
 	return d
+}
+
+// hasExemplars reports whether a duration query asks for exemplars.
+func (d dashboard) hasExemplars() bool {
+	var walk func([]panel) bool
+	walk = func(ps []panel) bool {
+		for _, p := range ps {
+			for _, tg := range p.Targets {
+				if tg.Exemplar && strings.Contains(tg.Expr, "toolnexus_tool_call_duration_seconds_bucket") {
+					return true
+				}
+			}
+			if walk(p.Panels) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(d.Panels)
 }
 
 // exprs returns every PromQL expression, keyed by the panel title.
@@ -162,8 +182,8 @@ func TestMetricsAndLabelsParser(t *testing.T) {
 var targetLabels = []string{"job", "instance", "pod", "namespace", "service", "container", "endpoint", "le"}
 
 // serveAndScrape runs a real server with the debug tools, makes calls that
-// create every series the dashboard reads, and scrapes it.
-func serveAndScrape(t *testing.T) scrape {
+// create every series the dashboard reads (unless fresh), and scrapes it.
+func serveAndScrape(t *testing.T, fresh bool) scrape {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "toolnexus.json")
@@ -193,6 +213,9 @@ func serveAndScrape(t *testing.T) scrape {
 	}
 	defer conn.Close()
 	reg := pb.NewRegistryServiceClient(conn)
+	if fresh {
+		return scrapeMetrics(t, srv)
+	}
 	for _, c := range []struct{ name, args string }{
 		{"debug_echo", `{"a":1}`}, {"debug_fail", `{"message":"x"}`},
 		{"no_such_tool", `{}`}, {"read", `{"path":"missing.txt"}`},
@@ -204,6 +227,11 @@ func serveAndScrape(t *testing.T) scrape {
 	if _, err := pb.NewSourceServiceClient(conn).Reload(context.Background(), &pb.ReloadRequest{}); err != nil {
 		t.Fatalf("Reload: %v", err)
 	}
+	return scrapeMetrics(t, srv)
+}
+
+func scrapeMetrics(t *testing.T, srv *server.Server) scrape {
+	t.Helper()
 	resp, err := http.Get("http://" + srv.MetricsAddr().String() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -220,8 +248,18 @@ func serveAndScrape(t *testing.T) scrape {
 // real scrape: each metric it names is exported, each label it filters or
 // groups by is on one of those metrics.
 func TestDashboardQueriesExist(t *testing.T) {
+	checkDashboard(t, serveAndScrape(t, false))
+}
+
+// A fresh server — no call made, no reload — already exports every series
+// the dashboard queries, so a new deployment shows 0, never "No data".
+func TestFreshServerHasEveryDashboardSeries(t *testing.T) {
+	checkDashboard(t, serveAndScrape(t, true))
+}
+
+func checkDashboard(t *testing.T, s scrape) {
+	t.Helper()
 	d := loadDashboard(t)
-	s := serveAndScrape(t)
 
 	exprs := d.exprs()
 	if len(exprs) == 0 {
@@ -271,6 +309,9 @@ func TestDashboardQueriesExist(t *testing.T) {
 	if !sourceVar {
 		t.Error("the dashboard has no source variable")
 	}
+	if !d.hasExemplars() {
+		t.Error("no latency query shows exemplars (the links to traces)")
+	}
 
 	// The panels the issue asks for.
 	joined := strings.Join(all, "\n")
@@ -281,6 +322,9 @@ func TestDashboardQueriesExist(t *testing.T) {
 		"histogram_quantile(0.99, sum by (source, le) (rate(toolnexus_tool_call_duration_seconds_bucket", // p99
 		"toolnexus_tools{",     // tools registered
 		"toolnexus_source_up{", // sources up
+		"toolnexus_sessions",   // sessions
+		"toolnexus_session_bytes",
+		`outcome="denied"`, // audit-relevant refusals
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("no query contains %s", want)

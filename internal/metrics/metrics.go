@@ -5,6 +5,8 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // UnknownLabel stands in for source and tool of calls to names no tool has,
@@ -41,7 +43,28 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"result"}),
 	}
 	reg.MustRegister(m.Calls, m.Duration, m.InFlight, m.Reloads)
+	m.initialize()
 	return m
+}
+
+// Protocols are the values of the protocol label.
+var Protocols = []string{"grpc", "mcp"}
+
+// initialize creates, at 0, every series whose label values are known
+// before the first call, so a dashboard shows 0 rather than "No data" on a
+// fresh server: both reload results, and calls_total for every outcome and
+// protocol under source="unknown", tool="unknown" (a bounded set; a real
+// tool's series appear with its first call, since tools × outcomes would
+// not be bounded). The per-source histogram and in-flight gauge are made
+// for every source when the executor builds its table.
+func (m *Metrics) initialize() {
+	m.Reloads.WithLabelValues("ok")
+	m.Reloads.WithLabelValues("error")
+	for o := tool.OutcomeOK; o <= tool.OutcomePending; o++ {
+		for _, p := range Protocols {
+			m.Calls.WithLabelValues(UnknownLabel, UnknownLabel, o.String(), p)
+		}
+	}
 }
 
 // SourceState is one source instance as the state collector sees it.

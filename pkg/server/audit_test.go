@@ -42,8 +42,8 @@ func auditLines(t *testing.T, path string) []map[string]any {
 	return out
 }
 
-// The audit trail of a real server: calls over gRPC and /mcp (allowed and
-// denied), a reload by an admin token and one by signal, each a line with
+// The audit trail of a real server: calls over gRPC (Execute and
+// ExecuteStream) and /mcp, allowed and denied, a reload by an admin token and one by signal, each a line with
 // every field; the file survives rotation (renamed away, then a reload);
 // and neither bearer token nor the expanded ${VAR} header value appears in
 // any of it, though both were used.
@@ -85,6 +85,19 @@ func TestAuditTrail(t *testing.T) {
 	if r, err := reg.Execute(agent, &pb.ExecuteRequest{Name: "debug_fail", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}}); err != nil || r.GetResult().GetOutcome() != pb.Outcome_OUTCOME_DENIED {
 		t.Fatalf("debug_fail with the agent token: %v %v, want DENIED", err, r)
 	}
+	st, err := reg.ExecuteStream(agent, &pb.ExecuteRequest{Name: "ping", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := st.Recv()
+		if err != nil {
+			t.Fatalf("ExecuteStream: %v", err)
+		}
+		if ev.GetResult() != nil {
+			break
+		}
+	}
 	// /mcp with the same token.
 	hc := &http.Client{Transport: headerRT{base: http.DefaultTransport, key: "Authorization", value: "Bearer " + agentToken}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(context.Background(),
@@ -114,8 +127,8 @@ func TestAuditTrail(t *testing.T) {
 	stop()
 
 	old, cur := auditLines(t, rotated), auditLines(t, logPath)
-	if len(old) != 4 || len(cur) != 2 {
-		t.Fatalf("rotated file has %d lines (want 4: three calls, one reload), new file %d (want 2: the signal reload, one call)", len(old), len(cur))
+	if len(old) != 5 || len(cur) != 2 {
+		t.Fatalf("rotated file has %d lines (want 5: four calls, one reload), new file %d (want 2: the signal reload, one call)", len(old), len(cur))
 	}
 	sum := sha256.Sum256([]byte(args))
 	mcpSum := sha256.Sum256([]byte(`{"q":"hello"}`))
@@ -127,9 +140,11 @@ func TestAuditTrail(t *testing.T) {
 			"tool": "ping", "source": "http", "call_id": "call-7", "outcome": "ok", "is_error": false,
 			"argument_bytes": float64(len(args)), "argument_sha256": hex.EncodeToString(sum[:])}},
 		{old[1], map[string]any{"event": "execute", "tool": "debug_fail", "source": "debug", "principal": "agent", "outcome": "denied", "is_error": true}},
-		{old[2], map[string]any{"event": "execute", "method": "tools/call", "protocol": "mcp", "principal": "agent", "tool": "ping",
+		{old[2], map[string]any{"event": "execute", "method": "ExecuteStream", "protocol": "grpc", "principal": "agent", "tool": "ping",
+			"outcome": "ok", "argument_sha256": hex.EncodeToString(sum[:])}},
+		{old[3], map[string]any{"event": "execute", "method": "tools/call", "protocol": "mcp", "principal": "agent", "tool": "ping",
 			"outcome": "ok", "argument_sha256": hex.EncodeToString(mcpSum[:])}},
-		{old[3], map[string]any{"event": "reload", "principal": "ops", "trigger": "rpc", "outcome": "ok"}},
+		{old[4], map[string]any{"event": "reload", "principal": "ops", "trigger": "rpc", "outcome": "ok"}},
 		{cur[0], map[string]any{"event": "reload", "principal": "", "trigger": "signal", "outcome": "ok"}},
 		{cur[1], map[string]any{"event": "execute", "tool": "ping", "outcome": "ok"}},
 	}

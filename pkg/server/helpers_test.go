@@ -155,3 +155,23 @@ func waitInFlight(t *testing.T, f *fixture, source string) {
 	}
 	t.Fatal("call never became in-flight")
 }
+
+// scrapeAs scrapes /metrics with the given Accept header and returns the
+// Content-Type and the body.
+func (f *fixture) scrapeAs(t *testing.T, accept string) (string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+f.srv.MetricsAddr().String()+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.Header.Get("Content-Type"), string(b)
+}

@@ -205,6 +205,20 @@ func TestTraceFromAgentThroughGRPCToEverySource(t *testing.T) {
 			t.Fatalf("Execute %s: %v %v", c.name, err, resp.GetResult())
 		}
 	}
+	// The duration histogram carries the trace as an exemplar (OpenMetrics).
+	ct, body := (&fixture{srv: ts.srv}).scrapeAs(t, "application/openmetrics-text; version=1.0.0")
+	if !strings.HasPrefix(ct, "application/openmetrics-text") {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	var exemplar bool
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "toolnexus_tool_call_duration_seconds_bucket{") && strings.Contains(line, `# {trace_id="`+traceID+`"}`) {
+			exemplar = true
+		}
+	}
+	if !exemplar {
+		t.Error("no toolnexus_tool_call_duration_seconds bucket has the call's trace_id as exemplar")
+	}
 	ts.stop() // flushes the spans
 
 	spans := oneTrace(t, ts.receiver.Spans(), traceID)
