@@ -57,7 +57,15 @@ func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows
 	}
-	if call.Session != "" {
+	if call.Session == "" {
+		if c.cfg.Load().Sessions.Required {
+			// A front-end checks this first (INVALID_ARGUMENT); this is
+			// the backstop for any path that does not.
+			return c.refuse(call, tool.OutcomeInvalidArguments, ErrSessionRequired.Error()+": this server has sessions.required on"), metrics.UnknownLabel
+		}
+	} else if _, known := c.exec.Snapshot().Lookup(call.Name); known {
+		// Only a call that reaches a tool opens (or creates) its session:
+		// an unknown name is answered without touching the disk.
 		sctx, lease, refused := c.enterSession(ctx, call)
 		if refused != nil {
 			return *refused, metrics.UnknownLabel

@@ -356,3 +356,25 @@ func TestSharedVolumeReplicaLeavesAMovedSessionAlone(t *testing.T) {
 		t.Fatalf("a deleted the session b serves: %v", err)
 	}
 }
+
+// A call in an existing session: a map lookup and two atomics, no lock.
+// The lease itself is the one allocation (it is the call's workspace).
+func BenchmarkAcquireExisting(b *testing.B) {
+	m, err := New(Options{Root: b.TempDir(), Limits: config.Sessions{IdleTimeout: time.Hour}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	l, err := m.Acquire("agent", "s")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l.Release()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l, _ := m.Acquire("agent", "s")
+			l.Release()
+		}
+	})
+}

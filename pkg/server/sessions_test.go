@@ -81,6 +81,10 @@ func TestSessionsTwoSessionsSamePathEachReadsItsOwn(t *testing.T) {
 	if r := f.exec(t, "glob", `{"pattern":"**/*.md"}`); r.GetOutput() != "" {
 		t.Errorf("the shared workspace lists session files: %q", r.GetOutput())
 	}
+	// A call to no tool opens no session.
+	if r := execIn(t, inSession("", "ghost"), f.reg, "no_such_tool", map[string]any{}); !r.GetIsError() {
+		t.Fatal("an unknown tool succeeded")
+	}
 	if got := sessionIDs(t, context.Background(), f.conn); strings.Join(got, ",") != "anonymous/alpha,anonymous/beta" {
 		t.Errorf("ListSessions = %v", got)
 	}
@@ -491,5 +495,34 @@ func TestSessionsOverMCP(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a bad Toolnexus-Session header: HTTP %d", resp.StatusCode)
+	}
+}
+
+// ExecuteStream runs in the session its metadata names, like Execute.
+func TestSessionsExecuteStream(t *testing.T) {
+	f := start(t, sessionsConfig)
+	stream, err := f.reg.ExecuteStream(inSession("", "streamed"), &pb.ExecuteRequest{Name: "bash",
+		Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"command": "echo from the stream > s.txt; pwd"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res *pb.ToolResult
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			break
+		}
+		if r := ev.GetResult(); r != nil {
+			res = r
+		}
+	}
+	if res == nil || res.GetIsError() || !strings.HasSuffix(strings.TrimSpace(res.GetOutput()), filepath.Join(".sessions", "anonymous", "streamed")) {
+		t.Fatalf("streamed call: %v", res)
+	}
+	if r := execIn(t, inSession("", "streamed"), f.reg, "read", map[string]any{"path": "s.txt"}); r.GetOutput() != "from the stream\n" {
+		t.Fatalf("Execute in the same session reads %q", r.GetOutput())
+	}
+	if r := f.exec(t, "read", `{"path": "s.txt"}`); !r.GetIsError() {
+		t.Fatalf("the shared workspace reads the streamed session's file: %q", r.GetOutput())
 	}
 }

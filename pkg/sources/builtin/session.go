@@ -24,9 +24,18 @@ func (t *toolset) forCall(ctx context.Context) (*toolset, *tool.Result) {
 	if sw == nil {
 		return t, nil
 	}
-	ws, err := NewWorkspace(sw.Dir())
+	dir := sw.Dir()
+	ws, err := NewWorkspace(dir)
 	if err != nil {
 		r := fail("workspace: %v", err)
+		return nil, &r
+	}
+	// The session's directory is handed over with symlinks resolved; if
+	// it resolves elsewhere now, something replaced it with a link (a
+	// command in the session's parent directory): never follow that into
+	// another session's files.
+	if ws.Root() != filepath.Clean(dir) {
+		r := fail("workspace: the session's directory %s was replaced by a symbolic link; delete the session to start it afresh", filepath.Base(dir))
 		return nil, &r
 	}
 	c := *t

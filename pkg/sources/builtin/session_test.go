@@ -129,3 +129,29 @@ func TestSessionQuotaRefusesWrites(t *testing.T) {
 		t.Fatalf("bash over the file-size limit: %+v", r)
 	}
 }
+
+// A session directory swapped for a symlink to another session (which a
+// command could do from the parent directory) is refused, not followed.
+func TestSessionDirectoryReplacedByASymlink(t *testing.T) {
+	k := newKit(t)
+	victim, _ := sessionCtx(t, k, "p/victim", 1<<20)
+	if r := k.runCtx(victim, "write", map[string]any{"path": "secret.txt", "content": "victim's"}); r.IsError {
+		t.Fatal(r.Output)
+	}
+	attacker, q := sessionCtx(t, k, "p/attacker", 1<<20)
+	if err := os.Remove(q.dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("victim", q.dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"read", "bash"} {
+		args := map[string]any{"path": "secret.txt"}
+		if name == "bash" {
+			args = map[string]any{"command": "cat secret.txt"}
+		}
+		if r := k.runCtx(attacker, name, args); !r.IsError || !strings.Contains(r.Output, "replaced by a symbolic link") {
+			t.Fatalf("%s through a swapped session directory: %+v", name, r)
+		}
+	}
+}
