@@ -5,8 +5,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -189,5 +195,73 @@ func TestExecuteStreamCancelCancelsTheTool(t *testing.T) {
 	}
 	if _, err := s.Recv(); status.Code(err) != codes.Canceled {
 		t.Fatalf("after cancel: %v", err)
+	}
+}
+
+// bash through ExecuteStream: a line reaches the client while the command
+// is still running (it then blocks on a FIFO that the test opens only
+// after reading the line), and cancelling the stream kills the command.
+func TestExecuteStreamBashLiveOutputAndCancel(t *testing.T) {
+	f := start(t, `{"debug": false, "builtins": true, "skills": []}`)
+	ws := filepath.Join(filepath.Dir(f.cfgPath), "ws")
+	gate := filepath.Join(ws, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.reg.ExecuteStream(context.Background(), &pb.ExecuteRequest{Name: "bash",
+		Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"command": "echo first; read x < gate; echo second"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := s.Recv()
+	if err != nil || string(ev.GetOutput().GetData()) != "first\n" || ev.GetOutput().GetStream() != pb.OutputStream_OUTPUT_STREAM_STDOUT {
+		t.Fatalf("first event: %v %v", ev, err)
+	}
+	g, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = g.WriteString("go\n")
+	g.Close()
+	events, res := collect(t, s)
+	if len(events) != 1 || string(events[0].GetOutput().GetData()) != "second\n" || res.GetOutput() != "first\nsecond\n" {
+		t.Fatalf("rest: %v %v", events, res)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err = f.reg.ExecuteStream(ctx, &pb.ExecuteRequest{Name: "bash",
+		Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"command": "sleep 100 & echo $!; wait"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err = s.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(ev.GetOutput().GetData())))
+	if err != nil {
+		t.Fatalf("pid line %q: %v", ev.GetOutput().GetData(), err)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatalf("pidfd_open(%d): %v", pid, err)
+	}
+	defer unix.Close(fd)
+	cancel()
+	if _, err := s.Recv(); status.Code(err) != codes.Canceled {
+		t.Fatalf("after cancel: %v", err)
+	}
+	// The pidfd becomes readable when the process exits.
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 20_000)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n == 0 {
+			t.Fatalf("the command's background process %d outlived the cancelled stream (poll %d, %v)", pid, n, err)
+		}
+		break
 	}
 }
