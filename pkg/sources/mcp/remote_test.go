@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -170,6 +171,10 @@ func TestRemoteSessionDropRestarts(t *testing.T) {
 
 	close(pub.gate)
 	waitFor(t, w, "the reconnected server's tools", func(s *registry.Snapshot) bool { return s.LayerCount(src.Layer()) > 0 })
+	// The session goes live just after its tools are published.
+	for deadline := time.Now().Add(10 * time.Second); src.Status().State != sources.Connected && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
 	if r := call(t, reg, "r_echo", `{"text":"back"}`); r.Output != "back" {
 		t.Fatalf("after reconnect: %+v", r)
 	}

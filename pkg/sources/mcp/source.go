@@ -323,13 +323,12 @@ func (s *Source) bringBack(pace *backoff, headers map[string]string) *session {
 		ctx, span := s.reconnectSpan(attempt)
 		sess, tools, err := s.connect(ctx, headers)
 		if err == nil {
+			span.SetAttributes(attribute.Int("toolnexus.mcp.tools", len(tools)))
+			span.End()
 			if err = s.install(sess, tools); err != nil {
-				span.End()
 				sess.close()
 				return nil // only install refuses, and only when closed
 			}
-			span.SetAttributes(attribute.Int("toolnexus.mcp.tools", len(tools)))
-			span.End()
 			s.log.Info("MCP server restarted", "tools", len(tools), "attempt", attempt)
 			return sess
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-var coreTools = []string{"add_tool", "args", "cancelled", "echo", "fail", "fail_empty", "multi", "pid", "report", "rich", "slow", "slow_started", "structured", "weird_name_v2", "where"}
+var coreTools = []string{"add_tool", "args", "cancelled", "echo", "fail", "fail_empty", "meta", "multi", "pid", "report", "rich", "slow", "slow_started", "structured", "weird_name_v2", "where"}
 
 func prefixed(prefix string, tools []string) []string {
 	out := make([]string, len(tools))
@@ -209,14 +209,14 @@ func TestDisabled(t *testing.T) {
 }
 
 func TestPaginationAcrossThreePages(t *testing.T) {
-	// 15 tools + 3 fillers = 18 tools in pages of 6: 6, 6, 6.
-	srv, ts := httpServer(t, testserver.Options{PageSize: 6, Filler: 3})
+	// 16 tools + 2 fillers = 18 tools in pages of 6: 6, 6, 6.
+	srv, ts := httpServer(t, testserver.Options{PageSize: 6, Filler: 2})
 	reg, _ := start(t, "p", remoteConfig(ts.URL))
 	if n := srv.Lists.Load(); n != 3 {
 		t.Fatalf("tools/list requests = %d, want 3", n)
 	}
 	got := names(reg.Snapshot())
-	if len(got) != 18 || !slices.Contains(got, "p_filler_03") || !slices.Contains(got, "p_add_tool") {
+	if len(got) != 18 || !slices.Contains(got, "p_filler_02") || !slices.Contains(got, "p_add_tool") {
 		t.Fatalf("tools = %v", got)
 	}
 }

@@ -140,6 +140,15 @@ func New(opts Options) *Server {
 			}
 			return text("reported"), nil
 		})
+	add("meta", "The call's _meta as JSON, then the traceparent header of the HTTP request that carried it (empty on stdio).", object,
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			b, _ := json.Marshal(req.Params.Meta)
+			header := ""
+			if req.Extra != nil && req.Extra.Header != nil {
+				header = req.Extra.Header.Get("traceparent")
+			}
+			return text(string(b), header), nil
+		})
 	add("pid", "The server's process id.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
 	})
