@@ -166,7 +166,7 @@ func New(c *core.Core, opts Options) *Gateway {
 	g.hardStop, g.hardCancel = context.WithCancel(context.Background())
 	sdkLog := slog.New(sdkLogHandler{log.Handler()}).With("component", "mcp-gateway")
 	g.sdk = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
-		Logger:       sdkLog,
+		Logger: sdkLog,
 		//lint:ignore SA1019 logging is deprecated upstream but is how MCP clients get a tool's log messages
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	})
