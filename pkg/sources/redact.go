@@ -73,3 +73,18 @@ func (r Redactor) Apply(s string) string {
 	}
 	return s
 }
+
+// ApplyCut is Apply for a text cut at an arbitrary point (an output cap): a
+// secret the cut split leaves only its start at the end, and that start is
+// redacted too.
+func (r Redactor) ApplyCut(s string) string {
+	s = r.Apply(s)
+	for _, secret := range r.secrets {
+		for k := len(secret) - 1; k >= minSecret; k-- {
+			if strings.HasSuffix(s, secret[:k]) {
+				return s[:len(s)-k] + Redacted
+			}
+		}
+	}
+	return s
+}

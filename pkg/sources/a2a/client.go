@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+
+	"github.com/toolnexus/toolnexus/pkg/sources"
 )
 
 // Why a hand-rolled client rather than github.com/a2aproject/a2a-go:
@@ -33,7 +35,7 @@ type client struct {
 	// maxBody bounds one response; a task carries its history and
 	// artifacts, so allow a good margin over the output cap.
 	maxBody int64
-	redact  *strings.Replacer // blanks expanded secrets out of error text
+	redact  sources.Redactor // blanks expanded secrets out of results and errors
 }
 
 // rpcError is a JSON-RPC error object returned by the agent.
@@ -190,12 +192,7 @@ func (c *client) cancel(ctx context.Context, id string) error {
 
 // clean removes every expanded secret from s before it reaches a result,
 // an error or the log.
-func (c *client) clean(s string) string {
-	if c.redact == nil {
-		return s
-	}
-	return c.redact.Replace(s)
-}
+func (c *client) clean(s string) string { return c.redact.Apply(s) }
 
 // newUUID is a random (version 4) UUID for messageId.
 func newUUID() string {

@@ -97,7 +97,7 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 			s.env.Log().Debug("a2a poll failed; retrying", "agent", s.id, "task", r.taskID, "error", c.clean(err.Error()))
 		}
 	}
-	return r.finish(t)
+	return r.finish(c, t)
 }
 
 func (r *call) observe(t *task) {
@@ -127,10 +127,11 @@ func (r *call) label() string {
 }
 
 // finish renders a task that reached a terminal or interrupted state.
-func (r *call) finish(t *task) tool.Result {
+// An agent that echoes a configured secret does not carry it further.
+func (r *call) finish(c *client, t *task) tool.Result {
 	meta := r.metadata()
 	if t.Status.State == "completed" {
-		out := t.output()
+		out := c.clean(t.output())
 		if limit := r.src.env.OutputCap(); len(out) > limit {
 			out = truncateUTF8(out, limit)
 			meta["truncated"] = true
@@ -139,7 +140,7 @@ func (r *call) finish(t *task) tool.Result {
 	}
 	out := r.label() + " " + string(t.Status.State)
 	if m := t.Status.Message.text(); m != "" {
-		out += ": " + m
+		out += ": " + c.clean(m)
 	}
 	return tool.Failure(out, meta)
 }

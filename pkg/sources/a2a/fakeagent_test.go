@@ -29,6 +29,7 @@ import (
 //	http500 after N      polls after the Nth answer HTTP 500 without a JSON body
 //	big                  completed at once with a 100-byte artifact
 //	echoauth             the submit fails with an error that echoes the Authorization header
+//	echoresult           completed at once with an artifact that echoes the Authorization header
 type fakeAgent struct {
 	t     testing.TB
 	proto string // "1.0" or "0.3"
@@ -166,9 +167,12 @@ func (a *fakeAgent) serveRPC(w http.ResponseWriter, r *http.Request) {
 				reply(msg)
 			}
 			return
-		case "instant", "big":
+		case "instant", "big", "echoresult":
 			a.mu.Lock()
 			ft.state = "completed"
+			if ft.script == "echoresult" {
+				ft.msg = "your credentials: " + r.Header.Get("Authorization")
+			}
 			a.mu.Unlock()
 		}
 		t := a.render(ft)
@@ -292,6 +296,8 @@ func (a *fakeAgent) render(ft *fakeTask) map[string]any {
 	case ft.state == "completed" && ft.script == "history":
 		t["history"] = []any{map[string]any{"role": map[bool]string{true: "ROLE_USER", false: "user"}[a.proto == "1.0"], "parts": []any{a.textPart("the question")}},
 			a.agentMessage("older answer"), a.agentMessage("from history")}
+	case ft.state == "completed" && ft.script == "echoresult":
+		t["artifacts"] = []any{map[string]any{"artifactId": "a1", "parts": []any{a.textPart(ft.msg)}}}
 	case ft.state == "completed" && ft.script == "big":
 		t["artifacts"] = []any{map[string]any{"artifactId": "a1", "parts": []any{a.textPart(strings.Repeat("é", 50))}}}
 	case ft.state == "completed":

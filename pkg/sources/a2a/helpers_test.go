@@ -3,9 +3,10 @@ package a2a_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"log/slog"
 	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"

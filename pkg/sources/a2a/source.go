@@ -6,10 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"regexp"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -115,10 +111,10 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	}
 	c := &client{
 		// Calls made inside a traced tool call carry traceparent.
-		http:    &http.Client{Transport: telemetry.Transport(s.transport)},
+		http:    &http.Client{Transport: telemetry.Transport(s.transport), CheckRedirect: sources.CheckRedirect},
 		header:  http.Header{},
 		maxBody: int64(s.env.OutputCap())*8 + 1<<20,
-		redact:  secretRedactor(s.cfg.Headers),
+		redact:  sources.RedactorFor(s.cfg.Headers),
 	}
 	for k, v := range headers {
 		c.header.Set(k, v)
@@ -229,32 +225,4 @@ func (s *Source) enter() bool {
 	}
 	s.calls.Add(1)
 	return true
-}
-
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// secretRedactor blanks the values of the environment variables the
-// headers reference, so an agent that echoes a header in an error page
-// cannot carry a secret into a tool result or the log. Values shorter
-// than 4 bytes are left alone: blanking "1" everywhere would garble text
-// and such a value is no secret.
-func secretRedactor(headers map[string]string) *strings.Replacer {
-	var secrets []string
-	for _, v := range headers {
-		for _, m := range envRef.FindAllStringSubmatch(v, -1) {
-			if val, ok := os.LookupEnv(m[1]); ok && len(val) >= 4 {
-				secrets = append(secrets, val)
-			}
-		}
-	}
-	if len(secrets) == 0 {
-		return nil
-	}
-	// Longest first, so a secret that contains another is blanked whole.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, v := range secrets {
-		pairs = append(pairs, v, "[redacted]")
-	}
-	return strings.NewReplacer(pairs...)
 }

@@ -34,6 +34,7 @@ func declared(tc ToolConfig, client *http.Client, maxBytes int) (tool.Tool, erro
 		method:      method,
 		url:         tmpl,
 		headers:     hdr,
+		redact:      sources.RedactorFor(tc.Headers),
 		query:       map[string]bool{},
 		restToQuery: method == http.MethodGet || method == http.MethodHead,
 		timeout:     millisOr(tc.Timeout),

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -32,7 +33,8 @@ type endpoint struct {
 	name        string
 	method      string
 	url         template
-	headers     http.Header // ${VAR} already expanded; never logged
+	headers     http.Header      // ${VAR} already expanded; never logged
+	redact      sources.Redactor // the expanded header secrets, cut from results and errors
 	headerArgs  map[string]string
 	query       map[string]bool
 	restToQuery bool
@@ -63,7 +65,7 @@ func (e *endpoint) run(ctx context.Context, call tool.Call) tool.Result {
 // request builds the outgoing request from the arguments; ok is false when
 // the arguments cannot make one, and res then says why.
 func (e *endpoint) request(ctx context.Context, args map[string]json.RawMessage) (req *http.Request, res tool.Result, ok bool) {
-	var missing string
+	var missing, dots string
 	target := e.url.fill(func(name string) string {
 		v, ok := args[name]
 		if !ok || field.IsNull(v) {
@@ -72,11 +74,21 @@ func (e *endpoint) request(ctx context.Context, args map[string]json.RawMessage)
 			}
 			return ""
 		}
-		return url.PathEscape(scalar(v))
+		s := scalar(v)
+		// PathEscape leaves . and .. as they are, and a client or server
+		// that cleans the path would then reach another resource.
+		if (s == "." || s == "..") && dots == "" {
+			dots = name
+		}
+		return url.PathEscape(s)
 	})
 	if missing != "" {
 		return nil, tool.FailureWith(tool.OutcomeInvalidArguments,
 			fmt.Sprintf("%s: missing argument %q for the URL placeholder {%s}", e.name, missing, missing)), false
+	}
+	if dots != "" {
+		return nil, tool.FailureWith(tool.OutcomeInvalidArguments,
+			fmt.Sprintf("%s: argument %q for the URL placeholder {%s} must not be \".\" or \"..\"", e.name, dots, dots)), false
 	}
 
 	names := make([]string, 0, len(args))
@@ -223,7 +235,7 @@ func (e *endpoint) send(ctx context.Context, req *http.Request) tool.Result {
 	switch e.resultMode {
 	case ResultJSON:
 		if _, cut := meta["truncated"]; !cut && json.Valid(data) {
-			text = strings.ToValidUTF8(string(compact(data)), "\uFFFD")
+			text = e.redact.Apply(strings.ToValidUTF8(string(compact(data)), "\uFFFD"))
 		}
 	case ResultStatusText:
 		text = "HTTP " + strconv.Itoa(resp.StatusCode) + "\n" + text
@@ -236,14 +248,14 @@ func (e *endpoint) send(ctx context.Context, req *http.Request) tool.Result {
 // output travels as a protobuf string.
 func (e *endpoint) text(data []byte, meta map[string]any) string {
 	if len(data) <= e.maxBytes {
-		return strings.ToValidUTF8(string(data), "\uFFFD")
+		return e.redact.Apply(strings.ToValidUTF8(string(data), "\uFFFD"))
 	}
 	cut := e.maxBytes
 	for cut > 0 && !utf8.RuneStart(data[cut]) {
 		cut--
 	}
 	meta["truncated"] = true
-	return strings.ToValidUTF8(string(data[:cut]), "\uFFFD") +
+	return e.redact.ApplyCut(strings.ToValidUTF8(string(data[:cut]), "\uFFFD")) +
 		fmt.Sprintf("\n[response truncated at %d bytes]", e.maxBytes)
 }
 
@@ -257,7 +269,7 @@ func (e *endpoint) transportFailure(ctx, tctx context.Context, err error) tool.R
 		return tool.FailureWith(tool.OutcomeTimeout,
 			fmt.Sprintf("%s: timed out after %dms", e.name, e.timeout.Milliseconds()))
 	}
-	return tool.Failure(e.name+": request failed: "+err.Error(), nil)
+	return tool.Failure(e.name+": request failed: "+e.redact.Apply(err.Error()), nil)
 }
 
 func (t template) has(name string) bool {

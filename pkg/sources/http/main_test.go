@@ -3,7 +3,6 @@ package http_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
 
 	"go.uber.org/goleak"
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -28,6 +29,7 @@ type specLoader struct {
 	baseDir  string
 	client   *http.Client
 	maxBytes int
+	redact   sources.Redactor
 }
 
 // load fetches and parses the spec and builds one tool per kept operation.
@@ -38,6 +40,7 @@ func (l *specLoader) load(ctx context.Context) (tools []tool.Tool, warns []strin
 	if err != nil {
 		return nil, nil, err
 	}
+	l.redact = sources.RedactorFor(l.cfg.Headers)
 	timeout := millisOr(l.cfg.Timeout)
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -164,6 +167,7 @@ func (l *specLoader) operation(base, path, method, id string, item *openapi3.Pat
 		method:     method,
 		url:        tmpl,
 		headers:    hdr,
+		redact:     l.redact,
 		headerArgs: map[string]string{},
 		query:      map[string]bool{},
 		timeout:    timeout,

@@ -44,7 +44,7 @@ func newSource(cfg Config, env sources.Env) *Source {
 		id:        id,
 		transport: tr,
 		// Calls made inside a traced tool call carry traceparent.
-		client: &http.Client{Transport: telemetry.Transport(tr)},
+		client: &http.Client{Transport: telemetry.Transport(tr), CheckRedirect: sources.CheckRedirect},
 		status: sources.Status{Layer: id, State: sources.Connected},
 	}
 }
@@ -91,7 +91,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 			log.Warn(w, "spec", oc.Spec)
 		}
 		if err != nil {
-			msg := fmt.Sprintf("%s (%s): %v", at, oc.Spec, err)
+			msg := l.redact.Apply(fmt.Sprintf("%s (%s): %v", at, oc.Spec, err))
 			problems = append(problems, msg)
 			log.Warn("openapi spec left out", "spec", oc.Spec, "error", msg)
 			continue

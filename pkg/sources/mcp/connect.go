@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -239,7 +240,7 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess *session, headers map[string]string) error {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	sess.http = base
-	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, life: life, count: sess.relay}}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, life: life, count: sess.relay, host: hostOf(s.cfg.URL)}}
 
 	if s.cfg.Transport != TransportSSE {
 		// The SDK's own retries (resuming a dropped event stream) stay on:
@@ -308,18 +309,32 @@ type headerTransport struct {
 	headers map[string]string
 	life    context.Context
 	count   *relay // counts relayed notifications in the bodies
+	// host is the configured URL's host:port: the headers go there only,
+	// never to a host a redirect or an SSE endpoint event names.
+	host string
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(h.life, cancel)
 	traced := telemetry.Traced(ctx)
-	if len(h.headers) == 0 && !traced {
+	ours := len(h.headers) > 0 && r.URL.Host == h.host
+	if !ours && !traced {
 		r = r.WithContext(ctx) // shallow: nothing of the caller's request changes
 	} else {
 		r = r.Clone(ctx) // a RoundTripper must not modify the caller's headers
-		for k, v := range h.headers {
-			r.Header.Set(k, v)
+		if ours {
+			for k, v := range h.headers {
+				r.Header.Set(k, v)
+			}
 		}
 		telemetry.InjectHeader(ctx, r.Header)
 	}
