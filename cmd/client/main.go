@@ -54,6 +54,7 @@ type command struct {
 var commands = []*command{
 	cmdList, cmdDescribe, cmdExec, cmdExport, cmdWatch,
 	cmdSources, cmdSkills, cmdSkillsPrompt, cmdReload, cmdHealth,
+	cmdSessions, cmdDeleteSession,
 }
 
 func lookupCommand(name string) *command {
