@@ -526,3 +526,17 @@ func TestSessionsExecuteStream(t *testing.T) {
 		t.Fatalf("the shared workspace reads the streamed session's file: %q", r.GetOutput())
 	}
 }
+
+func TestSessionsCapPerPrincipal(t *testing.T) {
+	f := start(t, `{"skills": [], "debug": true, "sessions": {"max": 1}}`)
+	if r := execIn(t, inSession("", "one"), f.reg, "debug_echo", map[string]any{"message": "x"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	r := execIn(t, inSession("", "two"), f.reg, "debug_echo", map[string]any{"message": "x"})
+	if !r.GetIsError() || r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), "sessions.max") {
+		t.Fatalf("a second session over sessions.max = 1: %v", r)
+	}
+	if r := execIn(t, inSession("", "one"), f.reg, "debug_echo", map[string]any{"message": "x"}); r.GetIsError() {
+		t.Fatalf("the existing session: %s", r.GetOutput())
+	}
+}
