@@ -9,7 +9,6 @@ import (
 	"context"
 	"log/slog"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
@@ -39,7 +38,7 @@ type API struct {
 	opts        Options
 	log         *slog.Logger
 	protos      protoCache
-	grpcMetrics *grpcprom.ServerMetrics
+	grpcMetrics *grpcMetrics
 }
 
 // New makes the front-end for c.
@@ -48,8 +47,7 @@ func New(c *core.Core, opts Options) *API {
 		opts.Logger = slog.Default()
 	}
 	a := &API{core: c, opts: opts, log: opts.Logger}
-	a.grpcMetrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
-		grpcprom.WithHistogramBuckets([]float64{.0005, .001, .005, .01, .05, .1, .5, 1, 5, 30, 120})))
+	a.grpcMetrics = newGRPCMetrics()
 	if opts.Metrics != nil {
 		opts.Metrics.MustRegister(a.grpcMetrics)
 	}
@@ -72,5 +70,5 @@ func (a *API) Register(gs *grpc.Server) {
 	pb.RegisterRegistryServiceServer(gs, &registryService{a: a})
 	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
 	pb.RegisterSessionServiceServer(gs, &sessionService{a: a})
-	a.grpcMetrics.InitializeMetrics(gs)
+	a.grpcMetrics.initialize(gs)
 }
