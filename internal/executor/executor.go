@@ -128,7 +128,7 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 	}
 	source = st.source
 	start := time.Now()
-	ss := tab.sources[source]
+	ss := st.sourceState
 	ss.inFlight[proto].Inc()
 	defer func() {
 		if v := recover(); v != nil {
@@ -298,6 +298,9 @@ type toolState struct {
 	maxOutput int
 	sem       chan struct{}
 	meta      *toolMeta
+	// sourceState holds the source's metric handles, so a call finds them
+	// without a second map lookup.
+	sourceState *sourceState
 }
 
 // toolMeta is what outlives a revision for a tool name: its metric handles
@@ -371,8 +374,8 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 			sem:       sem,
 			meta:      meta,
 		}
+		states[i].sourceState = x.ensureSource(t, e.Tool.Source)
 		t.tools[e.Tool.Name] = &states[i]
-		x.ensureSource(t, e.Tool.Source)
 	}
 	// Forget the metas of tools that are gone, so the map does not grow
 	// with every name ever registered.
@@ -386,9 +389,9 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 	x.table.Store(t)
 }
 
-func (x *Executor) ensureSource(t *table, source string) {
-	if _, ok := t.sources[source]; ok {
-		return
+func (x *Executor) ensureSource(t *table, source string) *sourceState {
+	if ss, ok := t.sources[source]; ok {
+		return ss
 	}
 	ss := &sourceState{}
 	for i, p := range protocols {
@@ -396,4 +399,5 @@ func (x *Executor) ensureSource(t *table, source string) {
 		ss.duration[i] = x.metrics.Duration.WithLabelValues(source, p)
 	}
 	t.sources[source] = ss
+	return ss
 }

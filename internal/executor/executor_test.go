@@ -497,6 +497,21 @@ func BenchmarkExecuteValidated(b *testing.B) {
 	}
 }
 
+// BenchmarkExecuteEcho is the executor's share of one debug_echo call: the
+// path every call takes (table lookup, object check, permissive schema,
+// metrics) around a tool that does almost nothing.
+func BenchmarkExecuteEcho(b *testing.B) {
+	r := newRig(b, "")
+	args := json.RawMessage(`{"message":"hello, toolnexus","n":42,"tags":["a","b","c"]}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, _ := r.x.Execute(ctx, executor.Request{Name: "debug_echo", Arguments: args, Protocol: executor.ProtocolGRPC}); res.IsError {
+			b.Fatal(res.Output)
+		}
+	}
+}
+
 func BenchmarkExecuteInvalid(b *testing.B) {
 	r := newRig(b, "")
 	args := json.RawMessage(`{"ms": "x"}`)
