@@ -46,11 +46,32 @@ func Tools() []tool.Tool {
 }
 
 func echo(_ context.Context, c tool.Call) tool.Result {
+	if compact(c.Arguments) && json.Valid(c.Arguments) {
+		// Already compact (what agents send): nothing to rewrite.
+		return tool.Success(string(c.Arguments), nil)
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, c.Arguments); err != nil {
 		return tool.FailureWith(tool.OutcomeInvalidArguments, "debug_echo: arguments are not valid JSON: "+err.Error())
 	}
 	return tool.Success(buf.String(), nil)
+}
+
+// compact reports whether b has no whitespace outside its strings, so that
+// json.Compact would return it unchanged.
+func compact(b []byte) bool {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++ // the escaped byte, whatever it is
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 func sleep(ctx context.Context, c tool.Call) tool.Result {
