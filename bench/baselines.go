@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolnexus/toolnexus/bench/serverproc"
@@ -31,7 +33,7 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 	}
 
 	// 8. The MCP proxy pair: both spawn the same mcpecho as their child.
-	{
+	if wantRow("8") {
 		tn, err := serverproc.Start(serverBin, tmp, fmt.Sprintf(`{"builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho))
 		if err != nil {
 			return err
@@ -63,7 +65,7 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 	}
 
 	// 9. debug_echo vs the minimal echo server.
-	{
+	if wantRow("9") {
 		tn, err := serverproc.Start(serverBin, tmp, `{"debug": true, "builtins": false}`)
 		if err != nil {
 			return err
@@ -94,7 +96,7 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 	}
 
 	// 10. The interceptor chain on vs off, both as processes.
-	{
+	if wantRow("10") {
 		cfg := `{"debug": true, "builtins": false}`
 		on, err := serverproc.Start(bins["tnserver"], tmp, cfg)
 		if err != nil {
@@ -124,6 +126,11 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 	}
 	return nil
 }
+
+// baselineSet is the -rows flag: which baseline rows to run.
+var baselineSet = "8,9,10"
+
+func wantRow(n string) bool { return slices.Contains(strings.Split(baselineSet, ","), n) }
 
 // executeCall dials addr and returns a load function calling Execute on
 // name with the benchmark payload, failing on an is_error result.

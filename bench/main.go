@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,10 +41,17 @@ func main() {
 	dur := flag.Duration("d", 1500*time.Millisecond, "duration of one measured run")
 	reps := flag.Int("reps", 3, "alternating repetitions per comparison (best of)")
 	only := flag.Bool("baselines", false, "only rows 8–10 (toolnexus vs the minimal programs), printed, BENCHMARKS.md untouched")
+	flag.StringVar(&baselineSet, "rows", "8,9,10", "with -baselines: which of rows 8, 9, 10")
+	target := flag.String("target", "", "only load ADDR (a running server) with Execute of -tool from -c callers for -d, to profile it")
+	toolName := flag.String("tool", "debug_echo", "the tool -target calls")
+	conc := flag.Int("c", 16, "callers, for -target")
+	metricsAddr := flag.String("metrics", "", "with -target: the server's metrics address, to report its heap allocations per call")
 	sessionsOnly := flag.Bool("sessions", false, "only rows 11–12 (sessions), printed, BENCHMARKS.md untouched")
 	flag.Parse()
 	var err error
-	if *sessionsOnly {
+	if *target != "" {
+		err = loadTarget(*target, *metricsAddr, *toolName, *conc, *dur)
+	} else if *sessionsOnly {
 		err = runSessions(*serverBin, *reps)
 	} else if *only {
 		err = runBaselines(*serverBin, *dur, *reps)
@@ -65,6 +73,35 @@ func (r *report) row(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	r.rows = append(r.rows, line)
 	fmt.Println(line)
+}
+
+func loadTarget(addr, metricsAddr, name string, conc int, d time.Duration) error {
+	call, closeConn, err := executeCall(addr, name)
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	p := &serverproc.Proc{MetricsAddr: metricsAddr}
+	mallocs := func() float64 {
+		if metricsAddr == "" {
+			return 0
+		}
+		v, _ := p.Metric("go_memstats_mallocs_total ")
+		return v
+	}
+	var n atomic.Int64
+	counted := func(ctx context.Context) error { n.Add(1); return call(ctx) }
+	// Warm up, then count the server's allocations over a measured run.
+	load(conc, d/5, call)
+	m0, n0 := mallocs(), n.Load()
+	r := load(conc, d, counted)
+	m1, n1 := mallocs(), n.Load()
+	fmt.Printf("%s at %d callers: %.0f calls/s, p50 %s, p99 %s, %d errors", name, conc, r.perSecond(), us(r.p50), us(r.p99), r.errors)
+	if metricsAddr != "" {
+		fmt.Printf(", server heap allocations per call ≈ %.1f", (m1-m0)/float64(n1-n0))
+	}
+	fmt.Println()
+	return nil
 }
 
 func runBaselines(serverBin string, d time.Duration, reps int) error {
