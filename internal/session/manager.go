@@ -388,7 +388,11 @@ func (m *Manager) Delete(principal, id string) error {
 	if !ok {
 		return fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
 	}
-	if !m.remove(v.(*Session), ReasonDeleted, func(*Session) bool { return true }) {
+	s := v.(*Session)
+	if !m.remove(s, ReasonDeleted, func(*Session) bool { return true }) {
+		if s.refs.Load() < 0 { // the janitor (or another Delete) got there first
+			return fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
+		}
 		return fmt.Errorf("%w: session %q is in use; delete it when its calls are over", ErrBusy, id)
 	}
 	return nil
