@@ -89,7 +89,7 @@ func TestReconnectIsASpan(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range spans[0].Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["toolnexus.mcp.server"] != "k" || attrs["toolnexus.mcp.attempt"] != "1" || attrs["toolnexus.mcp.tools"] != strconv.Itoa(len(coreTools)+1) {
 		t.Errorf("attributes %v", attrs)
