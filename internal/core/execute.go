@@ -9,6 +9,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/internal/panics"
+	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -44,11 +45,20 @@ type Call struct {
 // the caller's allowlist, validate the arguments, apply the limits, run the
 // tool, record the metrics. It always returns a Result — a failure is a
 // value — and the source label the call was counted under.
-func (c *Core) Execute(ctx context.Context, call Call) (tool.Result, string) {
+func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source string) {
 	if c.tracer != nil || c.audit.On() {
-		return c.executeObserved(ctx, call)
+		res, source = c.executeObserved(ctx, call)
+	} else {
+		res, source = c.execute(ctx, call)
 	}
-	return c.execute(ctx, call)
+	if res.Outcome == tool.OutcomeDenied && source != metrics.UnknownLabel {
+		// The executor refused a tool outside the caller's allowlist. The
+		// caller gets exactly the answer for a name that does not exist,
+		// so probing names tells it nothing; metrics and the audit trail
+		// still say denied.
+		return registry.UnknownTool(call.Name), metrics.UnknownLabel
+	}
+	return res, source
 }
 
 // execute is Execute without the trace span and the audit line.
@@ -63,9 +73,9 @@ func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
 			// the backstop for any path that does not.
 			return c.refuse(call, tool.OutcomeInvalidArguments, ErrSessionRequired.Error()+": this server has sessions.required on"), metrics.UnknownLabel
 		}
-	} else if _, known := c.exec.Snapshot().Lookup(call.Name); known {
+	} else if e, known := c.exec.Snapshot().Lookup(call.Name); known && call.Caller.Allows(e.Tool.Name, e.Tool.Source) {
 		// Only a call that reaches a tool opens (or creates) its session:
-		// an unknown name is answered without touching the disk.
+		// an unknown or denied name is answered without touching the disk.
 		sctx, lease, refused := c.enterSession(ctx, call)
 		if refused != nil {
 			return *refused, metrics.UnknownLabel

@@ -188,19 +188,21 @@ func (a *API) authenticate(ctx context.Context, fullMethod string) (context.Cont
 		return nil, status.Error(codes.Unauthenticated, "invalid bearer token")
 	}
 	if adminMethod(fullMethod) && !p.Admin {
-		return nil, status.Errorf(codes.PermissionDenied, "token %q may not call %s: it needs \"admin\": true in auth.tokens (agent tokens should not reload the server)", p.Name, fullMethod)
+		return nil, status.Errorf(codes.PermissionDenied, "token %q may not call %s: it needs \"admin\": true in auth.tokens (SourceService is for operators: agent tokens neither reload the server nor read its sources and paths)", p.Name, fullMethod)
 	}
 	return auth.With(ctx, p), nil
 }
 
 // adminMethod reports whether an RPC needs a token with "admin": true.
 //
-// Only Reload does. It changes what the whole server runs (sources, child
-// processes, limits, tokens), so an agent token, which is meant to run
-// tools, must not be able to trigger it; an operator gives one token
-// "admin": true for that (or sends SIGHUP).
+// Every SourceService RPC does. Reload changes what the whole server runs
+// (sources, child processes, limits, tokens); ListSources and ListSkills
+// show every source, its errors, shadowed tool names and the server's
+// skill paths, whatever a token's allowlist. An agent token, meant to run
+// the tools it is allowed, needs none of that; an operator gives one token
+// "admin": true (or sends SIGHUP).
 func adminMethod(fullMethod string) bool {
-	return fullMethod == pb.SourceService_Reload_FullMethodName
+	return strings.HasPrefix(fullMethod, "/"+pb.SourceService_ServiceDesc.ServiceName+"/")
 }
 
 // openMethod needs no token: probes and tooling must work without secrets.

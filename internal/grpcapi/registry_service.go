@@ -261,6 +261,8 @@ func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRe
 	return &pb.ExportToolsResponse{Json: string(out)}, nil
 }
 
+// GetSkillsPrompt is the catalog of the skill tool, as the caller's
+// allowlist lets it see it.
 func (r *registryService) GetSkillsPrompt(ctx context.Context, _ *pb.GetSkillsPromptRequest) (*pb.GetSkillsPromptResponse, error) {
-	return &pb.GetSkillsPromptResponse{Prompt: r.a.core.SkillsPrompt()}, nil
+	return &pb.GetSkillsPromptResponse{Prompt: r.a.core.SkillsPromptFor(auth.From(ctx))}, nil
 }

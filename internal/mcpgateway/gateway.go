@@ -468,6 +468,12 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.logCall(ctx, name, source, r, start, call.Caller)
 	}
+	if r.Outcome == tool.OutcomeUnknownTool {
+		// A tool the caller's token does not allow comes back from the
+		// core as unknown; it must read exactly like a name the server has
+		// never had, which the SDK answers itself with this error.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
 	return toCallToolResult(r), nil
 }
 

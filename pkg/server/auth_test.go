@@ -185,8 +185,8 @@ func TestAuthMatrixForEveryRPC(t *testing.T) {
 		{"bad token", bearer(badSecret), func(string) codes.Code { return codes.Unauthenticated }},
 		{"not bearer", metadata.AppendToOutgoingContext(context.Background(), "authorization", "Basic "+agentSecret), func(string) codes.Code { return codes.Unauthenticated }},
 		{"agent token", bearer(agentSecret), func(rpc string) codes.Code {
-			if rpc == "Reload" {
-				return codes.PermissionDenied // agents must not reload the server
+			if rpc == "Reload" || rpc == "ListSources" || rpc == "ListSkills" {
+				return codes.PermissionDenied // SourceService is for operators
 			}
 			return codes.OK
 		}},
@@ -269,8 +269,8 @@ func TestAllowlistShowsExactlyWhatExecutePermits(t *testing.T) {
 		t.Fatalf("ExportTools as agent-a: %v %s", err, exp.GetJson())
 	}
 	denied, err := reg.Execute(ctx, &pb.ExecuteRequest{Name: "other", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}})
-	if err != nil || !denied.GetResult().GetIsError() || denied.GetResult().GetOutcome() != pb.Outcome_OUTCOME_DENIED ||
-		denied.GetResult().GetOutput() != `denied: your token does not allow the tool "other"` {
+	if err != nil || !denied.GetResult().GetIsError() || denied.GetResult().GetOutcome() != pb.Outcome_OUTCOME_UNKNOWN_TOOL ||
+		denied.GetResult().GetOutput() != `unknown tool: other` {
 		t.Fatalf("Execute outside the allowlist: %v %v", err, denied.GetResult())
 	}
 	ok, err := reg.Execute(ctx, &pb.ExecuteRequest{Name: "mine_a", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"x":1}`}})
@@ -291,7 +291,7 @@ func TestAllowlistShowsExactlyWhatExecutePermits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if isDenied := r.GetResult().GetOutcome() == pb.Outcome_OUTCOME_DENIED; isDenied == visible[tl.GetName()] {
+		if isDenied := r.GetResult().GetOutcome() == pb.Outcome_OUTCOME_UNKNOWN_TOOL; isDenied == visible[tl.GetName()] {
 			t.Errorf("%s: listed=%v but denied=%v", tl.GetName(), visible[tl.GetName()], isDenied)
 		}
 	}

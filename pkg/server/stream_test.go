@@ -156,7 +156,7 @@ func TestExecuteStreamAllowlist(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, res := collect(t, s)
-	if res.GetOutcome() != pb.Outcome_OUTCOME_DENIED {
+	if res.GetOutcome() != pb.Outcome_OUTCOME_UNKNOWN_TOOL || res.GetOutput() != "unknown tool: other" {
 		t.Fatalf("outside the allowlist: %v", res)
 	}
 	s, err = reg.ExecuteStream(bearer(agentSecret), &pb.ExecuteRequest{Name: "mine_a"})
