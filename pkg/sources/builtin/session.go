@@ -101,5 +101,7 @@ func (t *toolset) limitFileSize(command string) string {
 	// Rounded up: a file may pass the quota by less than a block, which
 	// the accounting after the call then sees.
 	blocks := (limit + 1023) / 1024
-	return "ulimit -f " + strconv.FormatInt(blocks, 10) + "; " + command
+	// Quiet: a lower hard limit already in force (a sandbox's) wins, and
+	// raising it is refused, which is as it should be.
+	return "ulimit -f " + strconv.FormatInt(blocks, 10) + " 2>/dev/null; " + command
 }
