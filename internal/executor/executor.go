@@ -170,9 +170,9 @@ func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Reque
 	// A caller whose own deadline comes first needs no timer of ours: it
 	// saves a context and a timer per call for agents that set deadlines.
 	if dl, ok := ctx.Deadline(); st.timeout > 0 && (!ok || time.Until(dl) > st.timeout) {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, st.timeout)
-		defer cancel()
+		cc := newCallContext(ctx, st.timeout)
+		defer cc.release()
+		callCtx = cc
 	}
 	if tab.global != nil {
 		if !acquire(callCtx, tab.global) {
