@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
@@ -29,6 +30,7 @@ type execFlags struct {
 	answer   string
 	answerID string
 	decline  string
+	stream   bool
 	set      map[string]bool
 }
 
@@ -40,7 +42,11 @@ stderr and exits 1; --json prints the whole result as JSON instead.
 
 A tool that needs a person (e.g. question) answers with a pending request;
 resume it by running the same call again with --answer JSON (and
---answer-id ID), or refuse it with --decline REASON.`)
+--answer-id ID), or refuse it with --decline REASON.
+
+--stream shows the call as it runs: output as the tool writes it (bash),
+progress as a bar on stderr (plain lines when stderr is not a terminal)
+and the tool's log messages on stderr.`)
 	var ef execFlags
 	ef.register(fs)
 	pos, err := fs.parse(args, 1, 2)
@@ -57,12 +63,33 @@ resume it by running the same call again with --answer JSON (and
 		return err
 	}
 	defer done()
-	resp, err := k.reg.Execute(ctx, req)
-	if err != nil {
-		return err
+	var res *pb.ToolResult
+	shown := ""
+	if ef.stream {
+		if res, shown, err = c.execStream(ctx, k.reg, req); err != nil {
+			return err
+		}
+	} else {
+		resp, err := k.reg.Execute(ctx, req)
+		if err != nil {
+			return err
+		}
+		res = resp.GetResult()
 	}
-	res := resp.GetResult()
-	if c.g.json {
+	if ef.stream && !c.g.json {
+		// The output was shown as it came: print only what the result adds
+		// (bash's exit code note), then what text cannot show.
+		rest := strings.TrimLeft(strings.TrimPrefix(res.GetOutput(), shown), "\n")
+		if shown == "" {
+			rest = res.GetOutput()
+		}
+		res = proto.Clone(res).(*pb.ToolResult)
+		defer describeParts(c.stderr, res.GetContent())
+		res.Output = rest
+	}
+	if c.g.json && ef.stream {
+		// Already printed, as the last of the event lines.
+	} else if c.g.json {
 		if err := writeJSON(c.stdout, res); err != nil {
 			return err
 		}
@@ -85,6 +112,7 @@ func (ef *execFlags) register(fs *flagSet) {
 	fs.StringVar(&ef.answer, "answer", "", "answer a pending request with this `JSON` value, e.g. '{\"answers\":[\"red\"]}'")
 	fs.StringVar(&ef.answerID, "answer-id", "", "the pending request `ID` being answered")
 	fs.StringVar(&ef.decline, "decline", "", "decline a pending request, giving the `REASON`")
+	fs.BoolVar(&ef.stream, "stream", false, "stream the call: show output as the tool writes it, progress on stderr")
 }
 
 // request builds the ExecuteRequest from the parsed fs, the positional
