@@ -44,6 +44,7 @@ type Config struct {
 	Auth     Auth
 	Server   Server
 	Sessions Sessions
+	Sandbox  Sandbox
 	Debug    bool
 	// Telemetry is OpenTelemetry tracing (internal/telemetry).
 	Telemetry Telemetry
@@ -95,7 +96,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "debug", "telemetry", "audit"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -210,6 +211,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Audit, err = parseAudit(nonNull(top["audit"])); err != nil {
+		return nil, err
+	}
+	if cfg.Sandbox, err = parseSandbox(nonNull(top["sandbox"]), baseDir); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/engine"
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/session"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -58,6 +59,7 @@ type Core struct {
 	eng      *engine.Engine
 	metrics  *metrics.Metrics
 	sessions *session.Manager
+	box      *sandbox.Sandbox
 
 	cfg  atomic.Pointer[config.Config]
 	auth atomic.Pointer[auth.Authenticator]
@@ -84,11 +86,17 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c := &Core{log: log, reg: registry.New(registry.WithLogger(log))}
 	c.metrics = metrics.New(promReg)
+	box, err := newSandbox(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	c.box = box
 	c.exec = executor.New(c.reg, c.metrics, cfg.Limits, log)
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing})
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing, Sandbox: box})
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
 		c.exec.Close()
+		box.Close()
 		return nil, err
 	}
 	if opts.Tracing != nil {
@@ -107,12 +115,14 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if err != nil {
 		c.exec.Close()
 		_ = c.audit.Close()
+		box.Close()
 		return nil, err
 	}
 	rep, err := c.eng.Apply(cfg)
 	if err != nil {
 		c.exec.Close()
 		_ = c.audit.Close()
+		box.Close()
 		return nil, err
 	}
 	c.sessions, err = session.New(session.Options{Root: root, Limits: cfg.Sessions, Logger: log, Metrics: promReg,
@@ -126,6 +136,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		c.exec.Close()
 		_ = c.eng.Close()
 		_ = c.audit.Close()
+		box.Close()
 		return nil, &config.Error{Key: "builtins.workspace", Msg: err.Error()}
 	}
 	for id, err := range rep.Failed {
@@ -174,6 +185,9 @@ type Report struct {
 func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
+	if err := checkSandboxMode(c.cfg.Load(), cfg); err != nil {
+		return Report{}, err
+	}
 	// The audit file is (re)opened first: a path that cannot be opened
 	// rejects the reload; a reload reopens it, which is how a rotated file
 	// is let go.
@@ -223,6 +237,7 @@ func (c *Core) Close() error {
 	if aerr := c.audit.Close(); err == nil {
 		err = aerr
 	}
+	c.box.Close()
 	return err
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
@@ -41,6 +42,9 @@ type Options struct {
 	DrainTimeout time.Duration
 	// Tracing is handed to the sources (sources.Env.Tracing); nil = off.
 	Tracing trace.TracerProvider
+	// Sandbox confines the commands sources start for a model; nil runs
+	// them unconfined.
+	Sandbox *sandbox.Sandbox
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -224,6 +228,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		return nil, err
 	}
 	env.Workspace = ws
+	env.Sandbox = e.sandboxRunner(cfg)
 
 	var plan []planned
 	// capped says whether the source reads Env.MaxOutputBytes (builtin,
@@ -249,7 +254,11 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 
 	bcfg := cfg.Builtins
 	bcfg.Workspace = ws
-	if err := add(registry.Layer(sources.KindBuiltin), bcfg, true, func() sources.Source { return builtin.New(bcfg, env) }); err != nil {
+	bsection := struct {
+		Builtins builtin.Config
+		Sandbox  config.Sandbox
+	}{bcfg, cfg.Sandbox}
+	if err := add(registry.Layer(sources.KindBuiltin), bsection, true, func() sources.Source { return builtin.New(bcfg, env) }); err != nil {
 		return nil, err
 	}
 	scfg := cfg.Skills

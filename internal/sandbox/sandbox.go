@@ -167,3 +167,13 @@ func (e *MissingError) Error() string {
 
 // ErrOff is returned by Start on a nil Sandbox.
 var ErrOff = errors.New("sandbox: not configured")
+
+// Runner is a Sandbox with the policy the config sets; sources get one and
+// fill in each call's workspace and temp dir. A nil Runner is "off".
+type Runner struct {
+	Box    *Sandbox
+	Policy Policy
+}
+
+// On reports whether commands started through r are confined.
+func (r *Runner) On() bool { return r != nil && r.Box.On() }

@@ -3,6 +3,7 @@ package sources
 import (
 	"log/slog"
 
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -23,6 +24,9 @@ type Env struct {
 	// child spans with internal/telemetry.Start, which follows the call's
 	// own span.
 	Tracing trace.TracerProvider `json:"-"`
+	// Sandbox confines the commands a source starts for a model (bash,
+	// sandboxed stdio MCP servers); nil runs them unconfined.
+	Sandbox *sandbox.Runner `json:"-"`
 }
 
 // DefaultMaxOutputBytes is the output cap when none is configured.

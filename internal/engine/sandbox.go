@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"path/filepath"
+	"slices"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
+)
+
+// sandboxRunner is the sandbox the sources of cfg start their commands
+// in: the server's probed Sandbox with the policy the config sets. It is
+// nil when the engine has no Sandbox (an embedding without one).
+func (e *Engine) sandboxRunner(cfg *config.Config) *sandbox.Runner {
+	if e.opts.Sandbox == nil {
+		return nil
+	}
+	sc := cfg.Sandbox
+	return &sandbox.Runner{Box: e.opts.Sandbox, Policy: sandbox.Policy{
+		ReadPaths: sc.ReadPaths,
+		Masks:     sandboxMasks(cfg),
+		Network:   sc.Network,
+		Limits:    sc.Limits,
+	}}
+}
+
+// sandboxMasks are what a command must not read even where it lies below a
+// readable path: the config file's directory (only the file itself when
+// that directory is a system root such as /etc), the TLS files, /run and
+// /root.
+func sandboxMasks(cfg *config.Config) []string {
+	masks := []string{"/run", "/root"}
+	if cfg.Path != "" {
+		dir := filepath.Dir(cfg.Path)
+		if dir == "/" || slices.Contains(sandbox.SystemPaths, dir) {
+			masks = append(masks, cfg.Path)
+		} else {
+			masks = append(masks, dir)
+		}
+	}
+	tls := cfg.Server.TLS
+	for _, p := range []string{tls.Cert, tls.Key, tls.ClientCA} {
+		if p != "" {
+			masks = append(masks, cfg.Resolve(p))
+		}
+	}
+	return masks
+}
