@@ -36,19 +36,25 @@ func parseSandbox(raw json.RawMessage, baseDir string) (Sandbox, error) {
 		return s, nil
 	}
 	var r struct {
-		Mode      *string   `json:"mode"`
-		Network   *bool     `json:"network"`
-		ReadPaths *[]string `json:"readPaths"`
-		Limits    *struct {
-			Memory    *int64 `json:"memory"`
-			Processes *int   `json:"processes"`
-			FileSize  *int64 `json:"fileSize"`
-			OpenFiles *int   `json:"openFiles"`
-			CPU       *int64 `json:"cpu"`
-		} `json:"limits"`
+		Mode      *string         `json:"mode"`
+		Network   *bool           `json:"network"`
+		ReadPaths *[]string       `json:"readPaths"`
+		Limits    json.RawMessage `json:"limits"`
 	}
 	if err := strictDecode("sandbox", raw, &r); err != nil {
 		return s, err
+	}
+	var lim *struct {
+		Memory    *int64 `json:"memory"`
+		Processes *int   `json:"processes"`
+		FileSize  *int64 `json:"fileSize"`
+		OpenFiles *int   `json:"openFiles"`
+		CPU       *int64 `json:"cpu"`
+	}
+	if raw := nonNull(r.Limits); raw != nil {
+		if err := strictDecode("sandbox.limits", raw, &lim); err != nil {
+			return s, err
+		}
 	}
 	if r.Mode != nil {
 		m := sandbox.Mode(*r.Mode)
@@ -71,7 +77,7 @@ func parseSandbox(raw json.RawMessage, baseDir string) (Sandbox, error) {
 			s.ReadPaths = append(s.ReadPaths, filepath.Clean(p))
 		}
 	}
-	if l := r.Limits; l != nil {
+	if l := lim; l != nil {
 		if l.Memory != nil {
 			if *l.Memory < 0 {
 				return s, keyErr("sandbox.limits.memory", "must be >= 0 bytes (0 = no limit; default 2147483648, 2 GiB)")

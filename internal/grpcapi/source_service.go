@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 )
 
 type sourceService struct {
@@ -27,6 +28,7 @@ func (r *sourceService) ListSources(ctx context.Context, _ *pb.ListSourcesReques
 			Shadowed:  in.Shadowed,
 		})
 	}
+	resp.Sandbox = sandboxStatus(r.a.core.Sandbox())
 	return resp, nil
 }
 
@@ -48,4 +50,12 @@ func (r *sourceService) Reload(ctx context.Context, _ *pb.ReloadRequest) (*pb.Re
 		return nil, status.Errorf(codes.FailedPrecondition, "reload rejected, the previous config keeps serving: %v", err)
 	}
 	return &pb.ReloadResponse{Revision: rep.Revision, Rebuilt: rep.Started, Removed: rep.Removed}, nil
+}
+
+func sandboxStatus(st sandbox.Status) *pb.Sandbox {
+	out := &pb.Sandbox{Mode: string(st.Mode), Summary: st.String()}
+	for _, l := range st.Layers {
+		out.Layers = append(out.Layers, &pb.SandboxLayer{Name: l.Name, Active: l.Active, Detail: l.Detail})
+	}
+	return out
 }

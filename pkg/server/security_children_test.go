@@ -57,9 +57,10 @@ func TestChildrenSeeNoServerSecret(t *testing.T) {
 		return resp.GetResult().GetOutput()
 	}
 
-	// The shell adds PWD, SHLVL and _ itself.
+	// The shell adds PWD, SHLVL and _ itself; the sandbox adds TMPDIR, the
+	// call's private temp dir.
 	bashEnv := run("bash", `{"command": "env"}`)
-	checkChildEnv(t, "bash", bashEnv, []string{"TN_SEC_PASS", "API_KEY", "PWD", "SHLVL", "_", "OLDPWD"}, adminTok, agentTok)
+	checkChildEnv(t, "bash", bashEnv, []string{"TN_SEC_PASS", "API_KEY", "PWD", "SHLVL", "_", "OLDPWD", "TMPDIR"}, adminTok, agentTok)
 	for _, want := range []string{"TN_SEC_PASS=passed-through\n", "API_KEY=" + apiKey + "\n"} {
 		if !strings.Contains(bashEnv, want) {
 			t.Errorf("bash's environment lacks %q (builtins.bash.env):\n%s", want, bashEnv)

@@ -62,7 +62,9 @@ func (*ListSourcesRequest) Descriptor() ([]byte, []int) {
 type ListSourcesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The sources.
-	Sources       []*Source `protobuf:"bytes,1,rep,name=sources,proto3" json:"sources,omitempty"`
+	Sources []*Source `protobuf:"bytes,1,rep,name=sources,proto3" json:"sources,omitempty"`
+	// How the commands a model starts (bash, sandboxed stdio MCP servers) are confined.
+	Sandbox       *Sandbox `protobuf:"bytes,2,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -104,6 +106,141 @@ func (x *ListSourcesResponse) GetSources() []*Source {
 	return nil
 }
 
+func (x *ListSourcesResponse) GetSandbox() *Sandbox {
+	if x != nil {
+		return x.Sandbox
+	}
+	return nil
+}
+
+// Sandbox is the sandbox mode and each of its layers.
+type Sandbox struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "auto", "required" or "off" (sandbox.mode).
+	Mode string `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"`
+	// Every layer, active or missing.
+	Layers []*SandboxLayer `protobuf:"bytes,2,rep,name=layers,proto3" json:"layers,omitempty"`
+	// One line: the active layers, then the missing ones with the reason.
+	Summary       string `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Sandbox) Reset() {
+	*x = Sandbox{}
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Sandbox) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Sandbox) ProtoMessage() {}
+
+func (x *Sandbox) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Sandbox.ProtoReflect.Descriptor instead.
+func (*Sandbox) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Sandbox) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *Sandbox) GetLayers() []*SandboxLayer {
+	if x != nil {
+		return x.Layers
+	}
+	return nil
+}
+
+func (x *Sandbox) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+// SandboxLayer is one mechanism of the sandbox.
+type SandboxLayer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The layer, e.g. "landlock", "seccomp", "pid-namespace".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Whether it is in force.
+	Active bool `protobuf:"varint,2,opt,name=active,proto3" json:"active,omitempty"`
+	// What it does when active; why it is missing when not.
+	Detail        string `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SandboxLayer) Reset() {
+	*x = SandboxLayer{}
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SandboxLayer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SandboxLayer) ProtoMessage() {}
+
+func (x *SandboxLayer) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SandboxLayer.ProtoReflect.Descriptor instead.
+func (*SandboxLayer) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SandboxLayer) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SandboxLayer) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *SandboxLayer) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 // Source is one source instance.
 type Source struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -125,7 +262,7 @@ type Source struct {
 
 func (x *Source) Reset() {
 	*x = Source{}
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[2]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -137,7 +274,7 @@ func (x *Source) String() string {
 func (*Source) ProtoMessage() {}
 
 func (x *Source) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[2]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -150,7 +287,7 @@ func (x *Source) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Source.ProtoReflect.Descriptor instead.
 func (*Source) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{2}
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Source) GetKind() string {
@@ -204,7 +341,7 @@ type ListSkillsRequest struct {
 
 func (x *ListSkillsRequest) Reset() {
 	*x = ListSkillsRequest{}
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -216,7 +353,7 @@ func (x *ListSkillsRequest) String() string {
 func (*ListSkillsRequest) ProtoMessage() {}
 
 func (x *ListSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -229,7 +366,7 @@ func (x *ListSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillsRequest.ProtoReflect.Descriptor instead.
 func (*ListSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{3}
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{5}
 }
 
 // ListSkillsResponse is the skill inventory.
@@ -245,7 +382,7 @@ type ListSkillsResponse struct {
 
 func (x *ListSkillsResponse) Reset() {
 	*x = ListSkillsResponse{}
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[4]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -257,7 +394,7 @@ func (x *ListSkillsResponse) String() string {
 func (*ListSkillsResponse) ProtoMessage() {}
 
 func (x *ListSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[4]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -270,7 +407,7 @@ func (x *ListSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillsResponse.ProtoReflect.Descriptor instead.
 func (*ListSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{4}
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListSkillsResponse) GetSkills() []*Skill {
@@ -304,7 +441,7 @@ type Skill struct {
 
 func (x *Skill) Reset() {
 	*x = Skill{}
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -316,7 +453,7 @@ func (x *Skill) String() string {
 func (*Skill) ProtoMessage() {}
 
 func (x *Skill) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -329,7 +466,7 @@ func (x *Skill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skill.ProtoReflect.Descriptor instead.
 func (*Skill) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{5}
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Skill) GetName() string {
@@ -375,7 +512,7 @@ type SkippedSkill struct {
 
 func (x *SkippedSkill) Reset() {
 	*x = SkippedSkill{}
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +524,7 @@ func (x *SkippedSkill) String() string {
 func (*SkippedSkill) ProtoMessage() {}
 
 func (x *SkippedSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +537,7 @@ func (x *SkippedSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkippedSkill.ProtoReflect.Descriptor instead.
 func (*SkippedSkill) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{6}
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SkippedSkill) GetPath() string {
@@ -433,7 +570,7 @@ type ReloadRequest struct {
 
 func (x *ReloadRequest) Reset() {
 	*x = ReloadRequest{}
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[7]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +582,7 @@ func (x *ReloadRequest) String() string {
 func (*ReloadRequest) ProtoMessage() {}
 
 func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[7]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -458,7 +595,7 @@ func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadRequest.ProtoReflect.Descriptor instead.
 func (*ReloadRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{7}
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{9}
 }
 
 // ReloadResponse reports what the reload changed.
@@ -476,7 +613,7 @@ type ReloadResponse struct {
 
 func (x *ReloadResponse) Reset() {
 	*x = ReloadResponse{}
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[8]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -488,7 +625,7 @@ func (x *ReloadResponse) String() string {
 func (*ReloadResponse) ProtoMessage() {}
 
 func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_source_service_proto_msgTypes[8]
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -501,7 +638,7 @@ func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadResponse.ProtoReflect.Descriptor instead.
 func (*ReloadResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{8}
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReloadResponse) GetRevision() uint64 {
@@ -530,9 +667,18 @@ var File_toolnexus_v1_source_service_proto protoreflect.FileDescriptor
 const file_toolnexus_v1_source_service_proto_rawDesc = "" +
 	"\n" +
 	"!toolnexus/v1/source_service.proto\x12\ftoolnexus.v1\"\x14\n" +
-	"\x12ListSourcesRequest\"E\n" +
+	"\x12ListSourcesRequest\"v\n" +
 	"\x13ListSourcesResponse\x12.\n" +
-	"\asources\x18\x01 \x03(\v2\x14.toolnexus.v1.SourceR\asources\"\x99\x01\n" +
+	"\asources\x18\x01 \x03(\v2\x14.toolnexus.v1.SourceR\asources\x12/\n" +
+	"\asandbox\x18\x02 \x01(\v2\x15.toolnexus.v1.SandboxR\asandbox\"k\n" +
+	"\aSandbox\x12\x12\n" +
+	"\x04mode\x18\x01 \x01(\tR\x04mode\x122\n" +
+	"\x06layers\x18\x02 \x03(\v2\x1a.toolnexus.v1.SandboxLayerR\x06layers\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\"R\n" +
+	"\fSandboxLayer\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06active\x18\x02 \x01(\bR\x06active\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\x99\x01\n" +
 	"\x06Source\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -577,33 +723,37 @@ func file_toolnexus_v1_source_service_proto_rawDescGZIP() []byte {
 	return file_toolnexus_v1_source_service_proto_rawDescData
 }
 
-var file_toolnexus_v1_source_service_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_toolnexus_v1_source_service_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_toolnexus_v1_source_service_proto_goTypes = []any{
 	(*ListSourcesRequest)(nil),  // 0: toolnexus.v1.ListSourcesRequest
 	(*ListSourcesResponse)(nil), // 1: toolnexus.v1.ListSourcesResponse
-	(*Source)(nil),              // 2: toolnexus.v1.Source
-	(*ListSkillsRequest)(nil),   // 3: toolnexus.v1.ListSkillsRequest
-	(*ListSkillsResponse)(nil),  // 4: toolnexus.v1.ListSkillsResponse
-	(*Skill)(nil),               // 5: toolnexus.v1.Skill
-	(*SkippedSkill)(nil),        // 6: toolnexus.v1.SkippedSkill
-	(*ReloadRequest)(nil),       // 7: toolnexus.v1.ReloadRequest
-	(*ReloadResponse)(nil),      // 8: toolnexus.v1.ReloadResponse
+	(*Sandbox)(nil),             // 2: toolnexus.v1.Sandbox
+	(*SandboxLayer)(nil),        // 3: toolnexus.v1.SandboxLayer
+	(*Source)(nil),              // 4: toolnexus.v1.Source
+	(*ListSkillsRequest)(nil),   // 5: toolnexus.v1.ListSkillsRequest
+	(*ListSkillsResponse)(nil),  // 6: toolnexus.v1.ListSkillsResponse
+	(*Skill)(nil),               // 7: toolnexus.v1.Skill
+	(*SkippedSkill)(nil),        // 8: toolnexus.v1.SkippedSkill
+	(*ReloadRequest)(nil),       // 9: toolnexus.v1.ReloadRequest
+	(*ReloadResponse)(nil),      // 10: toolnexus.v1.ReloadResponse
 }
 var file_toolnexus_v1_source_service_proto_depIdxs = []int32{
-	2, // 0: toolnexus.v1.ListSourcesResponse.sources:type_name -> toolnexus.v1.Source
-	5, // 1: toolnexus.v1.ListSkillsResponse.skills:type_name -> toolnexus.v1.Skill
-	6, // 2: toolnexus.v1.ListSkillsResponse.skipped:type_name -> toolnexus.v1.SkippedSkill
-	0, // 3: toolnexus.v1.SourceService.ListSources:input_type -> toolnexus.v1.ListSourcesRequest
-	3, // 4: toolnexus.v1.SourceService.ListSkills:input_type -> toolnexus.v1.ListSkillsRequest
-	7, // 5: toolnexus.v1.SourceService.Reload:input_type -> toolnexus.v1.ReloadRequest
-	1, // 6: toolnexus.v1.SourceService.ListSources:output_type -> toolnexus.v1.ListSourcesResponse
-	4, // 7: toolnexus.v1.SourceService.ListSkills:output_type -> toolnexus.v1.ListSkillsResponse
-	8, // 8: toolnexus.v1.SourceService.Reload:output_type -> toolnexus.v1.ReloadResponse
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	4,  // 0: toolnexus.v1.ListSourcesResponse.sources:type_name -> toolnexus.v1.Source
+	2,  // 1: toolnexus.v1.ListSourcesResponse.sandbox:type_name -> toolnexus.v1.Sandbox
+	3,  // 2: toolnexus.v1.Sandbox.layers:type_name -> toolnexus.v1.SandboxLayer
+	7,  // 3: toolnexus.v1.ListSkillsResponse.skills:type_name -> toolnexus.v1.Skill
+	8,  // 4: toolnexus.v1.ListSkillsResponse.skipped:type_name -> toolnexus.v1.SkippedSkill
+	0,  // 5: toolnexus.v1.SourceService.ListSources:input_type -> toolnexus.v1.ListSourcesRequest
+	5,  // 6: toolnexus.v1.SourceService.ListSkills:input_type -> toolnexus.v1.ListSkillsRequest
+	9,  // 7: toolnexus.v1.SourceService.Reload:input_type -> toolnexus.v1.ReloadRequest
+	1,  // 8: toolnexus.v1.SourceService.ListSources:output_type -> toolnexus.v1.ListSourcesResponse
+	6,  // 9: toolnexus.v1.SourceService.ListSkills:output_type -> toolnexus.v1.ListSkillsResponse
+	10, // 10: toolnexus.v1.SourceService.Reload:output_type -> toolnexus.v1.ReloadResponse
+	8,  // [8:11] is the sub-list for method output_type
+	5,  // [5:8] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_toolnexus_v1_source_service_proto_init() }
@@ -617,7 +767,7 @@ func file_toolnexus_v1_source_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolnexus_v1_source_service_proto_rawDesc), len(file_toolnexus_v1_source_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

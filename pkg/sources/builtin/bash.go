@@ -76,7 +76,7 @@ func (t *toolset) bash(ctx context.Context, c tool.Call) tool.Result {
 		return tool.ContextResult(ctx, "bash")
 	}
 
-	run, err := t.startShell(ctx, t.limitFileSize(a.Command), dir)
+	run, err := t.startShell(ctx, t.limitFileSize(a.Command), dir, timeout)
 	if err != nil {
 		return fail("bash: cannot start %s: %v", t.shell, err)
 	}
@@ -143,7 +143,7 @@ type shellRun struct {
 	waited chan error
 }
 
-func (t *toolset) startShell(ctx context.Context, command, dir string) (*shellRun, error) {
+func (t *toolset) startShell(ctx context.Context, command, dir string, timeout time.Duration) (*shellRun, error) {
 	// The pipe is ours, not exec's: exec.Cmd.Wait would wait for its copying
 	// goroutine, which blocks as long as any grandchild holds the pipe. With
 	// our own pipe, Wait returns when the shell exits, and the reader can be
@@ -160,7 +160,8 @@ func (t *toolset) startShell(ctx context.Context, command, dir string) (*shellRu
 	// Its own process group, so one signal reaches the command and
 	// everything it started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	wait, err := t.startCmd(cmd, timeout) // in the sandbox when on: bash_sandbox.go
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		return nil, err
@@ -178,7 +179,7 @@ func (t *toolset) startShell(ctx context.Context, command, dir string) (*shellRu
 		defer close(r.read)
 		_, _ = io.Copy(liveOutput(ctx, r.out), pr)
 	}()
-	go func() { r.waited <- cmd.Wait() }()
+	go func() { r.waited <- wait() }()
 	return r, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 
 	"github.com/toolnexus/toolnexus/internal/childenv"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
@@ -92,6 +93,9 @@ type toolset struct {
 	client  *http.Client
 	// bashEnv is the shell's whole environment (bash_env.go).
 	bashEnv []string
+	// sandbox confines bash (bash_sandbox.go); nil runs it unconfined.
+	sandbox *sandbox.Runner
+	flavor  sandbox.ShellFlavor
 }
 
 func newToolset(ws *Workspace, env sources.Env) *toolset {
@@ -103,6 +107,8 @@ func newToolset(ws *Workspace, env sources.Env) *toolset {
 		md:      newMarkdownConverter(),
 		client:  newFetchClient(allowList{}),
 		bashEnv: childenv.Build(nil),
+		sandbox: env.Sandbox,
+		flavor:  sandbox.FlavorOf(shellPath()),
 	}
 }
 

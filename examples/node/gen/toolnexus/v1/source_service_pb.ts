@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolnexus/v1/source_service.proto.
  */
 export const file_toolnexus_v1_source_service: GenFile = /*@__PURE__*/
-  fileDesc("CiF0b29sbmV4dXMvdjEvc291cmNlX3NlcnZpY2UucHJvdG8SDHRvb2xuZXh1cy52MSIUChJMaXN0U291cmNlc1JlcXVlc3QiPAoTTGlzdFNvdXJjZXNSZXNwb25zZRIlCgdzb3VyY2VzGAEgAygLMhQudG9vbG5leHVzLnYxLlNvdXJjZSJpCgZTb3VyY2USDAoEa2luZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN0YXR1cxgDIAEoCRISCgp0b29sX2NvdW50GAQgASgFEg0KBWVycm9yGAUgASgJEhAKCHNoYWRvd2VkGAYgAygJIhMKEUxpc3RTa2lsbHNSZXF1ZXN0ImYKEkxpc3RTa2lsbHNSZXNwb25zZRIjCgZza2lsbHMYASADKAsyEy50b29sbmV4dXMudjEuU2tpbGwSKwoHc2tpcHBlZBgCIAMoCzIaLnRvb2xuZXh1cy52MS5Ta2lwcGVkU2tpbGwiRQoFU2tpbGwSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRILCgNkaXIYAyABKAkSDAoEcGF0aBgEIAEoCSI8CgxTa2lwcGVkU2tpbGwSDAoEcGF0aBgBIAEoCRIOCgZyZWFzb24YAiABKAkSDgoGZGV0YWlsGAMgASgJIg8KDVJlbG9hZFJlcXVlc3QiRAoOUmVsb2FkUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQSDwoHcmVidWlsdBgCIAMoCRIPCgdyZW1vdmVkGAMgAygJMvkBCg1Tb3VyY2VTZXJ2aWNlElIKC0xpc3RTb3VyY2VzEiAudG9vbG5leHVzLnYxLkxpc3RTb3VyY2VzUmVxdWVzdBohLnRvb2xuZXh1cy52MS5MaXN0U291cmNlc1Jlc3BvbnNlEk8KCkxpc3RTa2lsbHMSHy50b29sbmV4dXMudjEuTGlzdFNraWxsc1JlcXVlc3QaIC50b29sbmV4dXMudjEuTGlzdFNraWxsc1Jlc3BvbnNlEkMKBlJlbG9hZBIbLnRvb2xuZXh1cy52MS5SZWxvYWRSZXF1ZXN0GhwudG9vbG5leHVzLnYxLlJlbG9hZFJlc3BvbnNlQj1aO2dpdGh1Yi5jb20vdG9vbG5leHVzL3Rvb2xuZXh1cy9nZW4vdG9vbG5leHVzL3YxO3Rvb2xuZXh1c3YxYgZwcm90bzM");
+  fileDesc("CiF0b29sbmV4dXMvdjEvc291cmNlX3NlcnZpY2UucHJvdG8SDHRvb2xuZXh1cy52MSIUChJMaXN0U291cmNlc1JlcXVlc3QiZAoTTGlzdFNvdXJjZXNSZXNwb25zZRIlCgdzb3VyY2VzGAEgAygLMhQudG9vbG5leHVzLnYxLlNvdXJjZRImCgdzYW5kYm94GAIgASgLMhUudG9vbG5leHVzLnYxLlNhbmRib3giVAoHU2FuZGJveBIMCgRtb2RlGAEgASgJEioKBmxheWVycxgCIAMoCzIaLnRvb2xuZXh1cy52MS5TYW5kYm94TGF5ZXISDwoHc3VtbWFyeRgDIAEoCSI8CgxTYW5kYm94TGF5ZXISDAoEbmFtZRgBIAEoCRIOCgZhY3RpdmUYAiABKAgSDgoGZGV0YWlsGAMgASgJImkKBlNvdXJjZRIMCgRraW5kGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc3RhdHVzGAMgASgJEhIKCnRvb2xfY291bnQYBCABKAUSDQoFZXJyb3IYBSABKAkSEAoIc2hhZG93ZWQYBiADKAkiEwoRTGlzdFNraWxsc1JlcXVlc3QiZgoSTGlzdFNraWxsc1Jlc3BvbnNlEiMKBnNraWxscxgBIAMoCzITLnRvb2xuZXh1cy52MS5Ta2lsbBIrCgdza2lwcGVkGAIgAygLMhoudG9vbG5leHVzLnYxLlNraXBwZWRTa2lsbCJFCgVTa2lsbBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEgsKA2RpchgDIAEoCRIMCgRwYXRoGAQgASgJIjwKDFNraXBwZWRTa2lsbBIMCgRwYXRoGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIOCgZkZXRhaWwYAyABKAkiDwoNUmVsb2FkUmVxdWVzdCJECg5SZWxvYWRSZXNwb25zZRIQCghyZXZpc2lvbhgBIAEoBBIPCgdyZWJ1aWx0GAIgAygJEg8KB3JlbW92ZWQYAyADKAky+QEKDVNvdXJjZVNlcnZpY2USUgoLTGlzdFNvdXJjZXMSIC50b29sbmV4dXMudjEuTGlzdFNvdXJjZXNSZXF1ZXN0GiEudG9vbG5leHVzLnYxLkxpc3RTb3VyY2VzUmVzcG9uc2USTwoKTGlzdFNraWxscxIfLnRvb2xuZXh1cy52MS5MaXN0U2tpbGxzUmVxdWVzdBogLnRvb2xuZXh1cy52MS5MaXN0U2tpbGxzUmVzcG9uc2USQwoGUmVsb2FkEhsudG9vbG5leHVzLnYxLlJlbG9hZFJlcXVlc3QaHC50b29sbmV4dXMudjEuUmVsb2FkUmVzcG9uc2VCPVo7Z2l0aHViLmNvbS90b29sbmV4dXMvdG9vbG5leHVzL2dlbi90b29sbmV4dXMvdjE7dG9vbG5leHVzdjFiBnByb3RvMw");
 
 /**
  * ListSourcesRequest takes no parameters.
@@ -39,6 +39,13 @@ export type ListSourcesResponse = Message<"toolnexus.v1.ListSourcesResponse"> & 
    * @generated from field: repeated toolnexus.v1.Source sources = 1;
    */
   sources: Source[];
+
+  /**
+   * How the commands a model starts (bash, sandboxed stdio MCP servers) are confined.
+   *
+   * @generated from field: toolnexus.v1.Sandbox sandbox = 2;
+   */
+  sandbox?: Sandbox | undefined;
 };
 
 /**
@@ -47,6 +54,76 @@ export type ListSourcesResponse = Message<"toolnexus.v1.ListSourcesResponse"> & 
  */
 export const ListSourcesResponseSchema: GenMessage<ListSourcesResponse> = /*@__PURE__*/
   messageDesc(file_toolnexus_v1_source_service, 1);
+
+/**
+ * Sandbox is the sandbox mode and each of its layers.
+ *
+ * @generated from message toolnexus.v1.Sandbox
+ */
+export type Sandbox = Message<"toolnexus.v1.Sandbox"> & {
+  /**
+   * "auto", "required" or "off" (sandbox.mode).
+   *
+   * @generated from field: string mode = 1;
+   */
+  mode: string;
+
+  /**
+   * Every layer, active or missing.
+   *
+   * @generated from field: repeated toolnexus.v1.SandboxLayer layers = 2;
+   */
+  layers: SandboxLayer[];
+
+  /**
+   * One line: the active layers, then the missing ones with the reason.
+   *
+   * @generated from field: string summary = 3;
+   */
+  summary: string;
+};
+
+/**
+ * Describes the message toolnexus.v1.Sandbox.
+ * Use `create(SandboxSchema)` to create a new message.
+ */
+export const SandboxSchema: GenMessage<Sandbox> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_source_service, 2);
+
+/**
+ * SandboxLayer is one mechanism of the sandbox.
+ *
+ * @generated from message toolnexus.v1.SandboxLayer
+ */
+export type SandboxLayer = Message<"toolnexus.v1.SandboxLayer"> & {
+  /**
+   * The layer, e.g. "landlock", "seccomp", "pid-namespace".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Whether it is in force.
+   *
+   * @generated from field: bool active = 2;
+   */
+  active: boolean;
+
+  /**
+   * What it does when active; why it is missing when not.
+   *
+   * @generated from field: string detail = 3;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message toolnexus.v1.SandboxLayer.
+ * Use `create(SandboxLayerSchema)` to create a new message.
+ */
+export const SandboxLayerSchema: GenMessage<SandboxLayer> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_source_service, 3);
 
 /**
  * Source is one source instance.
@@ -102,7 +179,7 @@ export type Source = Message<"toolnexus.v1.Source"> & {
  * Use `create(SourceSchema)` to create a new message.
  */
 export const SourceSchema: GenMessage<Source> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_source_service, 2);
+  messageDesc(file_toolnexus_v1_source_service, 4);
 
 /**
  * ListSkillsRequest takes no parameters.
@@ -117,7 +194,7 @@ export type ListSkillsRequest = Message<"toolnexus.v1.ListSkillsRequest"> & {
  * Use `create(ListSkillsRequestSchema)` to create a new message.
  */
 export const ListSkillsRequestSchema: GenMessage<ListSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_source_service, 3);
+  messageDesc(file_toolnexus_v1_source_service, 5);
 
 /**
  * ListSkillsResponse is the skill inventory.
@@ -145,7 +222,7 @@ export type ListSkillsResponse = Message<"toolnexus.v1.ListSkillsResponse"> & {
  * Use `create(ListSkillsResponseSchema)` to create a new message.
  */
 export const ListSkillsResponseSchema: GenMessage<ListSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_source_service, 4);
+  messageDesc(file_toolnexus_v1_source_service, 6);
 
 /**
  * Skill is one discovered skill.
@@ -187,7 +264,7 @@ export type Skill = Message<"toolnexus.v1.Skill"> & {
  * Use `create(SkillSchema)` to create a new message.
  */
 export const SkillSchema: GenMessage<Skill> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_source_service, 5);
+  messageDesc(file_toolnexus_v1_source_service, 7);
 
 /**
  * SkippedSkill is a SKILL.md that was not loaded.
@@ -222,7 +299,7 @@ export type SkippedSkill = Message<"toolnexus.v1.SkippedSkill"> & {
  * Use `create(SkippedSkillSchema)` to create a new message.
  */
 export const SkippedSkillSchema: GenMessage<SkippedSkill> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_source_service, 6);
+  messageDesc(file_toolnexus_v1_source_service, 8);
 
 /**
  * ReloadRequest takes no parameters.
@@ -237,7 +314,7 @@ export type ReloadRequest = Message<"toolnexus.v1.ReloadRequest"> & {
  * Use `create(ReloadRequestSchema)` to create a new message.
  */
 export const ReloadRequestSchema: GenMessage<ReloadRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_source_service, 7);
+  messageDesc(file_toolnexus_v1_source_service, 9);
 
 /**
  * ReloadResponse reports what the reload changed.
@@ -272,7 +349,7 @@ export type ReloadResponse = Message<"toolnexus.v1.ReloadResponse"> & {
  * Use `create(ReloadResponseSchema)` to create a new message.
  */
 export const ReloadResponseSchema: GenMessage<ReloadResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_source_service, 8);
+  messageDesc(file_toolnexus_v1_source_service, 10);
 
 /**
  * SourceService is for operators: what feeds the registry and in what state.

@@ -1,0 +1,56 @@
+package builtin
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/toolnexus/toolnexus/internal/sandbox"
+)
+
+// startCmd starts the shell command. With a sandbox configured it runs
+// confined: read-write only in the call's workspace and a private temp
+// dir (TMPDIR and HOME, removed when the command ends), the configured
+// read paths and masks, network as configured, and the limits, with CPU
+// time bounded by the call's timeout unless the config sets it. wait
+// reaps the command (and removes the temp dir).
+func (t *toolset) startCmd(cmd *exec.Cmd, timeout time.Duration) (wait func() error, err error) {
+	if !t.sandbox.On() {
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return cmd.Wait, nil
+	}
+	tmp, err := os.MkdirTemp("", "toolnexus-tmp-")
+	if err != nil {
+		return nil, err
+	}
+	p := t.sandbox.Policy
+	p.Workspace = t.ws.Root()
+	p.TempDir = tmp
+	if p.Limits.CPU == 0 {
+		p.Limits.CPU = timeout
+	}
+	script := p.Limits
+	if t.session != nil {
+		// The session's own `ulimit -f` (its quota) follows; when it is
+		// the stricter one, setting ours first would only make it fail.
+		if q := t.session.FileSizeLimit(); q >= 0 && (script.FileSize == 0 || q <= script.FileSize) {
+			script.FileSize = 0
+		}
+	}
+	last := len(cmd.Args) - 1
+	cmd.Args[last] = sandbox.LimitScript(t.flavor, script) + cmd.Args[last]
+	cmd.Env = append(slices.Clip(cmd.Env), "TMPDIR="+tmp, "HOME="+tmp)
+	proc, err := t.sandbox.Box.Start(cmd, &p)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return func() error {
+		err := proc.Wait()
+		os.RemoveAll(tmp)
+		return err
+	}, nil
+}
