@@ -47,10 +47,13 @@ func main() {
 	conc := flag.Int("c", 16, "callers, for -target")
 	metricsAddr := flag.String("metrics", "", "with -target: the server's metrics address, to report its heap allocations per call")
 	sessionsOnly := flag.Bool("sessions", false, "only rows 11–12 (sessions), printed, BENCHMARKS.md untouched")
+	sandboxOnly := flag.Bool("sandbox", false, "only rows 13–14 (the sandbox), printed, BENCHMARKS.md untouched")
 	flag.Parse()
 	var err error
 	if *target != "" {
 		err = loadTarget(*target, *metricsAddr, *toolName, *conc, *dur)
+	} else if *sandboxOnly {
+		err = runSandbox(*reps)
 	} else if *sessionsOnly {
 		err = runSessions(*serverBin, *reps)
 	} else if *only {
@@ -363,6 +366,10 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 		rep.row("| 6 | server RSS at 10,000 declared HTTP tools, after one ListTools | — | %.1f MiB | — | — | — |", big/(1<<20))
 	}
 
+	// 13–14. The sandbox: bash `true` in it and out of it, setup alone.
+	if err := sandboxRows(rep, tmp, reps); err != nil {
+		return err
+	}
 	// 11–12. Sessions: a new session's first call, 10,000 idle sessions.
 	if err := sessionRows(rep, serverBin, tmp, reps); err != nil {
 		return fmt.Errorf("sessions: %w", err)
