@@ -48,12 +48,15 @@ func main() {
 	metricsAddr := flag.String("metrics", "", "with -target: the server's metrics address, to report its heap allocations per call")
 	sessionsOnly := flag.Bool("sessions", false, "only rows 11–12 (sessions), printed, BENCHMARKS.md untouched")
 	sandboxOnly := flag.Bool("sandbox", false, "only rows 13–14 (the sandbox), printed, BENCHMARKS.md untouched")
+	streamOnly := flag.Bool("stream", false, "only rows 15–16 (streaming), printed, BENCHMARKS.md untouched")
 	flag.Parse()
 	var err error
 	if *target != "" {
 		err = loadTarget(*target, *metricsAddr, *toolName, *conc, *dur)
 	} else if *sandboxOnly {
 		err = runSandbox(*reps)
+	} else if *streamOnly {
+		err = runStream(*dur, *reps)
 	} else if *sessionsOnly {
 		err = runSessions(*serverBin, *reps)
 	} else if *only {
@@ -370,6 +373,11 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	if err := sandboxRows(rep, tmp, reps); err != nil {
 		return err
 	}
+	// 15–16. Streaming: ExecuteStream vs Execute, bash line latency.
+	if err := streamRows(rep, full, tmp, d, reps); err != nil {
+		return fmt.Errorf("streaming: %w", err)
+	}
+
 	// 11–12. Sessions: a new session's first call, 10,000 idle sessions.
 	if err := sessionRows(rep, serverBin, tmp, reps); err != nil {
 		return fmt.Errorf("sessions: %w", err)
