@@ -26,7 +26,7 @@ func (s *Server) tracingOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(
 		otelgrpc.WithTracerProvider(s.tracing.TracerProvider()),
 		otelgrpc.WithPropagators(telemetry.Propagator),
-		// grpc_server_* from go-grpc-middleware are the RPC metrics.
+		// grpc_server_* (internal/grpcapi) are the RPC metrics.
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()),
 	))}
 }
