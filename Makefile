@@ -16,7 +16,8 @@ FUZZTIME  ?= 20s
 
 all: lint build test
 
-## generate: regenerate gen/ (Go) and examples/node/gen (TypeScript, needs npm)
+## generate: regenerate gen/ (Go), examples/node/gen (TypeScript, needs npm) and
+## examples/python/gen (Python, needs protoc and grpc_python_plugin)
 ## from proto/ — the only way either changes
 generate:
 	$(BUF) generate
@@ -24,11 +25,14 @@ generate:
 		npm ci --prefix examples/node --no-audit --no-fund --loglevel=error && \
 		$(BUF) generate --template buf.gen.ts.yaml; \
 	else echo "npm not found: examples/node/gen not regenerated"; fi
+	@if command -v protoc >/dev/null 2>&1 && command -v grpc_python_plugin >/dev/null 2>&1; then \
+		$(BUF) generate --template buf.gen.python.yaml; \
+	else echo "protoc or grpc_python_plugin not found (apt-get install protobuf-compiler protobuf-compiler-grpc): examples/python/gen not regenerated"; fi
 
 ## check-generated: fail when gen/ is not what `make generate` produces
 check-generated: generate
-	@git diff --exit-code --stat -- gen/ examples/node/gen/ || { echo "generated code is stale: run 'make generate' and commit it"; exit 1; }
-	@test -z "$$(git status --porcelain -- gen/ examples/node/gen/)" || { git status --porcelain -- gen/ examples/node/gen/; echo "untracked generated files: run 'make generate' and commit them"; exit 1; }
+	@git diff --exit-code --stat -- gen/ examples/node/gen/ examples/python/gen/ || { echo "generated code is stale: run 'make generate' and commit it"; exit 1; }
+	@test -z "$$(git status --porcelain -- gen/ examples/node/gen/ examples/python/gen/)" || { git status --porcelain -- gen/ examples/node/gen/ examples/python/gen/; echo "untracked generated files: run 'make generate' and commit them"; exit 1; }
 
 ## lint: gofmt, go vet and staticcheck (service and bench modules), go.mod
 ## tidiness of every module, buf lint

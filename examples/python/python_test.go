@@ -1,0 +1,216 @@
+// Package pythonexample_test runs the Python agent (examples/python) against
+// a real server and checks its generated stubs are fresh.
+package pythonexample_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// missing skips, or fails under TOOLNEXUS_REQUIRE_E2E=1.
+func missing(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
+		t.Fatalf("%s; TOOLNEXUS_REQUIRE_E2E=1 requires it (apt-get install python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc)", what)
+	}
+	t.Skipf("%s; skipping (apt-get install python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc, or set TOOLNEXUS_REQUIRE_E2E=1 to fail instead)", what)
+}
+
+// python finds an interpreter that has grpcio and protobuf: the first
+// python3 on PATH, else Debian's /usr/bin/python3 (a pyenv or venv python3
+// earlier on PATH usually lacks the Debian packages).
+func python(t *testing.T) string {
+	t.Helper()
+	var candidates []string
+	if p, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, p)
+	}
+	candidates = append(candidates, "/usr/bin/python3")
+	for _, p := range candidates {
+		if exec.Command(p, "-c", "import grpc, google.protobuf").Run() == nil {
+			return p
+		}
+	}
+	missing(t, "no python3 with the grpc and google.protobuf modules")
+	return ""
+}
+
+var reporter = tool.Must(tool.New("reporter", func(ctx context.Context, _ tool.Call) tool.Result {
+	tool.Progress(ctx, 1, 2, "half")
+	tool.Progress(ctx, 2, 2, "all")
+	tool.Log(ctx, tool.LevelInfo, "rep", map[string]any{"n": 1})
+	return tool.Rich(tool.Text("done"), tool.Image("image/png", []byte{0x89, 'P', 'N', 'G'}))
+}))
+
+func serve(t *testing.T, cfgJSON string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolnexus.json")
+	if err := os.WriteFile(cfg, []byte(cfgJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
+		Workspace: filepath.Join(dir, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Native: []tool.Tool{reporter}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return srv.Addr().String()
+}
+
+func agent(t *testing.T, py string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, append([]string{"agent.py"}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TOOLNEXUS_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PYTHONDONTWRITEBYTECODE=1") // no __pycache__ in the source tree
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	code := 0
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("running agent.py: %v", err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestPythonAgentListsExportsAndStreams(t *testing.T) {
+	py := python(t)
+	addr := serve(t, `{"debug": true, "builtins": true, "skills": []}`)
+
+	out, errOut, code := agent(t, py, addr)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"openai tools: ",
+		"first declaration: type=function function keys=name,description,parameters",
+		`model called: debug_echo {"greeting":"hello from python","n":3}`,
+		`result: ok is_error=false output="{\"greeting\":\"hello from python\",\"n\":3}"`,
+		`tool message: {"role": "tool", "tool_call_id": "call_1", "content": "{\"greeting\":\"hello from python\",\"n\":3}"}`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "debug_echo") || !strings.Contains(out, "bash") || !strings.Contains(out, "reporter") {
+		t.Errorf("tool list:\n%s", out)
+	}
+
+	// bash streams its output; the result follows.
+	out, errOut, code = agent(t, py, addr, "bash", `{"command": "echo live"}`)
+	if code != 0 || !strings.Contains(out, `live stdout: 'live\n'`) || !strings.Contains(out, `result: ok is_error=false output="live\n"`) {
+		t.Fatalf("bash: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	// progress, a log message and a rich result.
+	out, errOut, code = agent(t, py, addr, "reporter", `{}`)
+	if code != 0 || !strings.Contains(out, "progress: 1/2 half\nprogress: 2/2 all\nlog [info] rep: {\"n\": 1.0}") ||
+		!strings.Contains(out, "part: image image/png 4 bytes") {
+		t.Fatalf("reporter: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	// A failing tool exits 1; an unreachable server exits 2.
+	if _, _, code := agent(t, py, addr, "debug_fail", `{}`); code != 1 {
+		t.Fatalf("debug_fail exit %d, want 1", code)
+	}
+	if _, errOut, code := agent(t, py, "127.0.0.1:1"); code != 2 || !strings.Contains(errOut, "unavailable") {
+		t.Fatalf("no server: exit %d, stderr %s", code, errOut)
+	}
+}
+
+// TestGeneratedCodeIsFresh regenerates the Python stubs from proto/ into a
+// temporary directory and compares them with the committed gen/. Fix a
+// failure with:
+//
+//	go tool -modfile=tools/go.mod buf generate --template buf.gen.python.yaml
+func TestGeneratedCodeIsFresh(t *testing.T) {
+	for _, bin := range []string{"protoc", "grpc_python_plugin"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			missing(t, bin+" is not on PATH")
+		}
+	}
+	if testing.Short() {
+		t.Skip("-short: skipping the buf run")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "tool", "-modfile=tools/go.mod", "buf", "generate", "--template", "buf.gen.python.yaml", "-o", out)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("buf generate --template buf.gen.python.yaml: %v\n%s", err, b)
+	}
+	fresh := filepath.Join(out, "examples", "python", "gen")
+	seen := map[string]bool{}
+	err = filepath.WalkDir(fresh, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(fresh, p)
+		seen[rel] = true
+		want, _ := os.ReadFile(p)
+		got, err := os.ReadFile(filepath.Join("gen", rel))
+		if err != nil {
+			t.Errorf("examples/python/gen/%s is missing; regenerate and commit it", rel)
+			return nil
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("examples/python/gen/%s is stale; regenerate and commit it", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 {
+		t.Fatal("buf generated nothing")
+	}
+	_ = filepath.WalkDir("gen", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, "__pycache__") {
+			if rel, _ := filepath.Rel("gen", p); !seen[rel] {
+				t.Errorf("examples/python/gen/%s is not generated from proto/ any more; delete it", rel)
+			}
+		}
+		return err
+	})
+}
