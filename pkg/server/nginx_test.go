@@ -166,6 +166,16 @@ func TestSessionsStickToOneReplicaBehindNginx(t *testing.T) {
 	defer conn.Close()
 	reg := pb.NewRegistryServiceClient(conn)
 
+	// call is Execute for the worker goroutines: a failure is reported with
+	// Errorf (Fatal must not leave a goroutine other than the test's).
+	call := func(ctx context.Context, name string, args string) *pb.ToolResult {
+		resp, err := reg.Execute(ctx, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}})
+		if err != nil {
+			t.Errorf("Execute(%s) through nginx: %v", name, err)
+			return &pb.ToolResult{IsError: true, Output: err.Error()}
+		}
+		return resp.GetResult()
+	}
 	// Each session's first call writes its file, the next ones ask who
 	// answers, the last reads the file back.
 	home := make([]string, sessions)
@@ -178,19 +188,19 @@ func TestSessionsStickToOneReplicaBehindNginx(t *testing.T) {
 			for s := range work {
 				ctx := inSession("", fmt.Sprintf("session-%03d", s))
 				want := fmt.Sprintf("written by session %d in its first call", s)
-				if r := execIn(t, ctx, reg, "write", map[string]any{"path": "first.txt", "content": want}); r.GetIsError() {
+				if r := call(ctx, "write", `{"path": "first.txt", "content": "`+want+`"}`); r.GetIsError() {
 					t.Errorf("session %d: write: %s", s, r.GetOutput())
 					continue
 				}
 				for c := 1; c < calls-1; c++ {
-					who := execIn(t, ctx, reg, "whoami", map[string]any{}).GetOutput()
+					who := call(ctx, "whoami", `{}`).GetOutput()
 					if home[s] == "" {
 						home[s] = who
 					} else if who != home[s] {
 						t.Errorf("session %d moved from %s to %s", s, home[s], who)
 					}
 				}
-				if r := execIn(t, ctx, reg, "read", map[string]any{"path": "first.txt"}); r.GetOutput() != want {
+				if r := call(ctx, "read", `{"path": "first.txt"}`); r.GetOutput() != want {
 					t.Errorf("session %d: last call reads %q", s, r.GetOutput())
 				}
 			}
