@@ -401,20 +401,16 @@ func (m *Manager) Delete(principal, id string) error {
 // remove deletes s when no call runs in it and cond still holds; it reports
 // whether it did. The workspace is moved aside under the lock (one rename)
 // and removed after, so a new session with the same id can start at once.
+// Everything that changes a session's place on disk happens under mu, as
+// creating one does.
 func (m *Manager) remove(s *Session, reason string, cond func(*Session) bool) bool {
 	m.mu.Lock()
 	if !cond(s) || !s.refs.CompareAndSwap(0, -1) {
 		m.mu.Unlock()
 		return false
 	}
-	k := key{s.principal, s.id}
-	if v, ok := m.sessions.Load(k); ok && v == s {
-		m.sessions.Delete(k)
-		m.counts[s.principal]--
-		if m.counts[s.principal] <= 0 {
-			delete(m.counts, s.principal)
-		}
-	}
+	// The workspace leaves its place before the session leaves the list,
+	// so a session no longer listed has no directory either.
 	trash := filepath.Join(m.root, trashDir)
 	gone := ""
 	if err := os.MkdirAll(trash, 0o755); err == nil {
@@ -424,17 +420,32 @@ func (m *Manager) remove(s *Session, reason string, cond func(*Session) bool) bo
 			}
 		}
 	}
-	_ = os.Remove(s.meta)
-	m.mu.Unlock()
+	var rmErr error
 	if gone == "" {
-		gone = s.dir
+		// It could not be moved aside: remove it in place, before a new
+		// session of the same id can be created there.
+		rmErr = os.RemoveAll(s.dir)
 	}
-	if err := os.RemoveAll(gone); err != nil {
-		m.log.Warn("session workspace not fully removed", "principal", s.principal, "session", s.id, "error", err)
+	_ = os.Remove(s.meta)
+	k := key{s.principal, s.id}
+	if v, ok := m.sessions.Load(k); ok && v == s {
+		m.sessions.Delete(k)
+		m.counts[s.principal]--
+		if m.counts[s.principal] <= 0 {
+			delete(m.counts, s.principal)
+		}
 	}
-	// A principal with no sessions left leaves no empty directory behind.
+	// A principal with no sessions left leaves no empty directory behind
+	// (under the lock: a session being created needs its parent).
 	_ = os.Remove(filepath.Join(m.root, s.pdir))
 	_ = os.Remove(filepath.Dir(s.meta))
+	m.mu.Unlock()
+	if gone != "" {
+		rmErr = os.RemoveAll(gone)
+	}
+	if err := rmErr; err != nil {
+		m.log.Warn("session workspace not fully removed", "principal", s.principal, "session", s.id, "error", err)
+	}
 	info := s.Info()
 	m.log.Info("session deleted", "principal", s.principal, "session", s.id, "reason", reason, "bytes", info.Bytes)
 	if m.onDelete != nil {
