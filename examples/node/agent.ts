@@ -1,6 +1,7 @@
 // An agent's side of toolnexus, in TypeScript over gRPC: list the tools,
 // export them in the shape OpenAI's chat API takes, then execute the tool
-// call a model made and turn the result into the "tool" message that goes
+// call a model made with ExecuteStream (printing its live output, progress
+// and logs) and turn the result into the "tool" message that goes
 // back to the model. No LLM is involved: the model's tool call is replayed
 // from a fixed value (or from the command line), so the script runs anywhere.
 //
@@ -12,8 +13,8 @@
 
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { ExportFormat, RegistryService } from "./gen/toolnexus/v1/registry_service_pb.js";
-import { Outcome, type Tool } from "./gen/toolnexus/v1/tool_pb.js";
+import { ExportFormat, OutputStream, RegistryService } from "./gen/toolnexus/v1/registry_service_pb.js";
+import { Outcome, type Tool, type ToolResult } from "./gen/toolnexus/v1/tool_pb.js";
 
 /** A tool call as an OpenAI chat completion returns it in message.tool_calls. */
 interface OpenAIToolCall {
@@ -90,13 +91,36 @@ async function main(): Promise<number> {
   console.log(`model called: ${call.function.name} ${call.function.arguments}`);
 
   // arguments_json hands the model's text over verbatim: no parse and
-  // re-encode on the way, so numbers stay exact.
-  const { result } = await registry.execute(
-    { name: call.function.name, input: { case: "argumentsJson", value: call.function.arguments } },
+  // re-encode on the way, so numbers stay exact. ExecuteStream shows what
+  // the tool reports while it runs (bash's output, an MCP server's
+  // progress and logs); the result is always the last event.
+  let result: ToolResult | undefined;
+  for await (const event of registry.executeStream(
+    { name: call.function.name, input: { case: "argumentsJson", value: call.function.arguments }, callId: call.id },
     { timeoutMs: 60_000 },
-  );
+  )) {
+    const e = event.event;
+    switch (e.case) {
+      case "output": {
+        const stream = e.value.stream === OutputStream.STDERR ? "stderr" : "stdout";
+        console.log(`live ${stream}: ${JSON.stringify(new TextDecoder().decode(e.value.data))}`);
+        break;
+      }
+      case "progress": {
+        const total = e.value.total ? `/${e.value.total}` : "";
+        console.log(`progress: ${e.value.progress}${total} ${e.value.message}`.trimEnd());
+        break;
+      }
+      case "log":
+        console.log(`log [${e.value.level}] ${e.value.logger}: ${JSON.stringify(e.value.data)}`);
+        break;
+      case "result":
+        result = e.value;
+        break;
+    }
+  }
   if (!result) {
-    throw new Error("Execute returned no result");
+    throw new Error("ExecuteStream ended without a result");
   }
   // A failing tool is a normal result: the model reads the output and retries.
   const outcome = Outcome[result.outcome]?.toLowerCase() ?? String(result.outcome);

@@ -142,6 +142,22 @@ func TestNodeAgentListsExportsAndExecutes(t *testing.T) {
 	}
 }
 
+// The call streams: bash's output arrives as live events before the result.
+func TestNodeAgentStreams(t *testing.T) {
+	requireNode(t)
+	addr := serve(t, `{"debug": false, "builtins": true, "skills": []}`)
+	out, errOut, code := agent(t, nil, addr, "bash", `{"command":"echo live"}`)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if got, want := line(t, out, "live "), `live stdout: "live\n"`; got != want {
+		t.Errorf("live line\n got %s\nwant %s", got, want)
+	}
+	if !strings.Contains(out, `live stdout: "live\n"`+"\n"+`result: ok`) {
+		t.Errorf("the live line must come right before the result:\n%s", out)
+	}
+}
+
 func TestNodeAgentToolFailureIsAResult(t *testing.T) {
 	requireNode(t)
 	addr := serve(t, `{"debug": true, "builtins": false, "skills": []}`)
