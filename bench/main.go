@@ -49,6 +49,7 @@ func main() {
 	sessionsOnly := flag.Bool("sessions", false, "only rows 11–12 (sessions), printed, BENCHMARKS.md untouched")
 	sandboxOnly := flag.Bool("sandbox", false, "only rows 13–14 (the sandbox), printed, BENCHMARKS.md untouched")
 	streamOnly := flag.Bool("stream", false, "only rows 15–16 (streaming), printed, BENCHMARKS.md untouched")
+	tracingOnly := flag.Bool("tracing", false, "only rows 17–18 (tracing, audit), printed, BENCHMARKS.md untouched")
 	flag.Parse()
 	var err error
 	if *target != "" {
@@ -57,6 +58,8 @@ func main() {
 		err = runSandbox(*reps)
 	} else if *streamOnly {
 		err = runStream(*dur, *reps)
+	} else if *tracingOnly {
+		err = runTracing(*dur, *reps)
 	} else if *sessionsOnly {
 		err = runSessions(*serverBin, *reps)
 	} else if *only {
@@ -381,6 +384,11 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	// 11–12. Sessions: a new session's first call, 10,000 idle sessions.
 	if err := sessionRows(rep, serverBin, tmp, reps); err != nil {
 		return fmt.Errorf("sessions: %w", err)
+	}
+
+	// 17–18. Tracing and the audit log, on vs off.
+	if err := tracingRows(rep, tmp, d, reps); err != nil {
+		return fmt.Errorf("tracing: %w", err)
 	}
 
 	if plotPath != "" {

@@ -44,6 +44,11 @@ func (c *Core) executeObserved(ctx context.Context, call Call) (tool.Result, str
 		if call.Session != "" {
 			attrs = append(attrs, AttrSession.String(call.Session))
 		}
+		// The front-end's context is a long chain of values (gRPC's
+		// stream, peer, metadata, stats tags, the principal...), and the
+		// SDK looks the parent up several times per span: putting the
+		// parent on top makes those lookups one step each.
+		ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(ctx))
 		ctx, span = c.tracer.Start(ctx, SpanName(call.Name), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	}
 	res, source := c.execute(ctx, call)

@@ -21,10 +21,13 @@ type OTLPReceiver struct {
 	// Endpoint is its address as an http:// URL (OTLP over gRPC without TLS).
 	Endpoint string
 
-	srv *grpc.Server
+	srv     *grpc.Server
+	done    chan struct{}
+	discard bool // count spans without keeping them
 
 	mu    sync.Mutex
 	spans []Span
+	count int
 }
 
 // Span is one received span, its ids in hex and its attributes as strings.
@@ -39,30 +42,63 @@ type Span struct {
 	StartUnixNano, EndNano uint64
 }
 
-// StartOTLPReceiver serves a receiver until the test ends. Use it from
-// benchmarks too (testing.TB).
+// StartOTLPReceiver serves a receiver until the test ends.
 func StartOTLPReceiver(t testing.TB) *OTLPReceiver {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	r, err := NewOTLPReceiver()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &OTLPReceiver{Endpoint: "http://" + lis.Addr().String(), srv: grpc.NewServer()}
+	t.Cleanup(r.Stop)
+	return r
+}
+
+// NewOTLPReceiver serves a receiver until Stop (for programs that are not
+// tests, such as the benchmarks).
+func NewOTLPReceiver() (*OTLPReceiver, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &OTLPReceiver{Endpoint: "http://" + lis.Addr().String(), srv: grpc.NewServer(), done: make(chan struct{})}
 	collectortrace.RegisterTraceServiceServer(r.srv, r)
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(r.done)
 		_ = r.srv.Serve(lis)
 	}()
-	t.Cleanup(func() {
-		r.srv.Stop()
-		<-done
-	})
-	return r
+	return r, nil
+}
+
+// Stop ends the receiver.
+func (r *OTLPReceiver) Stop() {
+	r.srv.Stop()
+	<-r.done
+}
+
+// Count is how many spans have been received.
+func (r *OTLPReceiver) Count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.count
 }
 
 // Export implements the collector's TraceService.
 func (r *OTLPReceiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	r.mu.Lock()
+	discard := r.discard
+	r.mu.Unlock()
+	if discard {
+		n := 0
+		for _, rs := range req.GetResourceSpans() {
+			for _, ss := range rs.GetScopeSpans() {
+				n += len(ss.GetSpans())
+			}
+		}
+		r.mu.Lock()
+		r.count += n
+		r.mu.Unlock()
+		return &collectortrace.ExportTraceServiceResponse{}, nil
+	}
 	var got []Span
 	for _, rs := range req.GetResourceSpans() {
 		service := attrString(rs.GetResource().GetAttributes(), "service.name")
@@ -82,6 +118,7 @@ func (r *OTLPReceiver) Export(_ context.Context, req *collectortrace.ExportTrace
 		}
 	}
 	r.mu.Lock()
+	r.count += len(got)
 	r.spans = append(r.spans, got...)
 	r.mu.Unlock()
 	return &collectortrace.ExportTraceServiceResponse{}, nil
@@ -92,6 +129,14 @@ func (r *OTLPReceiver) Spans() []Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Span(nil), r.spans...)
+}
+
+// Discard stops keeping spans (they are still counted), so a benchmark
+// exporting millions does not hold them all.
+func (r *OTLPReceiver) Discard() {
+	r.mu.Lock()
+	r.discard = true
+	r.mu.Unlock()
 }
 
 // Reset forgets the spans received so far.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"reflect"
 	"sort"
+	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
 
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
@@ -26,6 +28,11 @@ func (s *Server) tracingOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(
 		otelgrpc.WithTracerProvider(s.tracing.TracerProvider()),
 		otelgrpc.WithPropagators(telemetry.Propagator),
+		// Probes and tooling would fill the trace store with root spans.
+		otelgrpc.WithFilter(func(info *stats.RPCTagInfo) bool {
+			return !strings.HasPrefix(info.FullMethodName, "/grpc.health.v1.Health/") &&
+				!strings.HasPrefix(info.FullMethodName, "/grpc.reflection.")
+		}),
 		// grpc_server_* (internal/grpcapi) are the RPC metrics.
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()),
 	))}

@@ -1,0 +1,33 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/core"
+)
+
+// BenchmarkCoreExecute is one call of debug_echo through core.Execute, no
+// wire: what the core's own call path costs (tracing and audit off).
+func BenchmarkCoreExecute(b *testing.B) {
+	cfg, err := config.Parse([]byte(`{"debug": true, "builtins": false}`), "", b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := core.New(cfg, core.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	call := core.Call{Name: "debug_echo", Arguments: json.RawMessage(`{"message":"hello"}`), Protocol: core.ProtocolGRPC}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, _ := c.Execute(ctx, call); res.IsError {
+			b.Fatal(res.Output)
+		}
+	}
+}
