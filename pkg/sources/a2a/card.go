@@ -46,6 +46,10 @@ type agentCard struct {
 		Transport string `json:"transport"`
 	} `json:"additionalInterfaces"`
 
+	Capabilities struct {
+		Streaming bool `json:"streaming"`
+	} `json:"capabilities"`
+
 	Skills []struct {
 		ID          string `json:"id"`
 		Name        string `json:"name"`

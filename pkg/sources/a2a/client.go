@@ -36,6 +36,9 @@ type client struct {
 	// artifacts, so allow a good margin over the output cap.
 	maxBody int64
 	redact  sources.Redactor // blanks expanded secrets out of results and errors
+	// streaming is set when the agent card says capabilities.streaming:
+	// calls that stream use message/stream (SendStreamingMessage in 1.0).
+	streaming bool
 }
 
 // rpcError is a JSON-RPC error object returned by the agent.

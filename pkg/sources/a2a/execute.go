@@ -33,7 +33,8 @@ type call struct {
 
 // execute submits the task without blocking and polls until the task ends,
 // the timeout passes, or the caller gives up; the last two cancel the task
-// on the agent.
+// on the agent. A call that streams, to an agent whose card says it
+// streams, follows the task's events instead of polling.
 func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.Result {
 	var args struct {
 		Task *string `json:"task"`
@@ -54,7 +55,19 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 	ctx, cancel := context.WithTimeoutCause(ctx, time.Duration(s.cfg.Timeout)*time.Millisecond, errTimedOut)
 	defer cancel()
 
-	t, err := c.send(ctx, *args.Task)
+	var t *task
+	var err error
+	if c.streaming && tool.Streaming(ctx) {
+		// Status updates arrive as they happen: each becomes a progress
+		// event; the task id is known from the first, for a cancel.
+		n := 0
+		t, err = c.stream(ctx, *args.Task, r.observe, func(msg string) {
+			n++
+			tool.Progress(ctx, float64(n), 0, msg)
+		})
+	} else {
+		t, err = c.send(ctx, *args.Task)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return r.stopped(ctx, c)

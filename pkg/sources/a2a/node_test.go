@@ -40,7 +40,7 @@ type nodeStats struct {
 // startNodeAgent runs the agent and kills it when the test ends. Without
 // node or the npm packages the test is skipped, unless
 // TOOLNEXUS_REQUIRE_E2E=1 (CI), when it fails.
-func startNodeAgent(t *testing.T, proto string) *nodeAgent {
+func startNodeAgent(t *testing.T, proto string, extra ...string) *nodeAgent {
 	t.Helper()
 	missing := func(what string) {
 		t.Helper()
@@ -63,7 +63,7 @@ func startNodeAgent(t *testing.T, proto string) *nodeAgent {
 		}
 	}
 
-	cmd := exec.Command(node, filepath.Join("testdata", "agent.mjs"), nodeDir, proto)
+	cmd := exec.Command(node, append([]string{filepath.Join("testdata", "agent.mjs"), nodeDir, proto}, extra...)...)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe() // the agent exits when this closes

@@ -132,6 +132,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(err)
 	}
 	c.ep = ep
+	c.streaming = card.Capabilities.Streaming
 	c.header.Set("Content-Type", "application/json")
 	c.header.Set("Accept", "application/json")
 	if ep.proto == proto10 {

@@ -1,6 +1,6 @@
 // A real A2A agent built on the official JavaScript SDK, for the Go tests.
 //
-//   node agent.mjs NODE_DIR PROTO
+//   node agent.mjs NODE_DIR PROTO [stream]
 //
 // NODE_DIR is e2e/node (its node_modules holds the SDKs); PROTO is
 //   1.0     @a2a-js/sdk 1.x, a 1.0-only card
@@ -20,6 +20,13 @@
 //   "hang notify=URL"      as hang, and GETs URL when the first poll arrives
 //                          (before answering it) so a test can cancel its call
 //   "instant"              the submit answer is already completed
+//   "stream N"             N working status updates ("step 1".."step N"), no
+//                          polls needed, then the two artifacts and completed
+//   "stream hang"          one working update ("started"), then working until
+//                          canceled
+//
+// With "stream" the card says capabilities.streaming, so clients may use
+// message/stream (SendStreamingMessage in 1.0) and read the updates as SSE.
 //
 // GET /stats answers {"submits":N,"gets":{ID:N},"cancels":[ID],"versions":[...]}:
 // what the agent saw on the wire, for the tests' assertions.
@@ -28,7 +35,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 
-const [nodeDir, proto] = process.argv.slice(2);
+const [nodeDir, proto, streamArg] = process.argv.slice(2);
+const streaming = streamArg === 'stream';
 if (!nodeDir || !['1.0', '0.3', 'compat'].includes(proto)) {
   console.error('usage: node agent.mjs NODE_DIR 1.0|0.3|compat');
   process.exit(2);
@@ -65,6 +73,8 @@ function parseScript(text) {
   if ((m = /^fail after (\d+): (.*)$/s.exec(text))) return { kind: 'fail', n: Number(m[1]), msg: m[2] };
   if ((m = /^hang(?: notify=(\S+))?$/.exec(text))) return { kind: 'hang', notify: m[1] };
   if (text === 'instant') return { kind: 'instant' };
+  if (text === 'stream hang') return { kind: 'streamhang' };
+  if ((m = /^stream (\d+)$/.exec(text))) return { kind: 'stream', n: Number(m[1]) };
   return { kind: 'complete', n: 0 };
 }
 
@@ -77,7 +87,7 @@ const notifyURLs = new Map(); // taskId -> URL
 app.use(rpcPath, express.json(), async (req, res, next) => {
   const method = req.body?.method;
   const id = req.body?.params?.id;
-  if (method === 'SendMessage' || method === 'message/send') {
+  if (method === 'SendMessage' || method === 'message/send' || method === 'SendStreamingMessage' || method === 'message/stream') {
     stats.submits++;
     stats.versions.push(req.header('A2A-Version') ?? '');
   } else if (method === 'GetTask' || method === 'tasks/get') {
@@ -133,7 +143,7 @@ function setup10(base, compat) {
     supportedInterfaces: interfaces,
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming: false, pushNotifications: false, extensions: [] },
+    capabilities: { streaming, pushNotifications: false, extensions: [] },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -175,7 +185,20 @@ function setup10(base, compat) {
         id: taskId, contextId, history: [ctx.userMessage], artifacts: [], metadata: undefined,
         status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
       }));
-      bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING, undefined));
+      if (script.kind === 'stream' || script.kind === 'streamhang') {
+        if (script.kind === 'streamhang') {
+          bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING, agentMsg(taskId, contextId, 'started')));
+          await waitPolls(taskId, Infinity);
+          return;
+        }
+        for (let i = 1; i <= script.n; i++) {
+          bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING, agentMsg(taskId, contextId, `step ${i}`)));
+        }
+        script.kind = 'complete';
+        script.n = 0;
+      } else {
+        bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING, undefined));
+      }
       const done = await waitPolls(taskId, script.kind === 'hang' ? Infinity : script.n);
       if (!done) return; // canceled: cancelTask published the final state
       if (script.kind === 'fail') {
@@ -213,7 +236,7 @@ function setup03(base) {
     protocolVersion: '0.3.0',
     preferredTransport: 'JSONRPC',
     version: '1.0.0',
-    capabilities: { streaming: false, pushNotifications: false },
+    capabilities: { streaming, pushNotifications: false },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: skills.map(({ id, name, description, tags }) => ({ id, name, description, tags })),
@@ -246,7 +269,20 @@ function setup03(base) {
       }
       if (script.notify) notifyURLs.set(taskId, script.notify);
       bus.publish({ kind: 'task', id: taskId, contextId, history: [ctx.userMessage], status: { state: 'submitted', timestamp: now() } });
-      bus.publish(status(taskId, contextId, 'working', undefined, false));
+      if (script.kind === 'stream' || script.kind === 'streamhang') {
+        if (script.kind === 'streamhang') {
+          bus.publish(status(taskId, contextId, 'working', agentMsg(taskId, contextId, 'started'), false));
+          await waitPolls(taskId, Infinity);
+          return;
+        }
+        for (let i = 1; i <= script.n; i++) {
+          bus.publish(status(taskId, contextId, 'working', agentMsg(taskId, contextId, `step ${i}`), false));
+        }
+        script.kind = 'complete';
+        script.n = 0;
+      } else {
+        bus.publish(status(taskId, contextId, 'working', undefined, false));
+      }
       const done = await waitPolls(taskId, script.kind === 'hang' ? Infinity : script.n);
       if (!done) return;
       if (script.kind === 'fail') {
