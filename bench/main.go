@@ -205,7 +205,7 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	for _, conc := range []int{1, 64} {
 		a, b := pair(reps, conc, d, execCall(full.client), execCall(bareChain.client))
 		cost := (1/a.perSecond() - 1/b.perSecond()) / (1 / b.perSecond()) * 100
-		rep.row("| 2 | interceptor chain on vs off: calls/s | %d | %.0f | %.0f | +%.1f%% time/call | ≤ 8%% |", conc, a.perSecond(), b.perSecond(), cost)
+		rep.row("| 2 | interceptor chain on vs off: calls/s | %d | %.0f | %.0f | %+.1f%% time/call | ≤ 8%% |", conc, a.perSecond(), b.perSecond(), cost)
 	}
 
 	// 3. ListTools and ExportTools at 100 / 1,000 / 10,000 tools.
@@ -471,11 +471,24 @@ func dial(addr string) (*grpc.ClientConn, error) {
 	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 }
 
+// startLoad is the 1-minute load average when the run began.
+var startLoad = loadAvg()
+
+// loadAvg is the 1-minute load average, from /proc/loadavg.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}
+
 func writeMarkdown(path, header string, rep *report, d time.Duration, reps int, plotPath string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmarks\n\nProduced by `make bench` (`go -C bench run .`) on %s, %s/%s, %d CPUs, %s.\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	fmt.Fprintf(&b, "Each comparison alternates toolnexus and its baseline %d times, %s per run, and keeps each side's best run; client and server share the machine's cores.\n\n", reps, d)
+	fmt.Fprintf(&b, "Each comparison alternates toolnexus and its baseline %d times, %s per run, and keeps each side's best run; client and server share the machine's cores.\n", reps, d)
+	fmt.Fprintf(&b, "Load average (1 min) when the run started: %s, when it ended: %s — above ~2 on this 2-CPU machine, other work shared the cores and every row is noisier.\n\n", startLoad, loadAvg())
 	b.WriteString(header + "\n")
 	for _, r := range rep.rows {
 		b.WriteString(r + "\n")
