@@ -8,6 +8,8 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // BenchmarkCoreExecute is one call of debug_echo through core.Execute, no
@@ -18,6 +20,37 @@ func BenchmarkCoreExecute(b *testing.B) {
 		b.Fatal(err)
 	}
 	c, err := core.New(cfg, core.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	call := core.Call{Name: "debug_echo", Arguments: json.RawMessage(`{"message":"hello"}`), Protocol: core.ProtocolGRPC}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, _ := c.Execute(ctx, call); res.IsError {
+			b.Fatal(res.Output)
+		}
+	}
+}
+
+// BenchmarkCoreExecuteTraced is BenchmarkCoreExecute with tracing on,
+// every call sampled and exported over OTLP/gRPC to a receiver in this
+// process.
+func BenchmarkCoreExecuteTraced(b *testing.B) {
+	recv := testutil.StartOTLPReceiver(b)
+	recv.Discard()
+	cfg, err := config.Parse([]byte(`{"debug": true, "builtins": false}`), "", b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	tp, err := otlp.Setup(context.Background(), config.Telemetry{Endpoint: recv.Endpoint, Protocol: "grpc"}, func(string) (string, bool) { return "", false }, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	c, err := core.New(cfg, core.Options{Logger: log, Tracing: tp.TracerProvider()})
 	if err != nil {
 		b.Fatal(err)
 	}
