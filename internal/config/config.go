@@ -198,6 +198,7 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 	if cfg.Limits, err = parseLimits(nonNull(top["limits"])); err != nil {
 		return nil, err
 	}
+	applyDefaultToolCaps(&cfg.Limits)
 	if cfg.Auth, err = parseAuth(nonNull(top["auth"])); err != nil {
 		return nil, err
 	}

@@ -250,6 +250,8 @@ type Server struct {
 	GracePeriod time.Duration
 	// WatchConfig reloads when the config file changes.
 	WatchConfig bool
+	// Limits is server.limits: what one caller may hold open.
+	Limits ServerLimits
 }
 
 // TLS holds certificate paths; ClientCA turns on mutual TLS.
@@ -271,7 +273,7 @@ type MCPGateway struct {
 }
 
 func parseServer(raw json.RawMessage) (Server, error) {
-	s := Server{Listen: DefaultListen, MetricsListen: DefaultMetricsListen, GracePeriod: DefaultGracePeriod}
+	s := Server{Listen: DefaultListen, MetricsListen: DefaultMetricsListen, GracePeriod: DefaultGracePeriod, Limits: ServerLimits{WatchStreams: DefaultWatchStreams}}
 	if raw == nil {
 		return s, nil
 	}
@@ -282,10 +284,15 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		MCPRaw        json.RawMessage `json:"mcp"`
 		GracePeriod   *int64          `json:"gracePeriod"`
 		WatchConfig   bool            `json:"watchConfig"`
+		LimitsRaw     json.RawMessage `json:"limits"`
 		TLS           TLS             `json:"-"`
 		MCP           MCPGateway      `json:"-"`
 	}
 	if err := strictDecode("server", raw, &r); err != nil {
+		return s, err
+	}
+	var err error
+	if s.Limits, err = parseServerLimits(nonNull(r.LimitsRaw)); err != nil {
 		return s, err
 	}
 	// Decoded apart so that an unknown key is named in full (server.tls.kye).

@@ -60,3 +60,28 @@ func TestBashEnvIsKeptAsWritten(t *testing.T) {
 		t.Fatalf("webfetch.allowHosts = %q", got)
 	}
 }
+
+func TestResourceDefaults(t *testing.T) {
+	cfg, err := parse(t, `{"limits": {"tools": {"webfetch": {"maxConcurrency": 0, "timeout": 5000}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *cfg.Limits.For("bash").MaxConcurrency; got != 8 {
+		t.Errorf("bash maxConcurrency = %d, want the default 8", got)
+	}
+	if got := *cfg.Limits.For("webfetch").MaxConcurrency; got != 0 {
+		t.Errorf("webfetch maxConcurrency = %d, want the configured 0 (no cap)", got)
+	}
+	if got := *cfg.Limits.For("webfetch").Timeout; got.Milliseconds() != 5000 {
+		t.Errorf("webfetch timeout = %v, want the configured 5s", got)
+	}
+	if cfg.Server.Limits.WatchStreams != 64 {
+		t.Errorf("server.limits.watchStreams = %d, want 64", cfg.Server.Limits.WatchStreams)
+	}
+	if got := mustFail(t, `{"server": {"limits": {"watchStreams": 0}}}`).Error(); got != "config: server.limits.watchStreams: must be at least 1 (open WatchTools streams per token)" {
+		t.Errorf("watchStreams 0: %s", got)
+	}
+	if got := mustFail(t, `{"server": {"limits": {"streams": 5}}}`).Error(); got != "config: server.limits.streams: unknown key (check the spelling; see the README's config reference)" {
+		t.Errorf("unknown key: %s", got)
+	}
+}

@@ -39,6 +39,7 @@ type API struct {
 	log         *slog.Logger
 	protos      protoCache
 	grpcMetrics *grpcMetrics
+	watches     watchCounter // open WatchTools streams per principal (watchlimit.go)
 }
 
 // New makes the front-end for c.

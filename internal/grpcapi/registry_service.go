@@ -175,6 +175,11 @@ func callFromRequest(ctx context.Context, req *pb.ExecuteRequest) (core.Call, er
 
 func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.RegistryService_WatchToolsServer) error {
 	ctx := stream.Context()
+	release, err := r.a.enterWatch(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	f := newFilter(ctx, req.GetSources(), req.GetNames())
 	w, snap := r.a.core.Watch()
 	defer w.Close()

@@ -117,7 +117,7 @@ func (s *Server) serveMetrics(errc chan<- error) {
 	if s.metricsLis == nil {
 		return
 	}
-	s.metricsSrv = &http.Server{Handler: s.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second}
+	s.metricsSrv = metricsHTTPServer(s.MetricsHandler())
 	go func() {
 		if err := s.metricsSrv.Serve(s.metricsLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("metrics listener: %w", err)
@@ -147,7 +147,7 @@ func (s *Server) serveMCP(errc chan<- error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, s.mcp)
-	s.mcpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute, ConnState: s.mcpConns.track}
+	s.mcpSrv = mcpHTTPServer(boundBody(mux, mcpBodyTimeout), s.mcpConns.track)
 	go func() {
 		if err := s.mcpSrv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			select {

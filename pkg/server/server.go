@@ -35,7 +35,6 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
@@ -146,10 +145,9 @@ func New(opts Options) (*Server, error) {
 	gopts := append(s.api.ServerOptions(), s.tracingOptions()...)
 	gopts = append(gopts,
 		grpc.MaxRecvMsgSize(cfg.Limits.MaxRequestBytes),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 15 * time.Minute}),
 		grpc.NumStreamWorkers(streamWorkers()),
 	)
+	gopts = append(gopts, grpcBounds()...) // hardening.go
 	if cfg.Server.TLS.Enabled() {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(s.dynamicTLS())))
 	}

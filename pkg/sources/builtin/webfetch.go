@@ -29,6 +29,10 @@ const (
 	// MaxFetchBody is the largest response body webfetch reads; a larger
 	// one is a failure rather than a silently cut page.
 	MaxFetchBody = 5 << 20
+	// MaxMarkdownInput is the largest HTML page converted to markdown; a
+	// larger one is converted to text (metadata format "text"), which
+	// needs memory in proportion to the text, not to a document tree.
+	MaxMarkdownInput = 512 << 10
 	// maxRedirects is how many redirects one fetch follows.
 	maxRedirects = 10
 )
@@ -126,6 +130,13 @@ func (t *toolset) webfetch(ctx context.Context, c tool.Call) tool.Result {
 	if format != "html" && isHTML(resp.Header.Get("Content-Type"), body) {
 		switch format {
 		case "markdown":
+			if len(body) > MaxMarkdownInput {
+				// The converter builds a DOM and more: about 80 times the
+				// page in memory. A page this large becomes text, which
+				// streams.
+				out, format = htmlToText(out), "text"
+				break
+			}
 			md, err := t.md.ConvertString(out, converter.WithDomain(resp.Request.URL.String()), converter.WithContext(fctx))
 			if err != nil {
 				return fail("webfetch: cannot convert the page to markdown: %v", err)

@@ -2,9 +2,11 @@ package builtin_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -75,5 +77,31 @@ func TestWebfetchRedirectIntoTheServerIsRefused(t *testing.T) {
 	k3 := newKitConfig(t, builtin.Config{Enabled: true, Webfetch: builtin.WebfetchConfig{AllowHosts: []string{"127.0.0.0/8"}}}, 0)
 	if res := k3.run("webfetch", map[string]any{"url": redirector.URL + "/go", "format": "text"}); res.IsError || res.Output != "internal secret" {
 		t.Fatalf("allowed prefix: %+v", res)
+	}
+}
+
+// A 5 MiB page asked for as markdown costs memory in proportion to its
+// text, not the ~400 MiB the markdown converter allocates on it: larger
+// pages are converted to text by a streaming tokenizer.
+func TestWebfetchLargePageMemoryIsBounded(t *testing.T) {
+	para := "<div><p>Some <b>bold</b> text and <a href='/x'>a link</a>.</p><script>var x = 1;</script></div>\n"
+	page := "<html><head><title>T</title></head><body>" + strings.Repeat(para, (builtin.MaxFetchBody-200)/len(para)) + "</body></html>"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, page)
+	}))
+	t.Cleanup(srv.Close)
+	k := newKitConfig(t, loopbackAllowed, 1<<20)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res := k.run("webfetch", map[string]any{"url": srv.URL})
+	runtime.ReadMemStats(&after)
+	if res.IsError || res.Metadata["format"] != "text" || !strings.HasPrefix(res.Output, "Some bold text and a link.\n\nSome bold") {
+		t.Fatalf("large page: %v %q", res.Metadata, res.Output[:min(len(res.Output), 200)])
+	}
+	t.Logf("allocated %d MiB", (after.TotalAlloc-before.TotalAlloc)>>20)
+	if got := (after.TotalAlloc - before.TotalAlloc) >> 20; got > 120 {
+		t.Fatalf("fetching and converting a 5 MiB page allocated %d MiB; want at most 120", got)
 	}
 }
