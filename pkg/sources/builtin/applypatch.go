@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
+	"slices"
 
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -18,9 +20,9 @@ type applyPatchArgs struct {
 // fileState is a file as the patch leaves it, while the patch is checked.
 type fileState struct {
 	path    string // as written in the patch (first mention)
-	real    string
-	existed bool // on disk before the patch
-	exists  bool // after the operations so far
+	rel     string // beneath the workspace root
+	existed bool   // on disk before the patch
+	exists  bool   // after the operations so far
 	content string
 }
 
@@ -44,18 +46,20 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 	files := map[string]*fileState{}
 	var order []*fileState
 	counts := map[string]int{}
+	var root *os.Root
 	for _, op := range ops {
-		real, r := t.resolve("apply_patch", op.Path)
+		dir, rel, r := t.at("apply_patch", op.Path)
 		if r != nil {
 			return *r
 		}
-		st, seen := files[real]
+		root = dir
+		st, seen := files[rel]
 		if !seen {
 			var res *tool.Result
-			if st, res = loadState(op.Path, real); res != nil {
+			if st, res = loadState(root, op.Path, rel); res != nil {
 				return *res
 			}
-			files[real] = st
+			files[rel] = st
 			order = append(order, st)
 		}
 		switch op.Kind {
@@ -84,10 +88,13 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 	if ctx.Err() != nil {
 		return tool.ContextResult(ctx, "apply_patch")
 	}
-	if r := t.grow("apply_patch", patchGrowth(order)); r != nil {
+	if r := t.grow("apply_patch", patchGrowth(root, order)); r != nil {
 		return *r
 	}
-	if err := commit(order); err != nil {
+	if err := commit(root, order); err != nil {
+		if escapedRoot(err) {
+			return fail("apply_patch: path escapes the workspace: %v; no file was changed", err)
+		}
 		return fail("apply_patch: %v; no file was changed", err)
 	}
 	unit := "file operations"
@@ -99,23 +106,17 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 	})
 }
 
-func loadState(path, real string) (*fileState, *tool.Result) {
-	st := &fileState{path: path, real: real}
-	fi, err := os.Stat(real)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return st, nil
-	case err != nil:
-		r := fail("apply_patch: cannot read %s: %s", path, osReason(err))
-		return nil, &r
-	case fi.IsDir():
-		r := fail("apply_patch: %s is a directory", path)
-		return nil, &r
-	case !fi.Mode().IsRegular():
-		r := fail("apply_patch: %s is not a regular file", path)
-		return nil, &r
+func loadState(root *os.Root, path, rel string) (*fileState, *tool.Result) {
+	st := &fileState{path: path, rel: rel}
+	f, _, r := openRegular(root, "apply_patch", path, rel)
+	if r != nil {
+		if _, err := root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
+			return st, nil
+		}
+		return nil, r
 	}
-	data, err := os.ReadFile(real)
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		r := fail("apply_patch: cannot read %s: %s", path, osReason(err))
 		return nil, &r
@@ -124,11 +125,11 @@ func loadState(path, real string) (*fileState, *tool.Result) {
 	return st, nil
 }
 
-// commit writes the final states: every new content is staged in a
-// temporary file beside its target first; only when all are staged are they
-// renamed into place and the deleted files removed. A staging failure
-// removes the temporaries and any directory it created.
-func commit(files []*fileState) (err error) {
+// commit writes the final states beneath root: every new content is
+// staged in a temporary file beside its target first; only when all are
+// staged are they renamed into place and the deleted files removed. A
+// staging failure removes the temporaries and any directory it created.
+func commit(root *os.Root, files []*fileState) (err error) {
 	var staged []string // temp names, parallel to writes
 	var writes []*fileState
 	var madeDirs []string
@@ -137,34 +138,38 @@ func commit(files []*fileState) (err error) {
 			return
 		}
 		for _, tmp := range staged {
-			os.Remove(tmp)
+			root.Remove(tmp)
 		}
 		for i := len(madeDirs) - 1; i >= 0; i-- {
-			os.Remove(madeDirs[i])
+			root.Remove(madeDirs[i])
 		}
 	}()
 	for _, st := range files {
 		if !st.exists {
 			continue
 		}
-		dirs, err := mkdirAllTracked(filepath.Dir(st.real))
+		dirs, err := mkdirAllTracked(root, path.Dir(st.rel))
 		madeDirs = append(madeDirs, dirs...)
 		if err != nil {
 			return fmt.Errorf("cannot create the directory for %s: %s", st.path, osReason(err))
 		}
-		tmp, err := stageFile(st.real, []byte(st.content))
+		tmp, err := stageFile(root, st.rel, []byte(st.content))
 		if err != nil {
+			if escapedRoot(err) {
+				return err
+			}
 			return fmt.Errorf("cannot write %s: %s", st.path, osReason(err))
 		}
 		staged = append(staged, tmp)
 		writes = append(writes, st)
 	}
 	for i, st := range writes {
-		if err := os.Rename(staged[i], st.real); err != nil {
+		if err := root.Rename(staged[i], st.rel); err != nil {
 			// Rename within one directory fails only on a broken
-			// filesystem; what was renamed already stays.
+			// filesystem or a swapped path; what was renamed already
+			// stays.
 			for _, tmp := range staged[i:] {
-				os.Remove(tmp)
+				root.Remove(tmp)
 			}
 			staged = nil
 			return fmt.Errorf("cannot replace %s: %s", st.path, osReason(err))
@@ -172,7 +177,7 @@ func commit(files []*fileState) (err error) {
 	}
 	for _, st := range files {
 		if st.existed && !st.exists {
-			if err := os.Remove(st.real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := root.Remove(st.rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("cannot delete %s: %s", st.path, osReason(err))
 			}
 		}
@@ -180,24 +185,19 @@ func commit(files []*fileState) (err error) {
 	return nil
 }
 
-// mkdirAllTracked is os.MkdirAll that reports the directories it created,
-// outermost first, so they can be removed again.
-func mkdirAllTracked(dir string) ([]string, error) {
+// mkdirAllTracked is MkdirAll beneath root that reports the directories it
+// created, outermost first, so they can be removed again.
+func mkdirAllTracked(root *os.Root, dir string) ([]string, error) {
 	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
+	for d := dir; d != "." && d != "/"; d = path.Dir(d) {
+		if _, err := root.Stat(d); err == nil {
 			break
 		}
 		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	for i, j := 0, len(missing)-1; i < j; i, j = i+1, j-1 {
-		missing[i], missing[j] = missing[j], missing[i]
-	}
+	slices.Reverse(missing)
 	return missing, nil
 }

@@ -8,8 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"path"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -36,19 +38,16 @@ func (t *toolset) read(_ context.Context, c tool.Call) tool.Result {
 	if a.Limit != nil && *a.Limit < 1 {
 		return *invalid("read: limit must be a number of lines >= 1")
 	}
-	p, r := t.resolve("read", a.Path)
+	root, rel, r := t.at("read", a.Path)
 	if r != nil {
 		return *r
 	}
-	size, r := regularFile("read", a.Path, p)
+	f, size, r := openRegular(root, "read", a.Path, rel)
 	if r != nil {
 		return *r
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return fileError("read", a.Path, err)
 	}
 	defer f.Close()
+	var err error
 	// The file is streamed into a capped buffer: a huge file costs the
 	// output cap, not its size.
 	w := newCapWriterHint(t.cap, size)
@@ -129,21 +128,21 @@ func (t *toolset) write(_ context.Context, c tool.Call) tool.Result {
 	if a.Content == nil {
 		return *invalid("write: content is required")
 	}
-	p, r := t.resolve("write", a.Path)
+	root, rel, r := t.at("write", a.Path)
 	if r != nil {
 		return *r
 	}
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+	if fi, err := root.Stat(rel); err == nil && fi.IsDir() {
 		return fail("write: %s is a directory", a.Path)
 	}
-	if r := t.grow("write", fileGrowth(p, len(*a.Content))); r != nil {
+	if r := t.grow("write", fileGrowth(root, rel, len(*a.Content))); r != nil {
 		return *r
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fail("write: cannot create the parent directory of %s: %s", a.Path, osReason(err))
+	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
+		return rootFail("write", a.Path, "cannot create the parent directory of %s: %s", err)
 	}
-	if err := writeFileAtomic(p, []byte(*a.Content)); err != nil {
-		return fail("write: cannot write %s: %s", a.Path, osReason(err))
+	if err := writeFileAtomic(root, rel, []byte(*a.Content)); err != nil {
+		return rootFail("write", a.Path, "cannot write %s: %s", err)
 	}
 	n := len(*a.Content)
 	return tool.Success(fmt.Sprintf("Wrote %d bytes to %s", n, a.Path), map[string]any{"bytes": n})
@@ -171,14 +170,16 @@ func (t *toolset) edit(_ context.Context, c tool.Call) tool.Result {
 	case *a.OldString == "":
 		return *invalid("edit: oldString must not be empty; use write to create a file")
 	}
-	p, r := t.resolve("edit", a.Path)
+	root, rel, r := t.at("edit", a.Path)
 	if r != nil {
 		return *r
 	}
-	if _, r := regularFile("edit", a.Path, p); r != nil {
+	f, _, r := openRegular(root, "edit", a.Path, rel)
+	if r != nil {
 		return *r
 	}
-	data, err := os.ReadFile(p)
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return fileError("edit", a.Path, err)
 	}
@@ -194,8 +195,8 @@ func (t *toolset) edit(_ context.Context, c tool.Call) tool.Result {
 	if r := t.grow("edit", int64(len(text)-len(data))); r != nil {
 		return *r
 	}
-	if err := writeFileAtomic(p, []byte(text)); err != nil {
-		return fail("edit: cannot write %s: %s", a.Path, osReason(err))
+	if err := writeFileAtomic(root, rel, []byte(text)); err != nil {
+		return rootFail("edit", a.Path, "cannot write %s: %s", err)
 	}
 	unit := "replacements"
 	if n == 1 {
@@ -204,24 +205,63 @@ func (t *toolset) edit(_ context.Context, c tool.Call) tool.Result {
 	return tool.Success(fmt.Sprintf("Edited %s (%d %s)", a.Path, n, unit), map[string]any{"replacements": n})
 }
 
-// regularFile fails unless real is a regular file: opening a FIFO or a
-// device would block or never end, whatever the caller's deadline.
-// It returns the file's size.
-func regularFile(name, path, real string) (int64, *tool.Result) {
-	fi, err := os.Stat(real)
+// at resolves a path argument for a file tool: the workspace's opened root
+// and the path relative to it. The failure names the tool and the path
+// as the model wrote it.
+func (t *toolset) at(name, p string) (*os.Root, string, *tool.Result) {
+	real, r := t.resolve(name, p)
+	if r != nil {
+		return nil, "", r
+	}
+	root, err := t.ws.Dir()
 	if err != nil {
+		r := fail("%s: the workspace cannot be opened: %s", name, osReason(err))
+		return nil, "", &r
+	}
+	return root, t.ws.relOf(real), nil
+}
+
+// openRegular opens rel beneath root for reading and fails unless it is a
+// regular file: a FIFO or a device would block or never end, whatever the
+// caller's deadline. The file is opened first (non-blocking, so a FIFO
+// cannot hold the call) and then checked, so what is checked is what is
+// read. It returns the file's size.
+func openRegular(root *os.Root, name, path, rel string) (*os.File, int64, *tool.Result) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		r := rootFail(name, path, "cannot read %s: %s", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			r = fileError(name, path, err)
+		}
+		return nil, 0, &r
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
 		r := fileError(name, path, err)
-		return 0, &r
+		return nil, 0, &r
 	}
 	switch {
 	case fi.IsDir():
+		f.Close()
 		r := fail("%s: %s is a directory", name, path)
-		return 0, &r
+		return nil, 0, &r
 	case !fi.Mode().IsRegular():
+		f.Close()
 		r := fail("%s: %s is not a regular file", name, path)
-		return 0, &r
+		return nil, 0, &r
 	}
-	return fi.Size(), nil
+	return f, fi.Size(), nil
+}
+
+// rootFail words an error of an os.Root operation on path: a refusal to
+// leave the root as the escape it is, anything else with format (which
+// takes the path and the reason).
+func rootFail(name, path, format string, err error) tool.Result {
+	if escapedRoot(err) {
+		return fail("%s: path escapes the workspace: %s", name, path)
+	}
+	return fail(name+": "+format, path, osReason(err))
 }
 
 // fileError words a failed read of path for the model. Paths in os errors
@@ -251,38 +291,50 @@ func osReason(err error) string {
 	return err.Error()
 }
 
-// writeFileAtomic replaces p's content in one step: the bytes go to a
-// temporary file beside it, which is then renamed over p. A reader never
-// sees half a file, and a failed write leaves the old content. An existing
-// file keeps its permission bits.
-func writeFileAtomic(p string, data []byte) error {
-	tmp, err := stageFile(p, data)
+// writeFileAtomic replaces rel's content in one step: the bytes go to a
+// temporary file beside it, which is then renamed over rel, both beneath
+// root. A reader never sees half a file, and a failed write leaves the old
+// content. An existing file keeps its permission bits.
+func writeFileAtomic(root *os.Root, rel string, data []byte) error {
+	tmp, err := stageFile(root, rel, data)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+	if err := root.Rename(tmp, rel); err != nil {
+		root.Remove(tmp)
 		return err
 	}
 	return nil
 }
 
-// stageFile writes data to a new temporary file in p's directory, with p's
-// mode (0644 for a new file), and returns its name.
-func stageFile(p string, data []byte) (string, error) {
+// stageFile writes data to a new temporary file in rel's directory, with
+// rel's mode (0644 for a new file), and returns its name (relative to
+// root).
+func stageFile(root *os.Root, rel string, data []byte) (string, error) {
 	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
+	if fi, err := root.Stat(rel); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".toolnexus-*")
-	if err != nil {
-		return "", err
+	var f *os.File
+	var name string
+	for range 100 {
+		name = path.Join(path.Dir(rel), "."+path.Base(rel)+".toolnexus-"+strconv.FormatUint(rand.Uint64(), 36))
+		var err error
+		f, err = root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
 	}
-	name := f.Name()
+	if f == nil {
+		return "", fs.ErrExist
+	}
 	_, werr := f.Write(data)
 	cerr := f.Chmod(mode)
 	if err := errors.Join(werr, cerr, f.Close()); err != nil {
-		os.Remove(name)
+		root.Remove(name)
 		return "", err
 	}
 	return name, nil

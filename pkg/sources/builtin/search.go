@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/toolnexus/toolnexus/pkg/tool"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -66,11 +70,11 @@ func (t *toolset) grep(ctx context.Context, c tool.Call) tool.Result {
 
 	var lines []string
 	more := false
-	err = t.walkFiles(ctx, base, func(p, rel string) error {
-		if include != nil && !include.match(relTo(base, p)) {
+	err = t.walkFiles(ctx, base, func(rel string, open func() (*os.File, error)) error {
+		if include != nil && !include.match(relTo(base, rel)) {
 			return nil
 		}
-		return grepFile(p, rel, re, func(line string) bool {
+		return grepFile(open, rel, re, func(line string) bool {
 			if len(lines) == limit {
 				more = true
 				return false
@@ -95,12 +99,17 @@ var errStopWalk = errors.New("stop walk")
 
 // grepFile emits FILE:LINE:TEXT for each matching line until emit says stop.
 // Binary files (a NUL byte near the start) and unreadable files are skipped.
-func grepFile(p, rel string, re *regexp.Regexp, emit func(string) bool) error {
-	f, err := os.Open(p)
+func grepFile(open func() (*os.File, error), rel string, re *regexp.Regexp, emit func(string) bool) error {
+	f, err := open()
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	// Checked on the open file: a FIFO swapped in since the directory was
+	// read must not hold the search.
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(binarySniff); bytes.IndexByte(head, 0) >= 0 {
 		return nil
@@ -148,8 +157,8 @@ func (t *toolset) glob(ctx context.Context, c tool.Call) tool.Result {
 		return *res
 	}
 	var found []string
-	err = t.walkFiles(ctx, base, func(p, rel string) error {
-		if g.match(relTo(base, p)) {
+	err = t.walkFiles(ctx, base, func(rel string, _ func() (*os.File, error)) error {
+		if g.match(relTo(base, rel)) {
 			found = append(found, rel)
 		}
 		if len(found) > limit {
@@ -183,17 +192,25 @@ func searchLimit(name string, limit *int) (int, *tool.Result) {
 	return *limit, nil
 }
 
-// searchBase resolves the path argument (default: the root) and checks it
-// exists.
+// searchBase resolves the path argument (default: the root) to a path
+// beneath the root and checks it exists.
 func (t *toolset) searchBase(name, p string) (string, *tool.Result) {
-	base := t.ws.Root()
+	base := "."
 	if p != "" {
 		var r *tool.Result
-		if base, r = t.resolve(name, p); r != nil {
+		if _, base, r = t.at(name, p); r != nil {
 			return "", r
 		}
 	}
-	if _, err := os.Stat(base); err != nil {
+	root, err := t.ws.Dir()
+	if err == nil {
+		_, err = root.Stat(base)
+	}
+	if err != nil {
+		if escapedRoot(err) {
+			r := fail("%s: path escapes the workspace: %s", name, p)
+			return "", &r
+		}
 		r := fail("%s: path not found: %s", name, p)
 		return "", &r
 	}
@@ -210,14 +227,29 @@ func searchResult(lines []string, more bool, max int) tool.Result {
 }
 
 // walkFiles calls fn for every file under base (or base itself when it is
-// a file) with its real path and its path relative to the workspace root,
-// in byte order of those paths, so that a search can stop at its limit
-// and still return the first matches. It skips .git and node_modules below
-// base, does not descend into symlinked directories, and passes a
-// symlinked file only when its target is a regular file inside the
-// workspace: a link must not let a search read what the file tools may not.
-func (t *toolset) walkFiles(ctx context.Context, base string, fn func(p, rel string) error) error {
-	fi, err := os.Stat(base)
+// a file; base is relative to the workspace root) with its path relative
+// to the root and a function that opens it, in byte order of those paths,
+// so that a search can stop at its limit and still return the first
+// matches. It skips .git and node_modules below base, does not descend
+// into symlinked directories, and passes a symlinked file only when its
+// target is a regular file inside the workspace: a link must not let a
+// search read what the file tools may not.
+//
+// The walk holds each directory open and reaches its entries through that
+// descriptor (openat with O_NOFOLLOW), so a directory swapped for a
+// symlink while the walk runs is skipped, never followed; symlinked files
+// are opened through the workspace's os.Root, which cannot leave it.
+func (t *toolset) walkFiles(ctx context.Context, base string, fn func(rel string, open func() (*os.File, error)) error) error {
+	root, err := t.ws.Dir()
+	if err != nil {
+		return err
+	}
+	f, err := root.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
@@ -225,16 +257,16 @@ func (t *toolset) walkFiles(ctx context.Context, base string, fn func(p, rel str
 		if !fi.Mode().IsRegular() {
 			return nil
 		}
-		return fn(base, t.ws.Rel(base))
+		return fn(base, func() (*os.File, error) { return root.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK, 0) })
 	}
-	entries, err := os.ReadDir(base)
+	return t.walkDir(ctx, root, f, base, fn)
+}
+
+func (t *toolset) walkDir(ctx context.Context, root *os.Root, dir *os.File, rel string, fn func(rel string, open func() (*os.File, error)) error) error {
+	entries, err := dir.ReadDir(-1)
 	if err != nil {
 		return err
 	}
-	return t.walkEntries(ctx, base, entries, fn)
-}
-
-func (t *toolset) walkEntries(ctx context.Context, dir string, entries []fs.DirEntry, fn func(p, rel string) error) error {
 	// Ordering a directory "x" as "x/" puts everything below it where its
 	// full paths sort: after "x.txt", before "xa".
 	key := func(e fs.DirEntry) string {
@@ -244,51 +276,66 @@ func (t *toolset) walkEntries(ctx context.Context, dir string, entries []fs.DirE
 		return e.Name()
 	}
 	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
+	dirfd := int(dir.Fd())
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := filepath.Join(dir, e.Name())
+		name := e.Name()
+		child := path.Join(rel, name)
+		var open func() (*os.File, error)
 		switch {
 		case e.IsDir():
-			if skipDir(e.Name()) || t.hiddenFromShared(p) {
+			if skipDir(name) || t.hiddenFromShared(filepath.Join(t.ws.Root(), child)) {
 				continue
 			}
-			sub, err := os.ReadDir(p)
+			sub, err := openAt(dirfd, name, unix.O_DIRECTORY, child)
 			if err != nil {
-				continue // unreadable directories are skipped, not fatal
+				continue // unreadable, or swapped for a link: skipped, not fatal
 			}
-			if err := t.walkEntries(ctx, p, sub, fn); err != nil {
+			err = t.walkDir(ctx, root, sub, child, fn)
+			sub.Close()
+			if err != nil {
 				return err
 			}
 			continue
 		case e.Type()&fs.ModeSymlink != 0:
-			real, err := t.ws.Resolve(p)
-			if err != nil {
+			// Followed only through the root, and only to a regular file.
+			fi, err := root.Stat(child)
+			if err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
-			if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
+			open = func() (*os.File, error) { return root.OpenFile(child, os.O_RDONLY|syscall.O_NONBLOCK, 0) }
 		case !e.Type().IsRegular():
 			continue
+		default:
+			open = func() (*os.File, error) { return openAt(dirfd, name, unix.O_NONBLOCK, child) }
 		}
-		if err := fn(p, t.ws.Rel(p)); err != nil {
+		if err := fn(child, open); err != nil {
 			return err
 		}
 	}
+	runtime.KeepAlive(dir)
 	return nil
 }
 
-// relTo is p relative to base with forward slashes; base itself (a search
-// of one file) gives its base name.
-func relTo(base, p string) string {
-	if p == base {
-		return filepath.Base(p)
-	}
-	rel, err := filepath.Rel(base, p)
+// openAt opens name in the directory dirfd without following a symlink.
+func openAt(dirfd int, name string, flags int, display string) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
-		return p
+		return nil, &os.PathError{Op: "openat", Path: display, Err: err}
 	}
-	return filepath.ToSlash(rel)
+	return os.NewFile(uintptr(fd), display), nil
+}
+
+// relTo is rel (beneath the root) relative to base with forward slashes;
+// base itself (a search of one file) gives its base name.
+func relTo(base, rel string) string {
+	switch {
+	case rel == base:
+		return path.Base(rel)
+	case base == ".":
+		return rel
+	}
+	return strings.TrimPrefix(rel, base+"/")
 }

@@ -63,9 +63,10 @@ func (t *toolset) grow(name string, n int64) *tool.Result {
 	return nil
 }
 
-// fileGrowth is how much writing size bytes to real grows the workspace.
-func fileGrowth(real string, size int) int64 {
-	if fi, err := os.Lstat(real); err == nil && fi.Mode().IsRegular() {
+// fileGrowth is how much writing size bytes to rel (beneath root) grows
+// the workspace.
+func fileGrowth(root *os.Root, rel string, size int) int64 {
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
 		return int64(size) - fi.Size()
 	}
 	return int64(size)
@@ -73,14 +74,14 @@ func fileGrowth(real string, size int) int64 {
 
 // patchGrowth is how much committing a patch's final states grows the
 // workspace.
-func patchGrowth(files []*fileState) int64 {
+func patchGrowth(root *os.Root, files []*fileState) int64 {
 	var n int64
 	for _, st := range files {
 		size := 0
 		if st.exists {
 			size = len(st.content)
 		}
-		n += fileGrowth(st.real, size)
+		n += fileGrowth(root, st.rel, size)
 	}
 	return n
 }

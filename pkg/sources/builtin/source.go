@@ -130,6 +130,9 @@ func (t *toolset) perCall(m func(*toolset, context.Context, tool.Call) tool.Resu
 		if r != nil {
 			return *r
 		}
+		if ct != t {
+			defer ct.ws.Close() // the session's root, opened for this call
+		}
 		return m(ct, ctx, c)
 	}
 }
@@ -164,7 +167,7 @@ func (t *toolset) resolve(name, p string) (string, *tool.Result) {
 	if errors.Is(err, ErrEscapes) {
 		r = fail("%s: path escapes the workspace: %s", name, p)
 	} else {
-		r = fail("%s: cannot resolve %s: %v", name, p, err)
+		r = fail("%s: cannot resolve %s: %s", name, p, osReason(err))
 	}
 	return "", &r
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -25,11 +26,14 @@ const maxSymlinkHops = 40
 // Resolve follows symlinks itself, one component at a time, so a path whose
 // last components do not exist yet (a file about to be written) is judged by
 // where it would really land, and a dangling symlink that points out is
-// refused just like a live one. A Workspace is immutable and safe for
-// concurrent use.
+// refused just like a live one. That judgement words the refusal; the
+// tools then open what Resolve named through Dir, an os.Root, which the
+// kernel keeps beneath the root even if a symlink is swapped in between.
+// A Workspace is safe for concurrent use.
 type Workspace struct {
 	root string // absolute and clean, as configured
 	real string // root with symlinks resolved (equal to root if it has none)
+	dir  atomic.Pointer[os.Root]
 }
 
 // NewWorkspace makes a Workspace rooted at dir, which must be an absolute
@@ -156,4 +160,54 @@ func resolveFrom(start, rel string) (string, error) {
 		rest = append(strings.Split(target, "/"), rest...)
 	}
 	return resolved, nil
+}
+
+// Dir is the root opened as an os.Root, once: the file tools open, create,
+// rename and walk every path through it, so a path that a symlink swapped
+// in after Resolve looked at can still never lead out of the root (the
+// kernel walks each component beneath the root's descriptor).
+func (w *Workspace) Dir() (*os.Root, error) {
+	if d := w.dir.Load(); d != nil {
+		return d, nil
+	}
+	d, err := os.OpenRoot(w.real)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A workspace is created on first use, as a write into a
+		// missing directory creates it.
+		if err = os.MkdirAll(w.real, 0o755); err == nil {
+			d, err = os.OpenRoot(w.real)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !w.dir.CompareAndSwap(nil, d) {
+		d.Close()
+	}
+	return w.dir.Load(), nil
+}
+
+// Close releases the opened root; a closed Workspace opens it again when
+// used.
+func (w *Workspace) Close() error {
+	if d := w.dir.Swap(nil); d != nil {
+		return d.Close()
+	}
+	return nil
+}
+
+// relOf is real (a path Resolve returned) relative to the root, as the
+// os.Root methods take it.
+func (w *Workspace) relOf(real string) string {
+	rel := strings.TrimPrefix(strings.TrimPrefix(real, w.real), "/")
+	if rel == "" {
+		return "."
+	}
+	return rel
+}
+
+// escapedRoot reports an os.Root refusal: the path, as the kernel walked
+// it, led out of the root (a symlink swapped in, or "..").
+func escapedRoot(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
