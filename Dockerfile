@@ -10,6 +10,14 @@
 # for you: mount a config with auth.tokens (what deploy/kubernetes does), or
 # opt in to --insecure where a NetworkPolicy or a loopback-only port
 # publish fences the port. See docs/deploy.md.
+#
+# The sandbox (README, "The sandbox") runs every command a model starts in
+# new user, PID and network namespaces, which the runtime's default seccomp
+# profile refuses; it needs no capability. Run with
+#   docker run --security-opt seccomp=unconfined ...
+# (deploy/kubernetes sets seccompProfile: Unconfined); without it the
+# sandbox runs with Landlock, seccomp and limits only, and says so in the
+# startup log and ListSources.
 
 ARG GO_VERSION=1.26
 

@@ -54,8 +54,11 @@ type deployment struct {
 			Metadata meta `yaml:"metadata"`
 			Spec     struct {
 				SecurityContext struct {
-					RunAsNonRoot bool `yaml:"runAsNonRoot"`
-					RunAsUser    int  `yaml:"runAsUser"`
+					RunAsNonRoot   bool `yaml:"runAsNonRoot"`
+					RunAsUser      int  `yaml:"runAsUser"`
+					SeccompProfile struct {
+						Type string `yaml:"type"`
+					} `yaml:"seccompProfile"`
 				} `yaml:"securityContext"`
 				Containers []struct {
 					Name  string          `yaml:"name"`
@@ -77,6 +80,11 @@ type deployment struct {
 					SecurityContext struct {
 						ReadOnlyRootFilesystem   bool `yaml:"readOnlyRootFilesystem"`
 						AllowPrivilegeEscalation bool `yaml:"allowPrivilegeEscalation"`
+						Privileged               bool `yaml:"privileged"`
+						Capabilities             struct {
+							Add  []string `yaml:"add"`
+							Drop []string `yaml:"drop"`
+						} `yaml:"capabilities"`
 					} `yaml:"securityContext"`
 					Resources struct {
 						Requests map[string]string `yaml:"requests"`

@@ -1,0 +1,56 @@
+package deploy_test
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/pkg/server"
+)
+
+// The manifests run the sandbox, with one extra permission: a seccomp
+// profile that lets the server create user namespaces. No capability is
+// added, nothing is privileged, privilege escalation stays off.
+func TestManifestsRunTheSandbox(t *testing.T) {
+	objs, _ := manifests(t)
+	dep := decode[deployment](t, objs, "Deployment/toolnexus")
+	pod := dep.Spec.Template.Spec
+	if got := pod.SecurityContext.SeccompProfile.Type; got != "Unconfined" && got != "Localhost" {
+		t.Errorf("pod seccompProfile %q: the runtime default refuses the sandbox's user namespaces; want Unconfined or a Localhost profile that allows them", got)
+	}
+	c := pod.Containers[0].SecurityContext
+	if c.Privileged || c.AllowPrivilegeEscalation || len(c.Capabilities.Add) > 0 || !slices.Contains(c.Capabilities.Drop, "ALL") {
+		t.Errorf("container securityContext %+v: the sandbox needs no capability and no privilege", c)
+	}
+
+	cm := decode[configMap](t, objs, "ConfigMap/toolnexus-config")
+	path := filepath.Join(t.TempDir(), "toolnexus.json")
+	if err := os.WriteFile(path, []byte(cm.Data["toolnexus.json"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sandbox.Mode == sandbox.ModeOff || cfg.Sandbox.Network {
+		t.Errorf("the ConfigMap's sandbox is %+v; want it on, network off", cfg.Sandbox)
+	}
+	// The real server with that config logs what its commands run under.
+	logs := &testutil.Buffer{}
+	srv, err := server.New(server.Options{ConfigPath: path, Workspace: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.MultiWriter(logs), nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if !strings.Contains(logs.String(), "sandbox auto: active: ") {
+		t.Errorf("no sandbox line in the startup log:\n%s", logs.String())
+	}
+}
