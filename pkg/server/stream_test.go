@@ -230,18 +230,25 @@ func TestExecuteStreamBashLiveOutputAndCancel(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The background sleep is found by a marker in its command line: in
+	// the sandbox's PID namespace $! is not the host's pid.
+	marker := "100." + strconv.Itoa(os.Getpid())
 	s, err = f.reg.ExecuteStream(ctx, &pb.ExecuteRequest{Name: "bash",
-		Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"command": "sleep 100 & echo $!; wait"}`}})
+		Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"command": "sleep ` + marker + ` & echo started; wait"}`}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev, err = s.Recv()
+	if err != nil || strings.TrimSpace(string(ev.GetOutput().GetData())) != "started" {
+		t.Fatal(ev, err)
+	}
+	var pids []string
+	for len(pids) == 0 { // forked before the echo; exec'd as sleep soon after
+		pids = processesWith(marker)
+	}
+	pid, err := strconv.Atoi(pids[0])
 	if err != nil {
 		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(ev.GetOutput().GetData())))
-	if err != nil {
-		t.Fatalf("pid line %q: %v", ev.GetOutput().GetData(), err)
 	}
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
