@@ -540,3 +540,41 @@ func TestSessionsCapPerPrincipal(t *testing.T) {
 		t.Fatalf("the existing session: %s", r.GetOutput())
 	}
 }
+
+// Two principals with one session id, through bash: the sandbox confines
+// each command to its own session's directory.
+func TestSessionsTwoPrincipalsSameIDBashIsolated(t *testing.T) {
+	s, conn := twoPrincipals(t, "")
+	src, err := pb.NewSourceServiceClient(conn).ListSources(bearer(tokO), &pb.ListSourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range src.GetSandbox().GetLayers() {
+		if l.GetName() == "landlock" && !l.GetActive() {
+			t.Skipf("the sandbox's landlock layer is missing here (%s): bash is not confined, the attack is not run", l.GetDetail())
+		}
+	}
+	reg := pb.NewRegistryServiceClient(conn)
+	if r := execIn(t, inSession(tokA, "work"), reg, "bash", map[string]any{"command": "echo a-secret > secret.txt"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	aDir := filepath.Join(filepath.Dir(s.cfgPath), "ws", ".sessions", "u-agent-a", "work")
+	for _, cmd := range []string{
+		"cat ../../u-agent-a/work/secret.txt",
+		"cat " + aDir + "/secret.txt",
+		"echo planted > ../../u-agent-a/work/planted",
+		"ln -s ../../u-agent-a/work peek && cat peek/secret.txt",
+		"rm -rf ../../u-agent-a/work",
+	} {
+		r := execIn(t, inSession(tokB, "work"), reg, "bash", map[string]any{"command": cmd})
+		if !r.GetIsError() || strings.Contains(r.GetOutput(), "a-secret") {
+			t.Errorf("agent-b: %s: %v %q", cmd, r.GetIsError(), r.GetOutput())
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(aDir, "secret.txt")); err != nil || string(got) != "a-secret\n" {
+		t.Fatalf("agent-a's file: %q %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(aDir, "planted")); err == nil {
+		t.Fatal("agent-b planted a file in agent-a's workspace")
+	}
+}
