@@ -56,6 +56,7 @@ func findPidsGroups() (*pidsGroups, error) {
 	if _, err := os.Stat(filepath.Join(base, "tasks")); err != nil {
 		return nil, fmt.Errorf("the pids controller is not mounted at %s", mount)
 	}
+	removeStale(base)
 	dir, err := os.MkdirTemp(base, fmt.Sprintf("toolnexus-sandbox-%d-", os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a pids cgroup under %s: %v", base, pathless(err))
@@ -123,4 +124,34 @@ func pathless(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// removeStale removes the groups of servers that are gone (killed before
+// they could clean up): toolnexus-sandbox-PID-* where PID no longer runs.
+func removeStale(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "toolnexus-sandbox-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		subs, _ := os.ReadDir(dir)
+		for _, sub := range subs {
+			if sub.IsDir() {
+				_ = os.Remove(filepath.Join(dir, sub.Name()))
+			}
+		}
+		_ = os.Remove(dir)
+	}
 }
