@@ -157,9 +157,10 @@ func openFile(path string) (*os.File, error) {
 
 // write puts one line out: one Write call, so concurrent lines never
 // interleave. A write that loses the race with a reopen is retried on the
-// new file.
+// new file (each retry means another reopen happened meanwhile, so this
+// ends as soon as reopens pause).
 func (l *Log) write(s *sink, line []byte) {
-	for range 3 {
+	for {
 		_, err := s.w.Write(line)
 		if err == nil || !errors.Is(err, os.ErrClosed) {
 			return

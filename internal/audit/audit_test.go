@@ -181,6 +181,8 @@ func TestRotationByReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for len(linesOrNone(path)) == 0 { // and reach the last file too
+	}
 	close(stop)
 	wg.Wait()
 	total := 0
