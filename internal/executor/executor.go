@@ -253,14 +253,19 @@ func limitResult(ctx context.Context, name, which string) tool.Result {
 // TruncationMarker introduces the note appended to a truncated output.
 const TruncationMarker = "\n[output truncated: "
 
+// truncate cuts an output longer than limit and appends the one
+// truncation note. When the tool already cut its output (a source bounds
+// what it holds in memory), that note is taken off and its count added, so
+// the caller reads one note with the true number of bytes it did not get.
 func truncate(res tool.Result, limit int) tool.Result {
-	omitted := len(res.Output) - limit
-	cut := limit
+	body, prior := tool.SplitTruncation(res.Output)
+	cut := min(limit, len(body))
 	// Never split a UTF-8 character: back up to a rune start.
-	for cut > 0 && cut < len(res.Output) && res.Output[cut]&0xC0 == 0x80 {
+	for cut > 0 && cut < len(body) && body[cut]&0xC0 == 0x80 {
 		cut--
 	}
-	res.Output = res.Output[:cut] + fmt.Sprintf("%s%d bytes omitted; limits.maxOutputBytes is %d]", TruncationMarker, omitted+(limit-cut), limit)
+	omitted := prior + int64(len(body)-cut)
+	res.Output = body[:cut] + fmt.Sprintf("%s%d bytes omitted; limits.maxOutputBytes is %d]", TruncationMarker, omitted, limit)
 	meta := make(map[string]any, len(res.Metadata)+1)
 	for k, v := range res.Metadata {
 		meta[k] = v

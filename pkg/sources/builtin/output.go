@@ -1,9 +1,10 @@
 package builtin
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // capWriter keeps the first max bytes written to it and counts the rest, so
@@ -64,7 +65,7 @@ func capText(s string, max int) (string, bool) {
 }
 
 func truncationMarker(omitted int64) string {
-	return fmt.Sprintf("\n[output truncated: %d bytes omitted]", omitted)
+	return tool.TruncationNote(omitted)
 }
 
 // runeBoundary returns the length of b without a trailing incomplete UTF-8

@@ -190,7 +190,7 @@ func TestResponseIsCappedOnACharacterBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := call(t, reg, "big", `{"body":"aéé"}`) // 5 bytes; the cap falls inside the second é
-	if want := "aé\n[response truncated at 4 bytes]"; res.Output != want {
+	if want := "aé\n[output truncated: 2 bytes omitted]"; res.Output != want {
 		t.Errorf("output = %q, want %q", res.Output, want)
 	}
 	if res.Metadata["truncated"] != true || res.Metadata["status"] != 200 {

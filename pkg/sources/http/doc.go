@@ -50,7 +50,8 @@
 // status+text, "HTTP N\nBODY". Any other status is the failure
 // "HTTP N: BODY" with metadata {"status": N}, whatever the resultMode.
 // Bodies are capped at Env.OutputCap() bytes: the text is cut on a character
-// boundary, "\n[response truncated at N bytes]" is appended and metadata gets
+// boundary, the one truncation note "\n[output truncated: N bytes omitted]" (N the true
+// count: the rest of the body is read and counted, not kept) is appended and metadata gets
 // "truncated": true. Invalid UTF-8 becomes U+FFFD.
 //
 // The tool's timeout gives the failure "NAME: timed out after Nms" with

@@ -228,7 +228,12 @@ func (e *endpoint) send(ctx context.Context, req *http.Request) tool.Result {
 		return e.transportFailure(ctx, tctx, err)
 	}
 	meta := map[string]any{"status": resp.StatusCode}
-	text := e.text(data, meta)
+	var rest int64
+	if len(data) > e.maxBytes {
+		// Counted, not kept, so the note says how much was left out.
+		rest, _ = io.Copy(io.Discard, resp.Body)
+	}
+	text := e.text(data, rest, meta)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return tool.Failure("HTTP "+strconv.Itoa(resp.StatusCode)+": "+text, meta)
 	}
@@ -246,7 +251,7 @@ func (e *endpoint) send(ctx context.Context, req *http.Request) tool.Result {
 // text turns the body into output text: capped at maxBytes (on a character
 // boundary, marked, and flagged in meta) and made valid UTF-8, since the
 // output travels as a protobuf string.
-func (e *endpoint) text(data []byte, meta map[string]any) string {
+func (e *endpoint) text(data []byte, rest int64, meta map[string]any) string {
 	if len(data) <= e.maxBytes {
 		return e.redact.Apply(strings.ToValidUTF8(string(data), "\uFFFD"))
 	}
@@ -256,7 +261,7 @@ func (e *endpoint) text(data []byte, meta map[string]any) string {
 	}
 	meta["truncated"] = true
 	return e.redact.ApplyCut(strings.ToValidUTF8(string(data[:cut]), "\uFFFD")) +
-		fmt.Sprintf("\n[response truncated at %d bytes]", e.maxBytes)
+		tool.TruncationNote(int64(len(data)-cut)+rest)
 }
 
 // transportFailure tells the caller's stop from the tool's own timeout from

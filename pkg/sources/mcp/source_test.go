@@ -348,7 +348,7 @@ func TestOutputCapped(t *testing.T) {
 	}
 	// "aaaé" is five bytes; the cut falls inside é and moves back before it.
 	r := call(t, reg, "cap_echo", `{"text":"aaaé"}`)
-	if r.Output != "aaa\n[response truncated at 4 bytes]" || r.IsError || r.Metadata["truncated"] != true || r.Metadata["server"] != "cap" {
+	if r.Output != "aaa\n[output truncated: 2 bytes omitted]" || r.IsError || r.Metadata["truncated"] != true || r.Metadata["server"] != "cap" {
 		t.Fatalf("capped: %+v", r)
 	}
 	if r := call(t, reg, "cap_echo", `{"text":"abcd"}`); r.Output != "abcd" || r.Metadata["truncated"] != nil {

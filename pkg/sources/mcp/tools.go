@@ -146,7 +146,7 @@ func capOutput(r tool.Result, max int) tool.Result {
 	for cut > 0 && !utf8.RuneStart(r.Output[cut]) {
 		cut--
 	}
-	r.Output = r.Output[:cut] + fmt.Sprintf("\n[response truncated at %d bytes]", max)
+	r.Output = r.Output[:cut] + tool.TruncationNote(int64(len(r.Output)-cut))
 	r.Metadata["truncated"] = true
 	return r
 }
