@@ -204,10 +204,13 @@ func TestReloadAppliesLimitsWithoutRebuildingSources(t *testing.T) {
 }
 
 func TestInFlightCallFinishesAcrossReload(t *testing.T) {
+	// The call must still be running when the reload lands; a debug tool
+	// cannot be held open, so it sleeps long enough (3 s) that even a loaded
+	// CI machine reloads first. The assertions are about outcomes, not time.
 	f := start(t, reloadA)
 	result := make(chan *pb.ToolResult, 1)
 	go func() {
-		resp, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: "debug_sleep", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"ms": 300}`}})
+		resp, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: "debug_sleep", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"ms": 3000}`}})
 		if err != nil {
 			t.Errorf("in-flight call: %v", err)
 		}
@@ -221,7 +224,7 @@ func TestInFlightCallFinishesAcrossReload(t *testing.T) {
 	if r := f.exec(t, "debug_sleep", `{"ms": 1}`); r.GetOutcome() != pb.Outcome_OUTCOME_UNKNOWN_TOOL {
 		t.Fatalf("new calls after removal: %v", r)
 	}
-	if r := <-result; r.GetIsError() || r.GetOutput() != "slept 300ms" {
+	if r := <-result; r.GetIsError() || r.GetOutput() != "slept 3000ms" {
 		t.Fatalf("the call in flight during the reload: %v; it must finish on the tool it started with", r)
 	}
 }
