@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -168,49 +169,7 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the buf run")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "tool", "-modfile=tools/go.mod", "buf", "generate", "--template", "buf.gen.python.yaml", "-o", out)
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("buf generate --template buf.gen.python.yaml: %v\n%s", err, b)
-	}
-	fresh := filepath.Join(out, "examples", "python", "gen")
-	seen := map[string]bool{}
-	err = filepath.WalkDir(fresh, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(fresh, p)
-		seen[rel] = true
-		want, _ := os.ReadFile(p)
-		got, err := os.ReadFile(filepath.Join("gen", rel))
-		if err != nil {
-			t.Errorf("examples/python/gen/%s is missing; regenerate and commit it", rel)
-			return nil
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("examples/python/gen/%s is stale; regenerate and commit it", rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(seen) == 0 {
-		t.Fatal("buf generated nothing")
-	}
-	_ = filepath.WalkDir("gen", func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.Contains(p, "__pycache__") {
-			if rel, _ := filepath.Rel("gen", p); !seen[rel] {
-				t.Errorf("examples/python/gen/%s is not generated from proto/ any more; delete it", rel)
-			}
-		}
-		return err
+	testutil.CheckGenerated(t, "buf.gen.python.yaml", "examples/python/gen", func(rel string) bool {
+		return strings.Contains(rel, "__pycache__")
 	})
 }

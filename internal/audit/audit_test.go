@@ -1,7 +1,6 @@
 package audit_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,25 +19,6 @@ import (
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 )
-
-func lines(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 func tracedCtx() (context.Context, string, string) {
 	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
@@ -62,7 +42,7 @@ func TestEveryFieldOfEveryEvent(t *testing.T) {
 	l.Reload(context.Background(), audit.Reload{Trigger: "signal", Err: errors.New("config: limits.timeout: must be >= 0")})
 	l.SessionDeleted(ctx, "agent-a", "s1", "request")
 
-	got := lines(t, path)
+	got := testutil.JSONLines(t, path)
 	if len(got) != 4 {
 		t.Fatalf("%d lines, want 4", len(got))
 	}
@@ -191,7 +171,7 @@ func TestRotationByReopen(t *testing.T) {
 	}
 	seen := 0
 	for _, name := range []string{"audit.log.1", "audit.log.2", "audit.log.3", "audit.log"} {
-		got := lines(t, filepath.Join(dir, name))
+		got := testutil.JSONLines(t, filepath.Join(dir, name))
 		if len(got) == 0 {
 			t.Errorf("%s is empty", name)
 		}

@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -20,27 +18,9 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
-
-func auditLines(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // The audit trail of a real server: calls over gRPC (Execute and
 // ExecuteStream) and /mcp, allowed and denied, a reload by an admin token and one by signal, each a line with
@@ -127,7 +107,7 @@ func TestAuditTrail(t *testing.T) {
 	}
 	stop()
 
-	old, cur := auditLines(t, rotated), auditLines(t, logPath)
+	old, cur := testutil.JSONLines(t, rotated), testutil.JSONLines(t, logPath)
 	if len(old) != 5 || len(cur) != 2 {
 		t.Fatalf("rotated file has %d lines (want 5: four calls, one reload), new file %d (want 2: the signal reload, one call)", len(old), len(cur))
 	}

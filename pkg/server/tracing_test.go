@@ -262,7 +262,7 @@ func TestTraceFromAgentThroughGRPCToEverySource(t *testing.T) {
 	}
 
 	// The audit lines name the trace and the execute_tool span.
-	lines := auditLines(t, ts.audit)
+	lines := testutil.JSONLines(t, ts.audit)
 	if len(lines) != 3 {
 		t.Fatalf("%d audit lines, want 3", len(lines))
 	}
