@@ -290,8 +290,12 @@ func TestJanitorRuns(t *testing.T) {
 	}
 	defer m.Close()
 	acquire(t, m, "p", "s").Release()
-	for len(m.List("", true)) > 0 {
-		time.Sleep(time.Millisecond)
+	// Poll for the janitor's deletion; the deadline only turns a janitor
+	// that never runs into a failure instead of a hang.
+	for deadline := time.Now().Add(30 * time.Second); len(m.List("", true)) > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the janitor never deleted the idle session")
+		}
 	}
 }
 
