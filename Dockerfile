@@ -35,7 +35,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     go build -trimpath -ldflags="-s -w" -o /out/toolnexus-server ./cmd/server && \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
     go build -trimpath -ldflags="-s -w" -o /out/toolnexus ./cmd/client && \
-    mkdir -p /out/workspace
+    mkdir -p /out/workspace /out/workspace.sessions
 
 # distroless/static: CA certificates and tzdata, no shell, no package
 # manager. The builtin bash tool needs /bin/sh, so the Kubernetes config
@@ -45,6 +45,8 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/toolnexus-server /out/toolnexus /usr/local/bin/
 COPY --from=build /src/skills /app/skills
 COPY --from=build --chown=65532:65532 /out/workspace /workspace
+# Sessions live beside the workspace (sessions.root), out of the shared one's reach.
+COPY --from=build --chown=65532:65532 /out/workspace.sessions /workspace.sessions
 WORKDIR /app
 # Flags override server.listen / server.metricsListen from the config.
 ENV TOOLNEXUS_LISTEN=0.0.0.0:50051 \

@@ -300,6 +300,11 @@ func TestKubernetesManifests(t *testing.T) {
 	if !emptyDirs["workspace"] || mounts["workspace"] != "/workspace" {
 		t.Errorf("want an emptyDir named workspace mounted at /workspace (mounts %v)", mounts)
 	}
+	// The sessions live beside the workspace (sessions.root's default),
+	// which the read-only root filesystem cannot hold.
+	if !emptyDirs["sessions"] || mounts["sessions"] != "/workspace.sessions" {
+		t.Errorf("want an emptyDir named sessions mounted at /workspace.sessions, the default sessions.root (mounts %v)", mounts)
+	}
 	if cmVolume == "" || !slices.Contains(c.Args, "--config="+mounts[cmVolume]+"/toolnexus.json") {
 		t.Errorf("args %v must point --config at the mounted ConfigMap (%s/toolnexus.json)", c.Args, mounts[cmVolume])
 	}

@@ -111,7 +111,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w)
 	}
-	root, err := sessionsRoot(cfg)
+	root, err := sessionsRoot(cfg, log)
 	if err != nil {
 		c.exec.Close()
 		_ = c.audit.Close()
@@ -137,7 +137,11 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		_ = c.eng.Close()
 		_ = c.audit.Close()
 		box.Close()
-		return nil, &config.Error{Key: "builtins.workspace", Msg: err.Error()}
+		key := "builtins.workspace"
+		if cfg.Sessions.Root != "" {
+			key = "sessions.root"
+		}
+		return nil, &config.Error{Key: key, Msg: err.Error()}
 	}
 	for id, err := range rep.Failed {
 		log.Warn("source failed; serving the others", "source", id.String(), "error", err)

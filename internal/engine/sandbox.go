@@ -26,10 +26,13 @@ func (e *Engine) sandboxRunner(cfg *config.Config) *sandbox.Runner {
 
 // sandboxMasks are what a command must not read even where it lies below a
 // readable path: the config file's directory (only the file itself when
-// that directory is a system root such as /etc), the TLS files, /run and
-// /root.
+// that directory is a system root such as /etc), the TLS files, /run,
+// /root and the sessions' root (should a read path contain it).
 func sandboxMasks(cfg *config.Config) []string {
 	masks := []string{"/run", "/root"}
+	if root, err := cfg.SessionsRoot(); err == nil {
+		masks = append(masks, root)
+	}
 	if cfg.Path != "" {
 		dir := filepath.Dir(cfg.Path)
 		if dir == "/" || slices.Contains(sandbox.SystemPaths, dir) {

@@ -4,7 +4,8 @@
 // session has been idle for sessions.idleTimeout — never while a call in it
 // runs.
 //
-// Layout under the root (<workspace>/.sessions):
+// Layout under the root (sessions.root, by default <workspace>.sessions
+// beside the workspace, never inside it):
 //
 //	<principal>/<id>/     the session's workspace (what its calls see)
 //	.meta/<principal>/<id> its creation time; the file's mtime is the last use

@@ -3,12 +3,14 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
 )
 
 // inSession names a session on a call; with a token too when tok != "".
@@ -133,7 +136,7 @@ func TestSessionsTwoPrincipalsSameIDAreIsolated(t *testing.T) {
 		t.Fatalf("agent-b reads agent-a's file in the same session id: %q", r.GetOutput())
 	}
 	// Where agent-a's workspace is, seen from agent-b's: two levels up.
-	aDir := filepath.Join(filepath.Dir(s.cfgPath), "ws", ".sessions", "u-agent-a", "work")
+	aDir := filepath.Join(filepath.Dir(s.cfgPath), "ws.sessions", "u-agent-a", "work")
 	if _, err := os.Stat(filepath.Join(aDir, "secret.txt")); err != nil {
 		t.Fatalf("agent-a's file is not where the layout says: %v", err)
 	}
@@ -370,7 +373,7 @@ func TestSessionsExpireWhenIdleButNeverDuringACall(t *testing.T) {
 	}
 	// Release it from outside the call: the held call still has its
 	// workspace and finishes normally.
-	ws := filepath.Join(filepath.Dir(f.cfgPath), "ws", ".sessions", "anonymous", "held")
+	ws := filepath.Join(filepath.Dir(f.cfgPath), "ws.sessions", "anonymous", "held")
 	if err := os.WriteFile(filepath.Join(ws, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -516,7 +519,7 @@ func TestSessionsExecuteStream(t *testing.T) {
 			res = r
 		}
 	}
-	if res == nil || res.GetIsError() || !strings.HasSuffix(strings.TrimSpace(res.GetOutput()), filepath.Join(".sessions", "anonymous", "streamed")) {
+	if res == nil || res.GetIsError() || !strings.HasSuffix(strings.TrimSpace(res.GetOutput()), filepath.Join("ws.sessions", "anonymous", "streamed")) {
 		t.Fatalf("streamed call: %v", res)
 	}
 	if r := execIn(t, inSession("", "streamed"), f.reg, "read", map[string]any{"path": "s.txt"}); r.GetOutput() != "from the stream\n" {
@@ -558,7 +561,7 @@ func TestSessionsTwoPrincipalsSameIDBashIsolated(t *testing.T) {
 	if r := execIn(t, inSession(tokA, "work"), reg, "bash", map[string]any{"command": "echo a-secret > secret.txt"}); r.GetIsError() {
 		t.Fatal(r.GetOutput())
 	}
-	aDir := filepath.Join(filepath.Dir(s.cfgPath), "ws", ".sessions", "u-agent-a", "work")
+	aDir := filepath.Join(filepath.Dir(s.cfgPath), "ws.sessions", "u-agent-a", "work")
 	for _, cmd := range []string{
 		"cat ../../u-agent-a/work/secret.txt",
 		"cat " + aDir + "/secret.txt",
@@ -577,4 +580,140 @@ func TestSessionsTwoPrincipalsSameIDBashIsolated(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(aDir, "planted")); err == nil {
 		t.Fatal("agent-b planted a file in agent-a's workspace")
 	}
+}
+
+// A call without a session works in the shared workspace, which its bash
+// may read and write whole; the sessions live beside it, not in it, so
+// neither bash nor the file tools reach another session's files from
+// there — not by a relative path, an absolute one or a listing.
+func TestSessionsOutOfReachOfTheSharedWorkspace(t *testing.T) {
+	s, conn := twoPrincipals(t, "")
+	reg := pb.NewRegistryServiceClient(conn)
+	if r := execIn(t, inSession(tokA, "work"), reg, "write", map[string]any{"path": "secret.txt", "content": "a-secret\n"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	root := filepath.Join(filepath.Dir(s.cfgPath), "ws.sessions")
+	aFile := filepath.Join(root, "u-agent-a", "work", "secret.txt")
+	if got, err := os.ReadFile(aFile); err != nil || string(got) != "a-secret\n" {
+		t.Fatalf("agent-a's file is not at %s: %q %v", aFile, got, err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(s.cfgPath), "ws", builtin.SessionsDir)); err == nil {
+		t.Fatal("the sessions still live inside the shared workspace")
+	}
+	sandboxed := false
+	src, err := pb.NewSourceServiceClient(conn).ListSources(bearer(tokO), &pb.ListSourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range src.GetSandbox().GetLayers() {
+		if l.GetName() == "landlock" {
+			sandboxed = l.GetActive()
+		}
+	}
+	// The file tools: the workspace's os.Root ends at the workspace.
+	for _, attack := range []struct{ tool, args string }{
+		{"read", `{"path": "../ws.sessions/u-agent-a/work/secret.txt"}`},
+		{"read", `{"path": "` + aFile + `"}`},
+		{"glob", `{"pattern": "**/secret.txt", "path": "../ws.sessions"}`},
+		{"grep", `{"pattern": "a-secret", "path": "` + root + `"}`},
+		{"write", `{"path": "../ws.sessions/u-agent-a/work/secret.txt", "content": "overwritten"}`},
+	} {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(attack.args), &args); err != nil {
+			t.Fatal(err)
+		}
+		r := execIn(t, bearer(tokB), reg, attack.tool, args)
+		if !r.GetIsError() || strings.Contains(r.GetOutput(), "a-secret") {
+			t.Errorf("sessionless %s %s: %v %q", attack.tool, attack.args, r.GetIsError(), r.GetOutput())
+		}
+	}
+	if !sandboxed {
+		t.Log("the sandbox's landlock layer is missing here: the bash attacks are not run")
+	} else {
+		for _, cmd := range []string{
+			"cat ../ws.sessions/u-agent-a/work/secret.txt",
+			"cat " + aFile,
+			"ls " + root,
+			"ls ../ws.sessions/u-agent-a",
+			"echo planted > " + filepath.Join(root, "u-agent-a", "work", "planted"),
+		} {
+			r := execIn(t, bearer(tokB), reg, "bash", map[string]any{"command": cmd})
+			if !r.GetIsError() || strings.Contains(r.GetOutput(), "a-secret") || strings.Contains(r.GetOutput(), "u-agent-a\n") {
+				t.Errorf("sessionless bash: %s: %v %q", cmd, r.GetIsError(), r.GetOutput())
+			} else if !strings.Contains(r.GetOutput(), "Permission denied") && !strings.Contains(r.GetOutput(), "No such file") {
+				t.Errorf("sessionless bash: %s: refused, but not by the kernel: %q", cmd, r.GetOutput())
+			}
+		}
+	}
+	if got, err := os.ReadFile(aFile); err != nil || string(got) != "a-secret\n" {
+		t.Fatalf("agent-a's file after the attacks: %q %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "u-agent-a", "work", "planted")); err == nil {
+		t.Fatal("a sessionless call planted a file in agent-a's session")
+	}
+}
+
+// sessions.root moves the sessions; one inside the workspace is refused
+// at start with exit 2 naming the key, and an old .sessions left in the
+// workspace is named in a warning.
+func TestSessionsRootConfig(t *testing.T) {
+	dir := t.TempDir()
+	s := serve(t, `{"skills": [], "builtins": {"tools": {"webfetch": false}}, "sessions": {"root": "`+filepath.Join(dir, "elsewhere")+`"}}`, nil)
+	reg := pb.NewRegistryServiceClient(s.dial(t))
+	if r := execIn(t, inSession("", "moved"), reg, "write", map[string]any{"path": "f.txt", "content": "x"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "elsewhere", "anonymous", "moved", "f.txt")); err != nil {
+		t.Fatalf("sessions.root not used: %v", err)
+	}
+
+	for _, root := range []string{"ws/sessions", "ws", "."} {
+		cfgDir := t.TempDir()
+		cfg := filepath.Join(cfgDir, "c.json")
+		if err := os.WriteFile(cfg, []byte(`{"skills": [], "sessions": {"root": "`+root+`"}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
+			Workspace: filepath.Join(cfgDir, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		var ce *server.ConfigError
+		if err == nil {
+			srv.Close()
+		}
+		if !errors.As(err, &ce) || ce.Key != "sessions.root" {
+			t.Errorf("sessions.root %q: %v; want a config error naming sessions.root", root, err)
+		}
+	}
+
+	var logs strings.Builder
+	var mu sync.Mutex
+	cfgDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cfgDir, "ws", builtin.SessionsDir, "anonymous", "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(cfgDir, "c.json")
+	if err := os.WriteFile(cfg, []byte(`{"skills": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
+		Workspace: filepath.Join(cfgDir, "ws"), Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "old sessions directory") {
+		t.Errorf("no warning about the old sessions directory: %s", logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

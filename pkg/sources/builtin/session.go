@@ -9,10 +9,11 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// SessionsDir is the directory under the workspace root that holds the
-// sessions' own workspaces. Calls without a session (the shared workspace)
-// may not reach into it: file tools refuse it as outside the workspace and
-// searches skip it.
+// SessionsDir is the directory under the workspace root where earlier
+// versions kept the sessions' workspaces (they now live outside it, in
+// sessions.root). Calls without a session still may not reach into one
+// left behind: file tools refuse it as outside the workspace and searches
+// skip it.
 const SessionsDir = ".sessions"
 
 // forCall is the one place a call's workspace is chosen: the session's
