@@ -138,7 +138,8 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 		}
 		ss.inFlight[proto].Dec()
 		if x.exemplars {
-			observeTraced(ctx, ss.duration[proto], time.Since(start).Seconds())
+			now := time.Now()
+			observeTraced(ctx, ss.duration[proto], ss.exemplars[proto], now.Sub(start).Seconds(), now)
 		} else {
 			ss.duration[proto].Observe(time.Since(start).Seconds())
 		}
@@ -290,6 +291,8 @@ type table struct {
 type sourceState struct {
 	inFlight [len(protocols)]prometheus.Gauge
 	duration [len(protocols)]prometheus.Observer
+	// exemplars paces the duration exemplars (tracing on only).
+	exemplars [len(protocols)]exemplarClock
 }
 
 // toolState is one tool's prepared call state in one table. A rebuild
@@ -317,6 +320,10 @@ type toolMeta struct {
 	schemaSrc    json.RawMessage
 
 	counters [len(protocols)][tool.OutcomePending + 1]atomic.Pointer[prometheus.Counter]
+
+	// span is the tool's span name and attributes, made on its first
+	// traced call (Span).
+	span atomic.Pointer[ToolSpan]
 
 	log        *slog.Logger
 	schemaOnce sync.Once
@@ -402,6 +409,9 @@ func (x *Executor) ensureSource(t *table, source string) *sourceState {
 	for i, p := range protocols {
 		ss.inFlight[i] = x.metrics.InFlight.WithLabelValues(source, p)
 		ss.duration[i] = x.metrics.Duration.WithLabelValues(source, p)
+		if x.exemplars {
+			ss.exemplars[i] = newExemplarClock()
+		}
 	}
 	t.sources[source] = ss
 	return ss

@@ -13,6 +13,9 @@ import (
 // so a flood of junk names cannot blow up cardinality.
 const UnknownLabel = "unknown"
 
+// DurationBuckets are the upper bounds of toolnexus_tool_call_duration_seconds.
+var DurationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
 // Metrics holds the per-source call series.
 type Metrics struct {
 	Calls    *prometheus.CounterVec   // source, tool, outcome, protocol
@@ -31,7 +34,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolnexus_tool_call_duration_seconds",
 			Help:    "Tool call latency by source (no per-tool histogram, to bound cardinality).",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+			Buckets: DurationBuckets,
 		}, []string{"source", "protocol"}),
 		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "toolnexus_tool_calls_in_flight",
