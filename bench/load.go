@@ -18,6 +18,8 @@ type result struct {
 	// cpu is the CPU time the server process used during the measured
 	// run (zero when no process was watched).
 	cpu time.Duration
+	// otherCPU is the same for a second process (loadProcs).
+	otherCPU time.Duration
 }
 
 // cpuPerCall is the server's CPU time per call in the run.
@@ -39,6 +41,12 @@ func load(conc int, d time.Duration, call func(ctx context.Context) error) resul
 // loadProc is load that also reads the CPU time server process pid spends
 // in the measured run, from /proc/<pid>/stat (pid 0: none).
 func loadProc(conc int, d time.Duration, call func(ctx context.Context) error, pid int) result {
+	return loadProcs(conc, d, call, pid, 0)
+}
+
+// loadProcs is loadProc that also reads the CPU time a second process
+// (other, 0: none) spends in the measured run, into result.otherCPU.
+func loadProcs(conc int, d time.Duration, call func(ctx context.Context) error, pid, other int) result {
 	warm, cancelWarm := context.WithTimeout(context.Background(), d/5)
 	runFor(warm, conc, call, nil)
 	cancelWarm()
@@ -47,7 +55,7 @@ func loadProc(conc int, d time.Duration, call func(ctx context.Context) error, p
 	defer cancel()
 	lat := make([][]time.Duration, conc)
 	errs := make([]int, conc)
-	cpu0 := procCPU(pid)
+	cpu0, other0 := procCPU(pid), procCPU(other)
 	start := time.Now()
 	runFor(ctx, conc, call, func(g int, took time.Duration, err error) {
 		lat[g] = append(lat[g], took)
@@ -57,7 +65,7 @@ func loadProc(conc int, d time.Duration, call func(ctx context.Context) error, p
 	})
 	elapsed := time.Since(start)
 	var all []time.Duration
-	r := result{elapsed: elapsed, cpu: procCPU(pid) - cpu0}
+	r := result{elapsed: elapsed, cpu: procCPU(pid) - cpu0, otherCPU: procCPU(other) - other0}
 	for g := range lat {
 		all = append(all, lat[g]...)
 		r.errors += errs[g]

@@ -59,7 +59,7 @@ func main() {
 	} else if *streamOnly {
 		err = runStream(*dur, *reps)
 	} else if *tracingOnly {
-		err = runTracing(*dur, *reps)
+		err = runTracing(*serverBin, *dur, *reps)
 	} else if *sessionsOnly {
 		err = runSessions(*serverBin, *reps)
 	} else if *only {
@@ -387,7 +387,7 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	}
 
 	// 17–18. Tracing and the audit log, on vs off.
-	if err := tracingRows(rep, tmp, d, reps); err != nil {
+	if err := tracingRows(rep, serverBin, tmp, d, reps); err != nil {
 		return fmt.Errorf("tracing: %w", err)
 	}
 
