@@ -57,6 +57,17 @@ status and tool count, then the tools hidden by a higher-precedence source.`)
 		}
 		fmt.Fprintf(c.stdout, "  %s/%s: %s\n", s.GetKind(), s.GetName(), strings.Join(s.GetShadowed(), ", "))
 	}
+	first = true
+	for _, s := range resp.GetSources() {
+		if s.GetSandbox() == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(c.stdout, "\nSandboxed (their processes run in the command sandbox):")
+			first = false
+		}
+		fmt.Fprintf(c.stdout, "  %s/%s: %s\n", s.GetKind(), s.GetName(), s.GetSandbox())
+	}
 	return nil
 }
 

@@ -250,8 +250,10 @@ type SourceInfo struct {
 	Kind, Name string
 	State      sources.State
 	Error      string
-	ToolCount  int
-	Shadowed   []string
+	// Sandbox is how the source's processes are confined ("" = not).
+	Sandbox   string
+	ToolCount int
+	Shadowed  []string
 }
 
 // Sources reports every source instance, in precedence order.
@@ -259,7 +261,7 @@ func (c *Core) Sources() []SourceInfo {
 	infos := c.eng.Sources()
 	out := make([]SourceInfo, len(infos))
 	for i, in := range infos {
-		out[i] = SourceInfo{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, State: in.State, Error: in.Error,
+		out[i] = SourceInfo{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, State: in.State, Error: in.Error, Sandbox: in.Sandbox,
 			ToolCount: in.ToolCount, Shadowed: in.Shadowed}
 	}
 	return out

@@ -276,7 +276,16 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		return nil, err
 	}
 	for name, sc := range cfg.MCP {
-		if err := add(registry.LayerID{Kind: sources.KindMCP, Name: name}, sc, false, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
+		// A sandboxed server is started anew when the sandbox settings
+		// it runs under change (network, read paths, limits, masks).
+		section := any(sc)
+		if sc.Sandbox != nil && env.Sandbox != nil {
+			section = struct {
+				Server  mcp.ServerConfig
+				Sandbox sandbox.Policy
+			}{sc, env.Sandbox.Policy}
+		}
+		if err := add(registry.LayerID{Kind: sources.KindMCP, Name: name}, section, false, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
 			return nil, err
 		}
 	}

@@ -26,6 +26,7 @@ func (r *sourceService) ListSources(ctx context.Context, _ *pb.ListSourcesReques
 			ToolCount: int32(in.ToolCount),
 			Error:     in.Error,
 			Shadowed:  in.Shadowed,
+			Sandbox:   in.Sandbox,
 		})
 	}
 	resp.Sandbox = sandboxStatus(r.a.core.Sandbox())

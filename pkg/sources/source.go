@@ -33,6 +33,9 @@ type Status struct {
 	// Error says why the source failed or is restarting. It must never
 	// contain a secret (an expanded ${ENV} header or token).
 	Error string
+	// Sandbox says how the processes the source starts are confined
+	// (a sandboxed stdio MCP server); "" when it starts none confined.
+	Sandbox string
 }
 
 // Publisher is where a source puts its tools; *registry.Registry satisfies it.

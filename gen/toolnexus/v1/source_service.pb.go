@@ -255,7 +255,10 @@ type Source struct {
 	// Why the source failed, when status is "failed" or "restarting".
 	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
 	// Names of this instance's tools hidden by a higher-precedence source.
-	Shadowed      []string `protobuf:"bytes,6,rep,name=shadowed,proto3" json:"shadowed,omitempty"`
+	Shadowed []string `protobuf:"bytes,6,rep,name=shadowed,proto3" json:"shadowed,omitempty"`
+	// How the processes this instance starts are confined, e.g. "sandboxed (auto): network off; ..."
+	// for a stdio MCP server with "sandbox": true; empty when it starts none in the sandbox.
+	Sandbox       string `protobuf:"bytes,7,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -330,6 +333,13 @@ func (x *Source) GetShadowed() []string {
 		return x.Shadowed
 	}
 	return nil
+}
+
+func (x *Source) GetSandbox() string {
+	if x != nil {
+		return x.Sandbox
+	}
+	return ""
 }
 
 // ListSkillsRequest takes no parameters.
@@ -678,7 +688,7 @@ const file_toolnexus_v1_source_service_proto_rawDesc = "" +
 	"\fSandboxLayer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06active\x18\x02 \x01(\bR\x06active\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"\x99\x01\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xb3\x01\n" +
 	"\x06Source\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -686,7 +696,8 @@ const file_toolnexus_v1_source_service_proto_rawDesc = "" +
 	"\n" +
 	"tool_count\x18\x04 \x01(\x05R\ttoolCount\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12\x1a\n" +
-	"\bshadowed\x18\x06 \x03(\tR\bshadowed\"\x13\n" +
+	"\bshadowed\x18\x06 \x03(\tR\bshadowed\x12\x18\n" +
+	"\asandbox\x18\a \x01(\tR\asandbox\"\x13\n" +
 	"\x11ListSkillsRequest\"w\n" +
 	"\x12ListSkillsResponse\x12+\n" +
 	"\x06skills\x18\x01 \x03(\v2\x13.toolnexus.v1.SkillR\x06skills\x124\n" +

@@ -69,6 +69,22 @@ type ServerConfig struct {
 	// Prefix goes before every tool name; nil means "<server>_". An empty
 	// prefix keeps the upstream names as they are.
 	Prefix *string `json:"prefix,omitempty"`
+	// Sandbox, when set, runs a local server in the command sandbox
+	// ("sandbox": true, or an object that tunes it).
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is a local server's "sandbox" setting: it runs confined like a
+// model's bash — read-only system paths and sandbox.readPaths, read-write
+// only its private temp dir (HOME, TMPDIR) and its cwd — with these
+// changes. Paths are as written (relative to the config file's
+// directory).
+type Sandbox struct {
+	// Network overrides sandbox.network for this server; nil keeps it.
+	Network *bool `json:"network,omitempty"`
+	// ReadPaths are readable (and executable) besides the system paths
+	// and sandbox.readPaths: the server's own install directory.
+	ReadPaths []string `json:"readPaths,omitempty"`
 }
 
 // Restart is the self-healing backoff, in milliseconds: the first retry
@@ -142,7 +158,7 @@ func ParseConfig(raw json.RawMessage) (map[string]ServerConfig, []string, error)
 var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "environment": true, "env": true,
 	"cwd": true, "url": true, "headers": true, "enabled": true, "disabled": true,
-	"timeout": true, "tools": true, "restart": true, "prefix": true,
+	"timeout": true, "tools": true, "restart": true, "prefix": true, "sandbox": true,
 }
 
 func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, error) {
@@ -266,6 +282,10 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 		sc.Prefix = &p
 	}
 
+	if sc.Sandbox, err = parseSandbox(fields, key); err != nil {
+		return sc, nil, err
+	}
+
 	switch strings.ToLower(typ) {
 	case "":
 		switch {
@@ -302,9 +322,68 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 			if !strings.HasPrefix(sc.URL, "http://") && !strings.HasPrefix(sc.URL, "https://") {
 				return sc, nil, field.Errorf(key("url"), "must be an http:// or https:// URL")
 			}
+			if sc.Sandbox != nil {
+				return sc, nil, field.Errorf(key("sandbox"), "only a local server (a command run over stdio) can be sandboxed; remove it from this remote server")
+			}
 		}
 	}
 	return sc, warns, nil
+}
+
+// parseSandbox reads "sandbox": true/false, or an object with network and
+// readPaths (an object turns the sandbox on). Unknown keys
+// inside it are errors, not warnings: a misspelt "netwrok" must not
+// silently change what a confined server may reach.
+func parseSandbox(fields map[string]json.RawMessage, key func(string) string) (*Sandbox, error) {
+	v, ok := fields["sandbox"]
+	if !ok || field.IsNull(v) {
+		return nil, nil
+	}
+	const want = "must be true, false, or an object such as {\"network\": false, \"readPaths\": [\"/opt/server\"]}"
+	var on bool
+	if err := json.Unmarshal(v, &on); err == nil {
+		if !on {
+			return nil, nil
+		}
+		return &Sandbox{}, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil || m == nil {
+		return nil, field.Errorf(key("sandbox"), want)
+	}
+	sb := &Sandbox{}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		raw := m[k]
+		switch k {
+		case "network":
+			var b bool
+			if err := json.Unmarshal(raw, &b); err != nil || field.IsNull(raw) {
+				return nil, field.Errorf(key("sandbox.network"), "must be true or false (absent: sandbox.network decides)")
+			}
+			sb.Network = &b
+		case "readPaths":
+			var list []string
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return nil, field.Errorf(key("sandbox.readPaths"), "must be an array of paths")
+			}
+			for i, p := range list {
+				if strings.TrimSpace(p) == "" || strings.IndexByte(p, 0) >= 0 {
+					return nil, field.Errorf(key(fmt.Sprintf("sandbox.readPaths[%d]", i)), "must be a directory or file path")
+				}
+			}
+			sb.ReadPaths = list
+		case "writePaths":
+			return nil, field.Errorf(key("sandbox.writePaths"), "is not supported: a sandboxed server may write only its private temp dir (HOME, TMPDIR) and its \"cwd\"; point cwd at the directory it must keep")
+		default:
+			return nil, field.Errorf(key("sandbox."+k), "unknown setting; use network or readPaths")
+		}
+	}
+	return sb, nil
 }
 
 func parseRestart(fields map[string]json.RawMessage, key func(string) string) (Restart, error) {

@@ -30,11 +30,10 @@ const stdinGrace = 2 * time.Second
 // never repaired; the supervisor replaces it with a new one.
 type session struct {
 	cs     *sdk.ClientSession
-	cancel context.CancelFunc // ends the transport's lifetime context
-	cmd    *exec.Cmd          // local servers only
-	pgid   atomic.Int64       // the child's process group, once it runs
-	stderr *tailWriter        // local servers only
-	http   *http.Transport    // remote servers only
+	cancel context.CancelFunc    // ends the transport's lifetime context
+	proc   atomic.Pointer[child] // local servers only, once started
+	stderr *tailWriter           // local servers only
+	http   *http.Transport       // remote servers only
 
 	// listChanged is poked (never blocking) on notifications/tools/list_changed.
 	listChanged chan struct{}
@@ -82,6 +81,7 @@ func (s *session) close() {
 		if s.cs == nil {
 			s.killGroup()
 			s.cancel()
+			s.reap()
 			return
 		}
 		closed := make(chan struct{})
@@ -99,6 +99,7 @@ func (s *session) close() {
 		s.cancel()
 		<-closed
 		<-s.waitDone
+		s.reap()
 		if s.http != nil {
 			s.http.CloseIdleConnections()
 		}
@@ -108,8 +109,16 @@ func (s *session) close() {
 // killGroup kills the child's process group, which also takes the
 // grandchildren that a launcher such as npx leaves behind.
 func (s *session) killGroup() {
-	if pgid := s.pgid.Load(); pgid > 0 {
-		_ = syscall.Kill(-int(pgid), syscall.SIGKILL)
+	if c := s.proc.Load(); c != nil {
+		c.killGroup()
+	}
+}
+
+// reap waits for a local server's process to be gone and releases its
+// pipes and temp dir.
+func (s *session) reap() {
+	if c := s.proc.Load(); c != nil {
+		c.reap()
 	}
 }
 
@@ -163,7 +172,7 @@ func (s *Source) dial(ctx context.Context, headers map[string]string) (*session,
 	if err != nil {
 		sess.cs = nil
 		cancel()
-		sess.killGroup()
+		sess.reap()
 		if sess.http != nil {
 			sess.http.CloseIdleConnections()
 		}
@@ -182,7 +191,7 @@ func (s *Source) dial(ctx context.Context, headers map[string]string) (*session,
 		if werr == nil {
 			werr = errors.New("the server closed the connection")
 		}
-		if sess.cmd != nil {
+		if sess.proc.Load() != nil {
 			if tail := sess.stderr.Tail(); tail != "" {
 				werr = fmt.Errorf("%w (stderr: %s)", werr, tail)
 			}
@@ -215,18 +224,17 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	// Its own process group, so close can kill the whole tree at once.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	sess.stderr = newTailWriter(s.log, s.name, s.redact)
-	cmd.Stderr = sess.stderr
-	// A grandchild holding stderr open must not stall the reaping of the child.
-	cmd.WaitDelay = time.Second
-	sess.cmd = cmd
-
-	tr := &phased{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: stdinGrace}, life: life,
-		onStart: func() { sess.pgid.Store(int64(cmd.Process.Pid)) }, count: sess.relay}
+	// Started here, not by the SDK, so that a sandboxed server is confined
+	// before its first instruction; the SDK gets the pipes (stdio.go).
+	child, err := s.startLocal(cmd, sess.stderr)
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	sess.proc.Store(child)
+	conn := pipeConn{c: child, grace: stdinGrace}
+	tr := &phased{inner: &sdk.IOTransport{Reader: pipeReader{conn}, Writer: pipeWriter{conn}}, life: life, count: sess.relay}
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
-		if !tr.started {
-			return fmt.Errorf("start: %w", err)
-		}
 		err = phaseError("initialize", ctx, s.cfg.timeout(), err)
 		if tail := sess.stderr.Tail(); tail != "" {
 			err = fmt.Errorf("%w (stderr: %s)", err, tail)
@@ -275,13 +283,10 @@ func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess 
 
 // phased connects the inner transport with the session's lifetime context
 // instead of the phase context the SDK passes (the SSE transport ties its
-// event stream to it), and records whether the transport came up at all, so
-// a failure can be told apart as "start" or "initialize".
+// event stream to it).
 type phased struct {
-	inner   sdk.Transport
-	life    context.Context
-	onStart func() // optional
-	started bool
+	inner sdk.Transport
+	life  context.Context
 	// count, when set, counts the relayed notifications read (stdio only:
 	// the streamable HTTP connection must stay the SDK's own type, so
 	// remote sessions count in their HTTP bodies instead).
@@ -292,10 +297,6 @@ func (p *phased) Connect(context.Context) (sdk.Connection, error) {
 	c, err := p.inner.Connect(p.life)
 	if err == nil && p.count != nil {
 		c = countingConn{Connection: c, r: p.count}
-	}
-	p.started = err == nil
-	if p.started && p.onStart != nil {
-		p.onStart()
 	}
 	return c, err
 }

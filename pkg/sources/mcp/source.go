@@ -39,6 +39,9 @@ type Source struct {
 	childEnv []string
 	// maxOutput caps a call's output (limits.maxOutputBytes).
 	maxOutput int
+	// sandboxNote is how the server's process is confined, for Status;
+	// "" when it is not.
+	sandboxNote string
 
 	// live is the session calls go to; nil while the server is down, so a
 	// call fails at once instead of waiting for a timeout.
@@ -88,7 +91,8 @@ func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
 		s.prefix = *cfg.Prefix
 	}
 	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
-	s.status = sources.Status{Layer: id, State: sources.Connected}
+	s.sandboxNote = s.sandboxSummary()
+	s.status = sources.Status{Layer: id, State: sources.Connected, Sandbox: s.sandboxNote}
 	if cfg.Disabled {
 		s.status.State = sources.Disabled
 	}
@@ -113,7 +117,7 @@ func (s *Source) setStatus(state sources.State, err error) {
 }
 
 func (s *Source) setStatusLocked(state sources.State, err error) {
-	st := sources.Status{Layer: s.id, State: state}
+	st := sources.Status{Layer: s.id, State: state, Sandbox: s.sandboxNote}
 	if err != nil {
 		st.Error = s.redact.Apply(err.Error())
 	}
@@ -153,6 +157,12 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	s.mu.Unlock()
 	if s.childEnv, err = childEnvironment(s.cfg); err != nil {
 		return s.fail(err)
+	}
+	switch {
+	case s.sandboxed():
+		s.log.Info("MCP server runs in the sandbox", "sandbox", s.sandboxNote)
+	case s.cfg.Type == TypeLocal && s.cfg.Sandbox != nil:
+		s.log.Warn("MCP server asks for the sandbox but sandbox.mode is off: it runs with the server's own authority")
 	}
 	sess, tools, err := s.connect(ctx, headers)
 	if err != nil {

@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!toolnexus/v1/source_service.proto\x12\x0ctoolnexus.v1\"\x14\n\x12ListSourcesRequest\"v\n\x13ListSourcesResponse\x12.\n\x07sources\x18\x01 \x03(\x0b\x32\x14.toolnexus.v1.SourceR\x07sources\x12/\n\x07sandbox\x18\x02 \x01(\x0b\x32\x15.toolnexus.v1.SandboxR\x07sandbox\"k\n\x07Sandbox\x12\x12\n\x04mode\x18\x01 \x01(\tR\x04mode\x12\x32\n\x06layers\x18\x02 \x03(\x0b\x32\x1a.toolnexus.v1.SandboxLayerR\x06layers\x12\x18\n\x07summary\x18\x03 \x01(\tR\x07summary\"R\n\x0cSandboxLayer\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n\x06\x61\x63tive\x18\x02 \x01(\x08R\x06\x61\x63tive\x12\x16\n\x06\x64\x65tail\x18\x03 \x01(\tR\x06\x64\x65tail\"\x99\x01\n\x06Source\x12\x12\n\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n\x06status\x18\x03 \x01(\tR\x06status\x12\x1d\n\ntool_count\x18\x04 \x01(\x05R\ttoolCount\x12\x14\n\x05\x65rror\x18\x05 \x01(\tR\x05\x65rror\x12\x1a\n\x08shadowed\x18\x06 \x03(\tR\x08shadowed\"\x13\n\x11ListSkillsRequest\"w\n\x12ListSkillsResponse\x12+\n\x06skills\x18\x01 \x03(\x0b\x32\x13.toolnexus.v1.SkillR\x06skills\x12\x34\n\x07skipped\x18\x02 \x03(\x0b\x32\x1a.toolnexus.v1.SkippedSkillR\x07skipped\"c\n\x05Skill\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x10\n\x03\x64ir\x18\x03 \x01(\tR\x03\x64ir\x12\x12\n\x04path\x18\x04 \x01(\tR\x04path\"R\n\x0cSkippedSkill\x12\x12\n\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n\x06\x64\x65tail\x18\x03 \x01(\tR\x06\x64\x65tail\"\x0f\n\rReloadRequest\"`\n\x0eReloadResponse\x12\x1a\n\x08revision\x18\x01 \x01(\x04R\x08revision\x12\x18\n\x07rebuilt\x18\x02 \x03(\tR\x07rebuilt\x12\x18\n\x07removed\x18\x03 \x03(\tR\x07removed2\xf9\x01\n\rSourceService\x12R\n\x0bListSources\x12 .toolnexus.v1.ListSourcesRequest\x1a!.toolnexus.v1.ListSourcesResponse\x12O\n\nListSkills\x12\x1f.toolnexus.v1.ListSkillsRequest\x1a .toolnexus.v1.ListSkillsResponse\x12\x43\n\x06Reload\x12\x1b.toolnexus.v1.ReloadRequest\x1a\x1c.toolnexus.v1.ReloadResponseB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!toolnexus/v1/source_service.proto\x12\x0ctoolnexus.v1\"\x14\n\x12ListSourcesRequest\"v\n\x13ListSourcesResponse\x12.\n\x07sources\x18\x01 \x03(\x0b\x32\x14.toolnexus.v1.SourceR\x07sources\x12/\n\x07sandbox\x18\x02 \x01(\x0b\x32\x15.toolnexus.v1.SandboxR\x07sandbox\"k\n\x07Sandbox\x12\x12\n\x04mode\x18\x01 \x01(\tR\x04mode\x12\x32\n\x06layers\x18\x02 \x03(\x0b\x32\x1a.toolnexus.v1.SandboxLayerR\x06layers\x12\x18\n\x07summary\x18\x03 \x01(\tR\x07summary\"R\n\x0cSandboxLayer\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n\x06\x61\x63tive\x18\x02 \x01(\x08R\x06\x61\x63tive\x12\x16\n\x06\x64\x65tail\x18\x03 \x01(\tR\x06\x64\x65tail\"\xb3\x01\n\x06Source\x12\x12\n\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n\x06status\x18\x03 \x01(\tR\x06status\x12\x1d\n\ntool_count\x18\x04 \x01(\x05R\ttoolCount\x12\x14\n\x05\x65rror\x18\x05 \x01(\tR\x05\x65rror\x12\x1a\n\x08shadowed\x18\x06 \x03(\tR\x08shadowed\x12\x18\n\x07sandbox\x18\x07 \x01(\tR\x07sandbox\"\x13\n\x11ListSkillsRequest\"w\n\x12ListSkillsResponse\x12+\n\x06skills\x18\x01 \x03(\x0b\x32\x13.toolnexus.v1.SkillR\x06skills\x12\x34\n\x07skipped\x18\x02 \x03(\x0b\x32\x1a.toolnexus.v1.SkippedSkillR\x07skipped\"c\n\x05Skill\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x10\n\x03\x64ir\x18\x03 \x01(\tR\x03\x64ir\x12\x12\n\x04path\x18\x04 \x01(\tR\x04path\"R\n\x0cSkippedSkill\x12\x12\n\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n\x06\x64\x65tail\x18\x03 \x01(\tR\x06\x64\x65tail\"\x0f\n\rReloadRequest\"`\n\x0eReloadResponse\x12\x1a\n\x08revision\x18\x01 \x01(\x04R\x08revision\x12\x18\n\x07rebuilt\x18\x02 \x03(\tR\x07rebuilt\x12\x18\n\x07removed\x18\x03 \x03(\tR\x07removed2\xf9\x01\n\rSourceService\x12R\n\x0bListSources\x12 .toolnexus.v1.ListSourcesRequest\x1a!.toolnexus.v1.ListSourcesResponse\x12O\n\nListSkills\x12\x1f.toolnexus.v1.ListSkillsRequest\x1a .toolnexus.v1.ListSkillsResponse\x12\x43\n\x06Reload\x12\x1b.toolnexus.v1.ReloadRequest\x1a\x1c.toolnexus.v1.ReloadResponseB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolnexus.v1.source_service_pb2', globals())
@@ -30,19 +30,19 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SANDBOXLAYER._serialized_start=302
   _SANDBOXLAYER._serialized_end=384
   _SOURCE._serialized_start=387
-  _SOURCE._serialized_end=540
-  _LISTSKILLSREQUEST._serialized_start=542
-  _LISTSKILLSREQUEST._serialized_end=561
-  _LISTSKILLSRESPONSE._serialized_start=563
-  _LISTSKILLSRESPONSE._serialized_end=682
-  _SKILL._serialized_start=684
-  _SKILL._serialized_end=783
-  _SKIPPEDSKILL._serialized_start=785
-  _SKIPPEDSKILL._serialized_end=867
-  _RELOADREQUEST._serialized_start=869
-  _RELOADREQUEST._serialized_end=884
-  _RELOADRESPONSE._serialized_start=886
-  _RELOADRESPONSE._serialized_end=982
-  _SOURCESERVICE._serialized_start=985
-  _SOURCESERVICE._serialized_end=1234
+  _SOURCE._serialized_end=566
+  _LISTSKILLSREQUEST._serialized_start=568
+  _LISTSKILLSREQUEST._serialized_end=587
+  _LISTSKILLSRESPONSE._serialized_start=589
+  _LISTSKILLSRESPONSE._serialized_end=708
+  _SKILL._serialized_start=710
+  _SKILL._serialized_end=809
+  _SKIPPEDSKILL._serialized_start=811
+  _SKIPPEDSKILL._serialized_end=893
+  _RELOADREQUEST._serialized_start=895
+  _RELOADREQUEST._serialized_end=910
+  _RELOADRESPONSE._serialized_start=912
+  _RELOADRESPONSE._serialized_end=1008
+  _SOURCESERVICE._serialized_start=1011
+  _SOURCESERVICE._serialized_end=1260
 # @@protoc_insertion_point(module_scope)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -33,6 +34,10 @@ type Options struct {
 	// HangCommand, if set, is run by the "spawn" tool as a grandchild that
 	// never exits, to prove the process tree is killed.
 	HangCommand []string
+	// Attack adds the tools read_file, write_file and dial, which try
+	// what a confined server must not do and report the error, for the
+	// sandbox's attack tests.
+	Attack bool
 }
 
 var object = json.RawMessage(`{"type":"object"}`)
@@ -201,6 +206,40 @@ func New(opts Options) *Server {
 			go func() { _ = cmd.Wait() }()
 			return text(strconv.Itoa(cmd.Process.Pid)), nil
 		})
+	}
+	if opts.Attack {
+		pathArgs := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"},"addr":{"type":"string"}}}`)
+		type attackArgs struct{ Path, Content, Addr string }
+		attack := func(f func(attackArgs) (string, error)) mcp.ToolHandler {
+			return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a attackArgs
+				if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+					return nil, err
+				}
+				out, err := f(a)
+				if err != nil {
+					res := text(err.Error())
+					res.IsError = true
+					return res, nil
+				}
+				return text(out), nil
+			}
+		}
+		add("read_file", "Read the file at path.", pathArgs, attack(func(a attackArgs) (string, error) {
+			b, err := os.ReadFile(a.Path)
+			return string(b), err
+		}))
+		add("write_file", "Write content to the file at path.", pathArgs, attack(func(a attackArgs) (string, error) {
+			return "written", os.WriteFile(a.Path, []byte(a.Content), 0o644)
+		}))
+		add("dial", "Open a TCP connection to addr.", pathArgs, attack(func(a attackArgs) (string, error) {
+			c, err := net.DialTimeout("tcp", a.Addr, 5*time.Second)
+			if err != nil {
+				return "", err
+			}
+			c.Close()
+			return "connected", nil
+		}))
 	}
 	for i := 1; i <= opts.Filler; i++ {
 		n := fmt.Sprintf("filler_%02d", i)
