@@ -46,6 +46,7 @@ func main() {
 	toolName := flag.String("tool", "debug_echo", "the tool -target calls")
 	conc := flag.Int("c", 16, "callers, for -target")
 	metricsAddr := flag.String("metrics", "", "with -target: the server's metrics address, to report its heap allocations per call")
+	pid := flag.Int("pid", 0, "with -target: the server's process id, to report its CPU time per call (/proc/PID/stat)")
 	sessionsOnly := flag.Bool("sessions", false, "only rows 11–12 (sessions), printed, BENCHMARKS.md untouched")
 	sandboxOnly := flag.Bool("sandbox", false, "only rows 13–14 (the sandbox), printed, BENCHMARKS.md untouched")
 	streamOnly := flag.Bool("stream", false, "only rows 15–16 (streaming), printed, BENCHMARKS.md untouched")
@@ -53,7 +54,7 @@ func main() {
 	flag.Parse()
 	var err error
 	if *target != "" {
-		err = loadTarget(*target, *metricsAddr, *toolName, *conc, *dur)
+		err = loadTarget(*target, *metricsAddr, *toolName, *conc, *dur, *pid)
 	} else if *sandboxOnly {
 		err = runSandbox(*reps)
 	} else if *streamOnly {
@@ -84,7 +85,7 @@ func (r *report) row(format string, args ...any) {
 	fmt.Println(line)
 }
 
-func loadTarget(addr, metricsAddr, name string, conc int, d time.Duration) error {
+func loadTarget(addr, metricsAddr, name string, conc int, d time.Duration, pid int) error {
 	call, closeConn, err := executeCall(addr, name)
 	if err != nil {
 		return err
@@ -103,11 +104,14 @@ func loadTarget(addr, metricsAddr, name string, conc int, d time.Duration) error
 	// Warm up, then count the server's allocations over a measured run.
 	load(conc, d/5, call)
 	m0, n0 := mallocs(), n.Load()
-	r := load(conc, d, counted)
+	r := loadProc(conc, d, counted, pid)
 	m1, n1 := mallocs(), n.Load()
-	fmt.Printf("%s at %d callers: %.0f calls/s, p50 %s, p99 %s, %d errors", name, conc, r.perSecond(), us(r.p50), us(r.p99), r.errors)
+	fmt.Printf("%s at %d callers: %d calls, %.0f calls/s, p50 %s, p99 %s, %d errors", name, conc, n1-n0, r.perSecond(), us(r.p50), us(r.p99), r.errors)
 	if metricsAddr != "" {
 		fmt.Printf(", server heap allocations per call ≈ %.1f", (m1-m0)/float64(n1-n0))
+	}
+	if pid != 0 {
+		fmt.Printf(", server CPU per call %s", us(r.cpuPerCall()))
 	}
 	fmt.Println()
 	return nil

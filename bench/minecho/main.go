@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/toolnexus/toolnexus/bench/internal/profile"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
 
@@ -25,6 +26,7 @@ func (echo) Execute(_ context.Context, req *pb.ExecuteRequest) (*pb.ExecuteRespo
 }
 
 func main() {
+	profile.Serve()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)

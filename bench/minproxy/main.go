@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 
+	"github.com/toolnexus/toolnexus/bench/internal/profile"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
 
@@ -44,6 +45,7 @@ func (p *proxy) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execut
 }
 
 func main() {
+	profile.Serve()
 	if len(os.Args) < 3 {
 		log.Fatal("usage: minproxy TOOL COMMAND [ARG...]")
 	}
