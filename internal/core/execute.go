@@ -24,6 +24,8 @@ const (
 type Call struct {
 	Name string
 	// Arguments is the arguments object as JSON; nil or empty means {}.
+	// Read-only, as tool.Call.Arguments: a front-end may pass its request's
+	// own bytes.
 	Arguments json.RawMessage
 	// Answer resumes a call that earlier returned OutcomePending.
 	Answer *tool.Answer

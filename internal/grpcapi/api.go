@@ -68,7 +68,8 @@ func (a *API) ServerOptions() []grpc.ServerOption {
 // gRPC metrics series for every method so dashboards have them from the
 // first scrape.
 func (a *API) Register(gs *grpc.Server) {
-	pb.RegisterRegistryServiceServer(gs, &registryService{a: a})
+	rs := &registryService{a: a}
+	gs.RegisterService(rs.serviceDesc(), rs)
 	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
 	pb.RegisterSessionServiceServer(gs, &sessionService{a: a})
 	a.grpcMetrics.initialize(gs)

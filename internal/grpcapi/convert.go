@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -155,6 +156,13 @@ func resultToProto(r tool.Result) *pb.ToolResult {
 }
 
 func toStruct(m map[string]any) *structpb.Struct {
+	if len(m) == 1 {
+		for k, v := range m {
+			if s, ok := v.(string); ok && utf8.ValidString(k) && utf8.ValidString(s) {
+				return sharedStruct(k, s)
+			}
+		}
+	}
 	if s, err := structpb.NewStruct(m); err == nil {
 		return s
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+	"unsafe"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -25,6 +27,11 @@ const (
 type registryService struct {
 	pb.UnimplementedRegistryServiceServer
 	a *API
+
+	// The interceptor chain's info and handler for Execute, made once
+	// (handler.go).
+	executeInfo  *grpc.UnaryServerInfo
+	executeUnary grpc.UnaryHandler
 }
 
 // filter is a ListTools/WatchTools/ExportTools selection plus the caller's
@@ -156,9 +163,11 @@ func callFromRequest(ctx context.Context, req *pb.ExecuteRequest) (core.Call, er
 	var args json.RawMessage
 	switch in := req.GetInput().(type) {
 	case *pb.ExecuteRequest_ArgumentsJson:
-		args = json.RawMessage(in.ArgumentsJson)
-		if len(args) == 0 {
-			args = nil
+		if s := in.ArgumentsJson; s != "" {
+			// The request's own bytes, not a copy: nothing on the call
+			// path writes to the arguments (tool.Call.Arguments is
+			// read-only), and the request outlives the call.
+			args = unsafe.Slice(unsafe.StringData(s), len(s))
 		}
 	case *pb.ExecuteRequest_Arguments:
 		if in.Arguments != nil {

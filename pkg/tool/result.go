@@ -53,7 +53,9 @@ type Result struct {
 	IsError bool
 	// Metadata holds structured, tool-specific details. It must be
 	// JSON-encodable (strings, numbers, bools, nil, []any, map[string]any, or
-	// values that encoding/json handles).
+	// values that encoding/json handles). A source may return the same
+	// map in many results: it is read-only, and whoever adds to a result's
+	// metadata (truncation) puts a copy in its place.
 	Metadata map[string]any
 	// Outcome refines IsError. Leave it zero and Resolved derives it.
 	Outcome Outcome

@@ -26,7 +26,9 @@ type Call struct {
 	// Name is the tool name as called.
 	Name string
 	// Arguments is the arguments object as JSON text. It is never empty:
-	// a call without arguments carries "{}".
+	// a call without arguments carries "{}". It is read-only: it may share
+	// memory with the request it was decoded from (a tool that needs to
+	// change it works on a copy).
 	Arguments json.RawMessage
 	// Answer is set when the call resumes an earlier OutcomePending result.
 	Answer *Answer

@@ -42,6 +42,9 @@ type Source struct {
 	// sandboxNote is how the server's process is confined, for Status;
 	// "" when it is not.
 	sandboxNote string
+	// meta is every result's metadata, {"server": NAME}: made once and
+	// shared, never changed (capOutput adds to a copy).
+	meta map[string]any
 
 	// live is the session calls go to; nil while the server is down, so a
 	// call fails at once instead of waiting for a timeout.
@@ -86,6 +89,7 @@ func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
 		sdkLog:    log.With("component", "go-sdk"),
 		restart:   cfg.Restart.withDefaults(),
 		maxOutput: env.OutputCap(),
+		meta:      map[string]any{"server": name},
 	}
 	if cfg.Prefix != nil {
 		s.prefix = *cfg.Prefix

@@ -93,7 +93,7 @@ func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
 // caller is the Run function of one tool.
 func (s *Source) caller(original, name string) tool.Func {
 	return func(ctx context.Context, call tool.Call) tool.Result {
-		meta := map[string]any{"server": s.name}
+		meta := s.meta
 		sess := s.live.Load()
 		if sess == nil {
 			// Down: answer now rather than wait for a timeout.
@@ -147,7 +147,13 @@ func capOutput(r tool.Result, max int) tool.Result {
 		cut--
 	}
 	r.Output = r.Output[:cut] + tool.TruncationNote(int64(len(r.Output)-cut))
-	r.Metadata["truncated"] = true
+	// The source's metadata map is shared by all its results: add to a copy.
+	meta := make(map[string]any, len(r.Metadata)+1)
+	for k, v := range r.Metadata {
+		meta[k] = v
+	}
+	meta["truncated"] = true
+	r.Metadata = meta
 	return r
 }
 
