@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
@@ -59,5 +60,47 @@ func TestServerEverything(t *testing.T) {
 	}
 	if r := call(t, reg, "everything_echo", `{"message":7}`); !r.IsError {
 		t.Fatalf("invalid arguments accepted: %+v", r)
+	}
+}
+
+// TestServerEverythingSandboxed runs the same npm server in the command
+// sandbox: node and its packages are read through the server's own
+// readPaths (the e2e/node install), the rest of the filesystem, /proc and
+// the network are closed to it, and its tools still list and answer.
+func TestServerEverythingSandboxed(t *testing.T) {
+	bin, err := filepath.Abs(everythingBin)
+	if err == nil {
+		_, err = os.Stat(bin)
+	}
+	if err != nil {
+		if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
+			t.Fatalf("TOOLNEXUS_REQUIRE_E2E=1 but the server is missing (run npm ci --prefix e2e/node): %v", err)
+		}
+		t.Skipf("@modelcontextprotocol/server-everything not installed (npm ci --prefix e2e/node): %v", err)
+	}
+	f := newSandboxFixture(t)
+	install := filepath.Dir(filepath.Dir(filepath.Dir(bin))) // e2e/node
+	raw, _ := json.Marshal(map[string]any{"everything": map[string]any{"command": bin, "args": []string{"stdio"},
+		"sandbox": map[string]any{"readPaths": []string{install}}}})
+	servers, _, err := mcp.ParseConfig(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, src := startEnv(t, "everything", servers["everything"], f.env)
+	if st := src.Status(); !strings.Contains(st.Sandbox, "sandboxed") {
+		t.Fatalf("status: %+v", st)
+	}
+	if r := call(t, reg, "everything_echo", `{"message":"hello from the sandbox"}`); r.IsError || r.Output != "Echo: hello from the sandbox" {
+		t.Fatalf("echo: %+v", r)
+	}
+	if r := call(t, reg, "everything_get-sum", `{"a":2,"b":40}`); r.IsError || r.Output != "The sum of 2 and 40 is 42." {
+		t.Fatalf("get-sum: %+v", r)
+	}
+	if len(processesOf(install)) == 0 {
+		t.Fatal("the server's node process is not found by its path")
+	}
+	_ = src.Close()
+	if left := processesOf(install); len(left) > 0 {
+		t.Fatalf("processes left after Close: %q", left)
 	}
 }

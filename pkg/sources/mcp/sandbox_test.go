@@ -97,7 +97,8 @@ func (f *sandboxFixture) config(sb *mcp.Sandbox) mcp.ServerConfig {
 	return cfg
 }
 
-// processesOf lists the processes whose program is below dir.
+// processesOf lists the processes with a path below dir on their command
+// line (the program, or the script an interpreter runs).
 func processesOf(dir string) []string {
 	ents, _ := os.ReadDir("/proc")
 	var out []string
@@ -109,7 +110,7 @@ func processesOf(dir string) []string {
 		if err != nil {
 			continue
 		}
-		if strings.HasPrefix(string(cmdline), dir+string(filepath.Separator)) {
+		if strings.Contains(string(cmdline), dir+string(filepath.Separator)) {
 			out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
 	}
