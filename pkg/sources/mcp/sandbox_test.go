@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -19,11 +20,12 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // sandboxBox is the kernel's sandbox in auto mode; the test skips where
 // Landlock is missing (nothing would be confined to attack).
-func sandboxBox(t *testing.T) *sandbox.Sandbox {
+func sandboxBox(t testing.TB) *sandbox.Sandbox {
 	t.Helper()
 	box, err := sandbox.New(sandbox.ModeAuto)
 	if err != nil {
@@ -48,7 +50,7 @@ type sandboxFixture struct {
 
 const sandboxSecret = "tok-4f1c2a-do-not-leak"
 
-func newSandboxFixture(t *testing.T) *sandboxFixture {
+func newSandboxFixture(t testing.TB) *sandboxFixture {
 	t.Helper()
 	box := sandboxBox(t)
 	dir := t.TempDir()
@@ -307,7 +309,7 @@ func TestParseSandboxConfig(t *testing.T) {
 	}
 }
 
-func startEnv(t *testing.T, name string, cfg mcp.ServerConfig, env sources.Env) (*registry.Registry, sources.Source) {
+func startEnv(t testing.TB, name string, cfg mcp.ServerConfig, env sources.Env) (*registry.Registry, sources.Source) {
 	t.Helper()
 	reg := registry.New()
 	src := mcp.New(name, cfg, env)
@@ -333,4 +335,42 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+// The sandbox's cost for a stdio server: per call (none expected: the
+// same pipes) and per start (namespaces, rules, the /bin/sh that sets the
+// limits), plain against sandboxed in one run:
+//
+//	go test -run '^$' -bench 'BenchmarkStdio' ./pkg/sources/mcp/
+func BenchmarkStdioCall(b *testing.B) {
+	f := newSandboxFixture(b)
+	for _, c := range []struct {
+		name string
+		sb   *mcp.Sandbox
+	}{{"plain", nil}, {"sandboxed", &mcp.Sandbox{ReadPaths: []string{f.dir}}}} {
+		b.Run(c.name, func(b *testing.B) {
+			reg, _ := startEnv(b, "b", f.config(c.sb), f.env)
+			call := tool.Call{Arguments: json.RawMessage(`{"text":"ping"}`)}
+			ctx := context.Background()
+			measure(b, func() bool { return !reg.Execute(ctx, "b_echo", call).IsError })
+		})
+	}
+}
+
+func BenchmarkStdioStart(b *testing.B) {
+	f := newSandboxFixture(b)
+	for _, c := range []struct {
+		name string
+		sb   *mcp.Sandbox
+	}{{"plain", nil}, {"sandboxed", &mcp.Sandbox{ReadPaths: []string{f.dir}}}} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := f.config(c.sb)
+			measure(b, func() bool {
+				src := mcp.New("b", cfg, f.env)
+				err := src.Start(context.Background(), registry.New())
+				_ = src.Close()
+				return err == nil
+			})
+		})
+	}
 }
