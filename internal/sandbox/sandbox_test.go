@@ -130,7 +130,10 @@ func (f *fixture) run(t *testing.T, s *sandbox.Sandbox, cmd *exec.Cmd) (string, 
 	}
 	err = p.Wait()
 	code := 0
-	var ee *exec.ExitError
+	var ee interface {
+		ExitCode() int
+		Sys() any
+	}
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,6 +28,22 @@ type Sandbox struct {
 
 	fixedMu sync.Mutex
 	fixed   map[string][]openRule // system rules by mask set
+
+	// The helper (helper.go): used when the user and PID namespaces are
+	// in force. sharedNet: the helper's network namespace is made once
+	// and shared by its commands (safe when no command can open a socket
+	// there, or Landlock scopes abstract unix sockets per command);
+	// otherwise each command gets its own.
+	useHelper bool
+	sharedNet bool
+	perCall   uintptr                   // namespaces the helper enters per command
+	helpers   [2]atomic.Pointer[helper] // by Policy.Network
+	helperMu  sync.Mutex
+	helperWG  sync.WaitGroup
+	closed    bool
+	// helperErr is why the helper could not be started; commands then
+	// start from the server directly.
+	helperErr atomic.Pointer[error]
 }
 
 // testDisabled names layers a test turned off to play a kernel without
@@ -179,6 +196,10 @@ func New(mode Mode) (*Sandbox, error) {
 		s.pids = nil
 	}
 
+	s.useHelper = s.clone&unix.CLONE_NEWUSER != 0 && s.clone&unix.CLONE_NEWPID != 0
+	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
+	s.sharedNet = s.clone&unix.CLONE_NEWNET != 0 && (s.prog[false] != nil || s.abi >= 6)
+
 	if mode == ModeRequired {
 		if missing := s.status.Missing(); len(missing) > 0 {
 			s.Close()
@@ -209,11 +230,21 @@ func (s *Sandbox) Status() Status {
 // On reports whether commands are confined at all.
 func (s *Sandbox) On() bool { return s != nil && s.status.Mode != ModeOff }
 
-// Close releases the cached rules and the pids groups.
+// Close ends the helpers (and with them every command still running in
+// the sandbox) and releases the cached rules and the pids groups.
 func (s *Sandbox) Close() {
 	if s == nil {
 		return
 	}
+	s.helperMu.Lock()
+	s.closed = true
+	for i := range s.helpers {
+		if h := s.helpers[i].Load(); h != nil {
+			h.kill()
+		}
+	}
+	s.helperMu.Unlock()
+	s.helperWG.Wait()
 	s.fixedMu.Lock()
 	for _, rs := range s.fixed {
 		closeRules(rs)
@@ -262,36 +293,14 @@ func probeSeccomp(p *filterProg) error {
 	return <-done
 }
 
-// Process is a started command.
-type Process struct {
-	Cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
-
-// Wait waits for the command to exit and returns cmd.Wait's error.
-func (p *Process) Wait() error {
-	<-p.done
-	return p.err
-}
-
-// Done is closed when the command has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
-
-// Start starts cmd confined by the policy. cmd must not be started; its
-// SysProcAttr is kept and extended. Wait on the returned Process, not on
-// cmd: the command is started and reaped by one locked OS thread, which
-// carries the rules and stays alive while the command runs (the kernel
-// ties the child's death signal to that thread).
-func (s *Sandbox) Start(cmd *exec.Cmd, p *Policy) (*Process, error) {
+// startDirect starts cmd confined by the policy from a locked OS thread
+// of the server itself, when there is no helper (no user or PID
+// namespace to make one with, or a SysProcAttr the helper does not
+// carry). The command is started and reaped by that thread, which carries
+// the rules and stays alive while the command runs (the kernel ties the
+// child's death signal to that thread).
+func (s *Sandbox) startDirect(cmd *exec.Cmd, p *Policy) (*Process, error) {
 	proc := &Process{Cmd: cmd, done: make(chan struct{})}
-	if !s.On() {
-		if err := cmd.Start(); err != nil {
-			return nil, err
-		}
-		go func() { proc.err = cmd.Wait(); close(proc.done) }()
-		return proc, nil
-	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

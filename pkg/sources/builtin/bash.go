@@ -160,7 +160,7 @@ func (t *toolset) startShell(ctx context.Context, command, dir string, timeout t
 	// Its own process group, so one signal reaches the command and
 	// everything it started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	wait, err := t.startCmd(cmd, timeout) // in the sandbox when on: bash_sandbox.go
+	wait, err := t.startCmd(ctx, cmd, timeout) // in the sandbox when on: bash_sandbox.go
 	if err != nil {
 		pr.Close()
 		pw.Close()
@@ -211,7 +211,10 @@ func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	var exitErr *exec.ExitError
+	var exitErr interface { // *exec.ExitError, or the sandbox's
+		ExitCode() int
+		Sys() any
+	}
 	if errors.As(err, &exitErr) {
 		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return 128 + int(ws.Signal())

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,8 +15,9 @@ import (
 // dir (TMPDIR and HOME, removed when the command ends), the configured
 // read paths and masks, network as configured, and the limits, with CPU
 // time bounded by the call's timeout unless the config sets it. wait
-// reaps the command (and removes the temp dir).
-func (t *toolset) startCmd(cmd *exec.Cmd, timeout time.Duration) (wait func() error, err error) {
+// reaps the command (and removes the temp dir). A traced ctx gets a
+// sandbox.setup span for the start.
+func (t *toolset) startCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (wait func() error, err error) {
 	if !t.sandbox.On() {
 		if err := cmd.Start(); err != nil {
 			return nil, err
@@ -43,7 +45,7 @@ func (t *toolset) startCmd(cmd *exec.Cmd, timeout time.Duration) (wait func() er
 	last := len(cmd.Args) - 1
 	cmd.Args[last] = sandbox.LimitScript(t.flavor, script) + cmd.Args[last]
 	cmd.Env = append(slices.Clip(cmd.Env), "TMPDIR="+tmp, "HOME="+tmp)
-	proc, err := t.sandbox.Box.Start(cmd, &p)
+	proc, err := t.sandbox.Box.StartContext(ctx, cmd, &p)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err

@@ -1,0 +1,191 @@
+package sandbox
+
+import (
+	"errors"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// helperEnv marks a process as the sandbox helper: any binary that links
+// this package (the server, a test binary, the bench) turns into the
+// helper in init when it is set, and never returns to its main. The value
+// says whether the helper's commands may use the network ("net") or not
+// ("nonet"). The socketpair to the server is fd 3.
+const (
+	helperEnv  = "TOOLNEXUS_SANDBOX_HELPER"
+	helperArg0 = "toolnexus-sandbox-helper"
+)
+
+func init() {
+	mode := os.Getenv(helperEnv)
+	if mode == "" {
+		return
+	}
+	os.Exit(helperMain(mode))
+}
+
+// helperMain serves start requests until the server closes the socket (or
+// dies: the helper's parent-death signal is SIGKILL). Its commands die with
+// it: each is forked by a thread of the helper with SIGKILL as its
+// parent-death signal, and that thread stays until the command exits.
+func helperMain(mode string) int {
+	os.Unsetenv(helperEnv)
+	f := os.NewFile(3, "sandbox-helper")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return 3
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 3
+	}
+	w := newWire(uc)
+	prog, err := assemble(mode == "net")
+	if err != nil {
+		prog = nil // the server sends reqSeccomp only when it could assemble it too
+	}
+	for {
+		typ, payload, fds, err := w.recv()
+		if err != nil {
+			return 0
+		}
+		if typ != msgStart {
+			closeAll(fds)
+			continue
+		}
+		r, err := decodeStart(payload)
+		if err != nil {
+			closeAll(fds)
+			continue
+		}
+		go serveStart(w, r, fds, prog)
+	}
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// serveStart starts one command and reports its pid, then its exit. It
+// runs on a thread of its own that takes the call's rules and is never
+// given back to the runtime: the runtime ends it when this returns, after
+// the command has exited, and the command's parent-death signal is tied
+// to it.
+func serveStart(w *wire, r *startRequest, fds []int, prog *filterProg) {
+	runtime.LockOSThread() // never unlocked
+	pid, err := r.spawn(fds, prog)
+	closeAll(fds)
+	if sendErr := w.send(msgStarted, encodeStarted(r.id, pid, err), nil); sendErr != nil || err != nil {
+		if err == nil {
+			// The server is gone: end the command rather than leave it
+			// running unwatched (the thread's exit would too).
+			unix.Kill(pid, unix.SIGKILL)
+		}
+		if err != nil {
+			return
+		}
+	}
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	_ = w.send(msgExited, encodeExited(r.id, ws), nil)
+}
+
+// spawn confines the calling (locked) thread and forks the command from
+// it: the pids group, the call's own PID, IPC and UTS namespaces (entered
+// by this thread, so the command is the PID namespace's init), no
+// capabilities at all (the helper's CAP_SYS_ADMIN in its user namespace
+// was needed only for that), no_new_privs, Landlock and seccomp.
+func (r *startRequest) spawn(fds []int, prog *filterProg) (int, error) {
+	want := int(r.nfiles)
+	if r.flags&reqRuleset != 0 {
+		want++
+	}
+	if r.flags&reqCgroup != 0 {
+		want++
+	}
+	if len(fds) != want {
+		return 0, errors.New("sandbox: the request's descriptors do not match")
+	}
+	files := make([]uintptr, r.nfiles)
+	for i := range files {
+		files[i] = uintptr(fds[i])
+	}
+	rest := fds[r.nfiles:]
+	ruleset, cgroup := -1, -1
+	if r.flags&reqRuleset != 0 {
+		ruleset, rest = rest[0], rest[1:]
+	}
+	if r.flags&reqCgroup != 0 {
+		cgroup = rest[0]
+	}
+
+	if cgroup >= 0 {
+		if _, err := unix.Write(cgroup, []byte(strconv.Itoa(unix.Gettid()))); err != nil {
+			return 0, errors.New("sandbox: pids cgroup: " + err.Error())
+		}
+	}
+	if r.unshare != 0 {
+		if err := unix.Unshare(int(r.unshare)); err != nil {
+			return 0, errors.New("sandbox: namespaces: " + err.Error())
+		}
+	}
+	if err := dropCaps(); err != nil {
+		return 0, errors.New("sandbox: dropping capabilities: " + err.Error())
+	}
+	if r.flags&reqNoNewPrivs != 0 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return 0, errors.New("sandbox: no_new_privs: " + err.Error())
+		}
+	}
+	if ruleset >= 0 {
+		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
+			return 0, errors.New("sandbox: landlock: " + errno.Error())
+		}
+	}
+	if r.flags&reqSeccomp != 0 {
+		if prog == nil {
+			return 0, errors.New("sandbox: seccomp: the helper has no filter")
+		}
+		if err := prog.load(); err != nil {
+			return 0, errors.New("sandbox: seccomp: " + err.Error())
+		}
+	}
+	attr := &syscall.ProcAttr{
+		Dir:   r.dir,
+		Env:   r.env,
+		Files: files,
+		Sys: &syscall.SysProcAttr{
+			Setpgid:   r.flags&reqSetpgid != 0,
+			Pgid:      int(r.pgid),
+			Setsid:    r.flags&reqSetsid != 0,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	pid, err := syscall.ForkExec(r.path, r.argv, attr)
+	if err != nil {
+		return 0, err
+	}
+	return pid, nil
+}
+
+// dropCaps empties the calling thread's capability sets (and with them
+// its ambient set), so the command starts with none and, under
+// no_new_privs, cannot gain any from a file's capabilities on exec.
+func dropCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
+}

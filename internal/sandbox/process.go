@@ -1,0 +1,386 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"go.opentelemetry.io/otel/attribute"
+	"golang.org/x/sys/unix"
+
+	"github.com/toolnexus/toolnexus/internal/telemetry"
+)
+
+// Process is a started command.
+type Process struct {
+	Cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+
+	// Started through the helper:
+	pid     int
+	started chan error
+	exited  chan unix.WaitStatus
+	stdin   *os.File // our end of a stdin pipe, closed when the command exits
+	copies  sync.WaitGroup
+	cgroup  string
+}
+
+// Wait waits for the command to exit and returns its error: nil, an
+// error with ExitCode() and Sys() (a syscall.WaitStatus) when it exited
+// non-zero or was killed — *exec.ExitError or *ExitError — or why it
+// could not be waited for.
+func (p *Process) Wait() error {
+	<-p.done
+	return p.err
+}
+
+// Done is closed when the command has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Pid is the command's process ID (in the server's PID namespace).
+func (p *Process) Pid() int {
+	if p.pid != 0 {
+		return p.pid
+	}
+	return p.Cmd.Process.Pid
+}
+
+// Signal sends sig to the command (not its descendants: signal its
+// process group, -Pid(), for those).
+func (p *Process) Signal(sig os.Signal) error { return p.Cmd.Process.Signal(sig) }
+
+// Kill sends SIGKILL to the command.
+func (p *Process) Kill() error { return p.Signal(os.Kill) }
+
+// ExitError is the error of a command started through the helper that
+// exited non-zero or was killed; it answers like *exec.ExitError.
+type ExitError struct {
+	Status syscall.WaitStatus
+}
+
+func (e *ExitError) Error() string {
+	var res string
+	switch {
+	case e.Status.Exited():
+		res = "exit status " + strconv.Itoa(e.Status.ExitStatus())
+	case e.Status.Signaled():
+		res = "signal: " + e.Status.Signal().String()
+	case e.Status.Stopped():
+		res = "stop signal: " + e.Status.StopSignal().String()
+	default:
+		res = "unknown wait status " + strconv.Itoa(int(e.Status))
+	}
+	if e.Status.CoreDump() {
+		res += " (core dumped)"
+	}
+	return res
+}
+
+// ExitCode is the exit code, or -1 when the command was killed by a signal.
+func (e *ExitError) ExitCode() int {
+	if !e.Status.Exited() {
+		return -1
+	}
+	return e.Status.ExitStatus()
+}
+
+// Sys is the syscall.WaitStatus.
+func (e *ExitError) Sys() any { return e.Status }
+
+// Start starts cmd confined by the policy; see StartContext.
+func (s *Sandbox) Start(cmd *exec.Cmd, p *Policy) (*Process, error) {
+	return s.StartContext(context.Background(), cmd, p)
+}
+
+// StartContext starts cmd confined by the policy. cmd must not be
+// started; its Stdin, Stdout and Stderr are used as exec.Cmd uses them
+// (an *os.File is handed to the command as it is, anything else through a
+// pipe), and of its SysProcAttr the sandbox keeps Setpgid, Pgid and
+// Setsid (other settings start the command the slower way, from the
+// server). Wait on the returned Process, not on cmd; cmd.Process is set
+// for its Pid and Signal. A traced ctx gets a child span sandbox.setup
+// for the time it takes to start the command. ctx does not bound the
+// command's life.
+func (s *Sandbox) StartContext(ctx context.Context, cmd *exec.Cmd, p *Policy) (*Process, error) {
+	if !s.On() {
+		proc := &Process{Cmd: cmd, done: make(chan struct{})}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() { proc.err = cmd.Wait(); close(proc.done) }()
+		return proc, nil
+	}
+	viaHelper := s.useHelper && s.helperErr.Load() == nil && helperCarries(cmd.SysProcAttr) && len(cmd.ExtraFiles) <= 8
+	_, span := telemetry.Start(ctx, "sandbox.setup",
+		attribute.Bool("sandbox.helper", viaHelper), attribute.Bool("sandbox.network", p.Network))
+	var proc *Process
+	var err error
+	if viaHelper {
+		proc, err = s.startHelped(cmd, p)
+	} else {
+		proc, err = s.startDirect(cmd, p)
+	}
+	telemetry.Fail(span, err)
+	span.End()
+	return proc, err
+}
+
+// helperCarries reports whether the helper can start a command with sys:
+// it carries the process group and session settings only.
+func helperCarries(sys *syscall.SysProcAttr) bool {
+	if sys == nil {
+		return true
+	}
+	c := *sys
+	c.Setpgid, c.Pgid, c.Setsid, c.Pdeathsig = false, 0, false, 0
+	return reflect.ValueOf(c).IsZero()
+}
+
+// startHelped starts cmd through the helper for p.Network: the server
+// builds the call's Landlock ruleset and picks its pids group, and sends
+// them with the command's files; the helper applies them on a thread of
+// its own and forks the command from it.
+func (s *Sandbox) startHelped(cmd *exec.Cmd, p *Policy) (*Process, error) {
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	if cmd.Process != nil {
+		return nil, errors.New("exec: already started")
+	}
+	h, err := s.helperFor(p.Network)
+	if err != nil {
+		if !errors.Is(err, errClosed) {
+			s.helperErr.Store(&err)
+			return s.startDirect(cmd, p)
+		}
+		return nil, err
+	}
+	proc := &Process{
+		Cmd:     cmd,
+		done:    make(chan struct{}),
+		started: make(chan error, 1),
+		exited:  make(chan unix.WaitStatus, 1),
+	}
+	req := startRequest{id: nextID.Add(1), path: cmd.Path, dir: cmd.Dir, argv: cmd.Args, env: cmd.Env, unshare: uint64(s.perCall)}
+	if req.env == nil {
+		req.env = os.Environ()
+	}
+	if !p.Network && !s.sharedNet && s.clone&unix.CLONE_NEWNET != 0 {
+		req.unshare |= unix.CLONE_NEWNET
+	}
+	if sys := cmd.SysProcAttr; sys != nil {
+		if sys.Setpgid {
+			req.flags |= reqSetpgid
+			req.pgid = uint32(sys.Pgid)
+		}
+		if sys.Setsid {
+			req.flags |= reqSetsid
+		}
+	}
+	if s.nnp {
+		req.flags |= reqNoNewPrivs
+	}
+	if s.prog[p.Network] != nil {
+		req.flags |= reqSeccomp
+	}
+
+	// The descriptors to send, and ours to close once they are sent.
+	var fds []int
+	var sent []io.Closer
+	var copies []func()
+	fail := func(err error) (*Process, error) {
+		for _, c := range sent {
+			c.Close()
+		}
+		if proc.stdin != nil {
+			proc.stdin.Close()
+		}
+		if proc.cgroup != "" {
+			s.pids.release(proc.cgroup)
+		}
+		return nil, err
+	}
+	var devNull *os.File
+	null := func() (*os.File, error) {
+		if devNull == nil {
+			f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+			if err != nil {
+				return nil, err
+			}
+			devNull = f
+			sent = append(sent, f)
+		}
+		return devNull, nil
+	}
+	// stdin
+	switch r := cmd.Stdin.(type) {
+	case nil:
+		f, err := null()
+		if err != nil {
+			return fail(err)
+		}
+		fds = append(fds, int(f.Fd()))
+	case *os.File:
+		fds = append(fds, int(r.Fd()))
+	default:
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		sent = append(sent, pr)
+		proc.stdin = pw
+		fds = append(fds, int(pr.Fd()))
+		copies = append(copies, func() {
+			_, _ = io.Copy(pw, r)
+			pw.Close()
+		})
+	}
+	// stdout, stderr: one pipe when both are the same writer, as exec does.
+	var outPipe *os.File
+	for i, wr := range []io.Writer{cmd.Stdout, cmd.Stderr} {
+		switch w := wr.(type) {
+		case nil:
+			f, err := null()
+			if err != nil {
+				return fail(err)
+			}
+			fds = append(fds, int(f.Fd()))
+		case *os.File:
+			fds = append(fds, int(w.Fd()))
+		default:
+			if i == 1 && outPipe != nil && sameWriter(cmd.Stdout, cmd.Stderr) {
+				fds = append(fds, int(outPipe.Fd()))
+				continue
+			}
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				return fail(err)
+			}
+			sent = append(sent, pw)
+			outPipe = pw
+			fds = append(fds, int(pw.Fd()))
+			copies = append(copies, func() {
+				_, _ = io.Copy(w, pr)
+				pr.Close()
+			})
+		}
+	}
+	for _, f := range cmd.ExtraFiles {
+		if f == nil {
+			var err error
+			if f, err = null(); err != nil {
+				return fail(err)
+			}
+		}
+		fds = append(fds, int(f.Fd()))
+	}
+	req.nfiles = uint32(len(fds))
+
+	if s.abi > 0 {
+		fd, err := s.ruleset(p)
+		if err != nil {
+			return fail(fmt.Errorf("sandbox: landlock: %w", err))
+		}
+		sent = append(sent, os.NewFile(uintptr(fd), "landlock-ruleset"))
+		fds = append(fds, fd)
+		req.flags |= reqRuleset
+	}
+	if s.pids != nil && p.Limits.Processes > 0 {
+		dir, err := s.pids.acquire(p.Limits.Processes + 1) // +1: the forking thread
+		if err != nil {
+			return fail(fmt.Errorf("sandbox: pids cgroup: %w", err))
+		}
+		proc.cgroup = dir
+		tasks, err := os.OpenFile(dir+"/tasks", os.O_WRONLY, 0)
+		if err != nil {
+			return fail(fmt.Errorf("sandbox: pids cgroup: %w", err))
+		}
+		sent = append(sent, tasks)
+		fds = append(fds, int(tasks.Fd()))
+		req.flags |= reqCgroup
+	}
+
+	h.pending.Store(req.id, proc)
+	err = h.w.send(msgStart, req.encode(), fds)
+	for _, c := range sent {
+		c.Close()
+	}
+	sent = nil
+	if err != nil {
+		h.pending.Delete(req.id)
+		return fail(fmt.Errorf("%w: %v", errHelperGone, err))
+	}
+	select {
+	case err = <-proc.started:
+	case <-h.dead:
+		select {
+		case err = <-proc.started:
+		default:
+			h.pending.Delete(req.id)
+			err = fmt.Errorf("%w before the command started: %v", errHelperGone, h.err)
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	proc.copies.Add(len(copies))
+	for _, c := range copies {
+		go func() {
+			defer proc.copies.Done()
+			c()
+		}()
+	}
+	go s.finish(h, proc)
+	return proc, nil
+}
+
+// finish waits for the helper's word that the command exited (or for
+// the helper's end, which kills the command), then for its output.
+func (s *Sandbox) finish(h *helper, p *Process) {
+	var err error
+	select {
+	case ws := <-p.exited:
+		err = exitErr(ws)
+	case <-h.dead:
+		select {
+		case ws := <-p.exited:
+			err = exitErr(ws)
+		default:
+			err = fmt.Errorf("%w while the command ran, and the command with it", errHelperGone)
+		}
+	}
+	if p.stdin != nil {
+		p.stdin.Close()
+	}
+	p.copies.Wait()
+	if p.cgroup != "" {
+		s.pids.release(p.cgroup)
+	}
+	p.err = err
+	close(p.done)
+}
+
+func exitErr(ws unix.WaitStatus) error {
+	if ws.Exited() && ws.ExitStatus() == 0 {
+		return nil
+	}
+	return &ExitError{Status: syscall.WaitStatus(ws)}
+}
+
+// sameWriter is exec's test for Stdout and Stderr being one writer.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
