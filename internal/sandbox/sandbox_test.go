@@ -51,6 +51,48 @@ func helper(action string) int {
 		}
 		fmt.Println("forked 40")
 		return 0
+	case "caps":
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var d [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &d[0]); err != nil {
+			fmt.Println("capget:", err)
+			return 1
+		}
+		amb, _ := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, unix.CAP_SYS_ADMIN, 0, 0)
+		fmt.Printf("eff=%x,%x prm=%x,%x inh=%x,%x ambient-sys-admin=%d uid=%d\n",
+			d[0].Effective, d[1].Effective, d[0].Permitted, d[1].Permitted, d[0].Inheritable, d[1].Inheritable, amb, os.Getuid())
+		return 0
+	case "abstract-listen":
+		ln, err := net.Listen("unix", "@"+os.Getenv("SANDBOX_TEST_SOCKET"))
+		if err != nil {
+			fmt.Println("listen:", err)
+			return 1
+		}
+		fmt.Println("listening")
+		c, err := ln.Accept()
+		if err == nil {
+			fmt.Println("accepted")
+			c.Close()
+		}
+		return 0
+	case "abstract-dial":
+		c, err := net.Dial("unix", "@"+os.Getenv("SANDBOX_TEST_SOCKET"))
+		if err != nil {
+			fmt.Println("dial:", err)
+			return 1
+		}
+		c.Close()
+		fmt.Println("connected")
+		return 0
+	case "shm-create", "shm-find":
+		key, _ := strconv.Atoi(os.Getenv("SANDBOX_TEST_KEY"))
+		flag := 0
+		if action == "shm-create" {
+			flag = unix.IPC_CREAT | 0o600
+		}
+		id, err := unix.SysvShmGet(key, 4096, flag)
+		fmt.Println("shmget", id, err)
+		return 0
 	case "nnp":
 		v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 		fmt.Println("no_new_privs", v, err)

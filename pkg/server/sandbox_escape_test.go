@@ -8,9 +8,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -260,4 +262,51 @@ func processesWith(marker string) []string {
 		}
 	}
 	return out
+}
+
+// The sandbox helper that starts every command dies mid-call: the call
+// gets a result the model can read, and the next call gets a new helper.
+func TestSandboxHelperKilledMidCall(t *testing.T) {
+	k := newEscapeKit(t, "")
+	k.need(t, sandbox.LayerUserNS, sandbox.LayerPIDNS)
+	marker := "300." + strconv.Itoa(os.Getpid()) + "7"
+	done := make(chan *pb.ToolResult, 1)
+	go func() {
+		done <- k.bash(t, context.Background(), "sleep "+marker+"; echo finished", 0)
+	}()
+	var helper string
+	for helper == "" {
+		select {
+		case r := <-done:
+			t.Fatalf("the call ended before the helper was found: %v", r)
+		default:
+		}
+		for _, pid := range processesWith(marker) {
+			b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+			if err != nil {
+				continue
+			}
+			s := string(b)
+			ppid := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])[1]
+			if cmd, _ := os.ReadFile(filepath.Join("/proc", ppid, "cmdline")); strings.HasPrefix(string(cmd), "toolnexus-sandbox-helper") {
+				helper = ppid
+			}
+		}
+		runtime.Gosched()
+	}
+	pid, _ := strconv.Atoi(helper)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if !r.GetIsError() || strings.Contains(r.GetOutput(), "finished") {
+		t.Fatalf("the call whose helper died: %v", r)
+	}
+	r = k.bash(t, context.Background(), "echo again", 0)
+	if r.GetIsError() || strings.TrimSpace(r.GetOutput()) != "again" {
+		t.Fatalf("the call after the helper died: %v", r)
+	}
+	if pids := processesWith(marker); len(pids) > 0 {
+		t.Fatalf("the command outlived its helper: %v", pids)
+	}
 }
