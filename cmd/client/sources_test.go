@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
@@ -173,5 +176,35 @@ func TestHealth(t *testing.T) {
 	r = against(t, srv, "health").want(t, 1)
 	if strings.Contains(r.stdout, "SERVING") {
 		t.Fatalf("stopped server reported %q", r.stdout)
+	}
+}
+
+// A stdio MCP server with "sandbox" is listed under "Sandboxed" with how
+// it is confined. The server is this test binary again, serving no tools.
+func TestSourcesSandboxedMCPServer(t *testing.T) {
+	if os.Getenv("TN_CLI_MCP_CHILD") == "1" {
+		s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "empty", Version: "1"}, nil)
+		if err := s.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	self, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"builtins": false, "mcpServers": map[string]any{"box": map[string]any{
+		"command": []string{self, "-test.run=^TestSourcesSandboxedMCPServer$"},
+		"env":     map[string]string{"TN_CLI_MCP_CHILD": "1"},
+		"sandbox": map[string]any{"readPaths": []string{filepath.Dir(self)}},
+	}}})
+	srv := startServer(t, string(cfg))
+	out := against(t, srv, "sources").want(t, 0).stdout
+	if !strings.Contains(out, "\nSandboxed (their processes run in the command sandbox):\n  mcp/box: sandboxed (auto): network off;") {
+		t.Errorf("the sandboxed server is not listed as such:\n%s", out)
+	}
+	js := against(t, srv, "sources", "--json").want(t, 0).stdout
+	if !strings.Contains(js, `"sandbox": "sandboxed (auto)`) && !strings.Contains(js, `"sandbox":"sandboxed (auto)`) {
+		t.Errorf("sources --json lacks the sandbox field:\n%s", js)
 	}
 }

@@ -78,7 +78,10 @@ func startChild(box *sandbox.Sandbox, cmd *exec.Cmd, p *sandbox.Policy, w io.Wri
 		errR.Close()
 		return nil, err
 	}
-	c := &child{proc: proc, stdin: inW, stdout: outR, stderr: errR, copied: make(chan struct{}), tmp: tmp, pgid: cmd.Process.Pid}
+	c := &child{proc: proc, stdin: inW, stdout: outR, stderr: errR, copied: make(chan struct{}), tmp: tmp}
+	if cmd.Process != nil {
+		c.pgid = cmd.Process.Pid
+	}
 	go func() {
 		defer close(c.copied)
 		_, _ = io.Copy(w, errR)
@@ -89,7 +92,9 @@ func startChild(box *sandbox.Sandbox, cmd *exec.Cmd, p *sandbox.Policy, w io.Wri
 // killGroup kills the child's process group: the server and what it
 // started (in the sandbox, the whole PID namespace dies with the server).
 func (c *child) killGroup() {
-	_ = syscall.Kill(-c.pgid, syscall.SIGKILL)
+	if c.pgid > 0 { // kill(-0) would be toolnexus's own group
+		_ = syscall.Kill(-c.pgid, syscall.SIGKILL)
+	}
 }
 
 // reap ends the child for good: kills the group, waits for the process,
