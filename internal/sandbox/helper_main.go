@@ -163,15 +163,22 @@ func (r *startRequest) spawn(fds []int, prog *filterProg) (int, error) {
 			return 0, errors.New("sandbox: seccomp: " + err.Error())
 		}
 	}
+	var clone uintptr
+	if r.flags&reqNewUser != 0 {
+		// A user namespace of the command's own, for RLIMIT_NPROC to
+		// count its processes alone (it counts per user namespace).
+		clone = syscall.CLONE_NEWUSER
+	}
 	attr := &syscall.ProcAttr{
 		Dir:   r.dir,
 		Env:   r.env,
 		Files: files,
 		Sys: &syscall.SysProcAttr{
-			Setpgid:   r.flags&reqSetpgid != 0,
-			Pgid:      int(r.pgid),
-			Setsid:    r.flags&reqSetsid != 0,
-			Pdeathsig: syscall.SIGKILL,
+			Setpgid:    r.flags&reqSetpgid != 0,
+			Pgid:       int(r.pgid),
+			Setsid:     r.flags&reqSetsid != 0,
+			Pdeathsig:  syscall.SIGKILL,
+			Cloneflags: clone,
 		},
 	}
 	pid, err := syscall.ForkExec(r.path, r.argv, attr)

@@ -188,6 +188,9 @@ func (s *Sandbox) startHelped(cmd *exec.Cmd, p *Policy) (*Process, error) {
 	if s.nnp {
 		req.flags |= reqNoNewPrivs
 	}
+	if s.nprocUserNS && p.Limits.Processes > 0 {
+		req.flags |= reqNewUser
+	}
 	if s.prog[p.Network] != nil {
 		req.flags |= reqSeccomp
 	}

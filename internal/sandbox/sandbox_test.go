@@ -27,7 +27,17 @@ func TestMain(m *testing.M) {
 	if action := os.Getenv("SANDBOX_TEST_HELPER"); action != "" {
 		os.Exit(helper(action))
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { shared.Close() }))
+	goleak.VerifyTestMain(closingShared{m})
+}
+
+// closingShared closes the shared sandbox (ending its helpers and their
+// goroutines) after the tests and before goleak looks.
+type closingShared struct{ m *testing.M }
+
+func (c closingShared) Run() int {
+	code := c.m.Run()
+	shared.Close()
+	return code
 }
 
 func helper(action string) int {
@@ -443,7 +453,10 @@ func TestProcessLimit(t *testing.T) {
 	f.policy.Limits.Processes = 16
 	self, _ := os.Executable()
 	f.policy.ReadPaths = []string{filepath.Dir(self)}
-	cmd := exec.Command(self)
+	// Through the shell's ulimit, as commands are started: RLIMIT_NPROC
+	// is the limit when the server is not root.
+	argv := sandbox.WrapArgv([]string{self}, f.policy.Limits)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{"SANDBOX_TEST_HELPER=spawn"}
 	out, _ := f.run(t, s, cmd)
 	if !strings.Contains(out, "resource temporarily unavailable") {

@@ -36,11 +36,15 @@ type Sandbox struct {
 	// otherwise each command gets its own.
 	useHelper bool
 	sharedNet bool
-	perCall   uintptr                   // namespaces the helper enters per command
-	helpers   [2]atomic.Pointer[helper] // by Policy.Network
-	helperMu  sync.Mutex
-	helperWG  sync.WaitGroup
-	closed    bool
+	perCall   uintptr // namespaces the helper enters per command
+	// nprocUserNS: the process limit is RLIMIT_NPROC (the server is not
+	// root), which counts per user namespace, so each command gets a
+	// user namespace of its own below the helper's.
+	nprocUserNS bool
+	helpers     [2]atomic.Pointer[helper] // by Policy.Network
+	helperMu    sync.Mutex
+	helperWG    sync.WaitGroup
+	closed      bool
 	// helperErr is why the helper could not be started; commands then
 	// start from the server directly.
 	helperErr atomic.Pointer[error]
@@ -198,6 +202,7 @@ func New(mode Mode) (*Sandbox, error) {
 
 	s.useHelper = s.clone&unix.CLONE_NEWUSER != 0 && s.clone&unix.CLONE_NEWPID != 0
 	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
+	s.nprocUserNS = s.pids == nil && s.status.Active(LayerProcesses)
 	s.sharedNet = s.clone&unix.CLONE_NEWNET != 0 && (s.prog[false] != nil || s.abi >= 6)
 
 	if mode == ModeRequired {

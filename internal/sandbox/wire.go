@@ -210,6 +210,7 @@ const (
 	reqCgroup
 	reqSetpgid
 	reqSetsid
+	reqNewUser
 )
 
 func (r *startRequest) encode() []byte {
