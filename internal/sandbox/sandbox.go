@@ -69,6 +69,9 @@ type Policy struct {
 	Workspace string
 	// TempDir is read-write: the call's private temp directory.
 	TempDir string
+	// WritePaths are read-write too (a sandboxed MCP server's own
+	// writePaths); missing ones are skipped.
+	WritePaths []string
 	// ReadPaths are read-only (and executable) besides the system paths.
 	ReadPaths []string
 	// Masks are unreadable even when they lie below a readable path.

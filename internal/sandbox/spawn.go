@@ -420,7 +420,7 @@ func (s *Sandbox) ruleset(p *Policy) (int, error) {
 	s.fixedMu.Unlock()
 
 	var own []pathRule
-	for _, d := range []string{p.Workspace, p.TempDir} {
+	for _, d := range append([]string{p.Workspace, p.TempDir}, p.WritePaths...) {
 		if d != "" {
 			own = append(own, pathRule{path: filepath.Clean(d), access: accessReadWrite})
 		}

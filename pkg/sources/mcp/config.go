@@ -85,6 +85,9 @@ type Sandbox struct {
 	// ReadPaths are readable (and executable) besides the system paths
 	// and sandbox.readPaths: the server's own install directory.
 	ReadPaths []string `json:"readPaths,omitempty"`
+	// WritePaths are read-write besides its temp dir and cwd: where it
+	// keeps state. They must exist when the server starts.
+	WritePaths []string `json:"writePaths,omitempty"`
 }
 
 // Restart is the self-healing backoff, in milliseconds: the first retry
@@ -330,8 +333,8 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 	return sc, warns, nil
 }
 
-// parseSandbox reads "sandbox": true/false, or an object with network and
-// readPaths (an object turns the sandbox on). Unknown keys
+// parseSandbox reads "sandbox": true/false, or an object with network,
+// readPaths and writePaths (an object turns the sandbox on). Unknown keys
 // inside it are errors, not warnings: a misspelt "netwrok" must not
 // silently change what a confined server may reach.
 func parseSandbox(fields map[string]json.RawMessage, key func(string) string) (*Sandbox, error) {
@@ -339,7 +342,7 @@ func parseSandbox(fields map[string]json.RawMessage, key func(string) string) (*
 	if !ok || field.IsNull(v) {
 		return nil, nil
 	}
-	const want = "must be true, false, or an object such as {\"network\": false, \"readPaths\": [\"/opt/server\"]}"
+	const want = "must be true, false, or an object such as {\"network\": false, \"readPaths\": [\"/opt/server\"], \"writePaths\": [\"/var/lib/server\"]}"
 	var on bool
 	if err := json.Unmarshal(v, &on); err == nil {
 		if !on {
@@ -366,21 +369,23 @@ func parseSandbox(fields map[string]json.RawMessage, key func(string) string) (*
 				return nil, field.Errorf(key("sandbox.network"), "must be true or false (absent: sandbox.network decides)")
 			}
 			sb.Network = &b
-		case "readPaths":
+		case "readPaths", "writePaths":
 			var list []string
 			if err := json.Unmarshal(raw, &list); err != nil {
-				return nil, field.Errorf(key("sandbox.readPaths"), "must be an array of paths")
+				return nil, field.Errorf(key("sandbox."+k), "must be an array of paths")
 			}
 			for i, p := range list {
 				if strings.TrimSpace(p) == "" || strings.IndexByte(p, 0) >= 0 {
-					return nil, field.Errorf(key(fmt.Sprintf("sandbox.readPaths[%d]", i)), "must be a directory or file path")
+					return nil, field.Errorf(key(fmt.Sprintf("sandbox.%s[%d]", k, i)), "must be a directory or file path")
 				}
 			}
-			sb.ReadPaths = list
-		case "writePaths":
-			return nil, field.Errorf(key("sandbox.writePaths"), "is not supported: a sandboxed server may write only its private temp dir (HOME, TMPDIR) and its \"cwd\"; point cwd at the directory it must keep")
+			if k == "readPaths" {
+				sb.ReadPaths = list
+			} else {
+				sb.WritePaths = list
+			}
 		default:
-			return nil, field.Errorf(key("sandbox."+k), "unknown setting; use network or readPaths")
+			return nil, field.Errorf(key("sandbox."+k), "unknown setting; use network, readPaths or writePaths")
 		}
 	}
 	return sb, nil

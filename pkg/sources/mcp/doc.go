@@ -34,9 +34,10 @@
 // "resetAfter": 60000} (ms, the defaults).
 //
 // sandbox (local servers only) is true, or {"network": bool, "readPaths":
-// [...]}: the child is started by toolnexus in Env.Sandbox (stdio.go) —
-// read-only system paths, sandbox.readPaths and its own readPaths,
-// read-write only a private temp dir (HOME, TMPDIR) and its cwd, network
+// [...], "writePaths": [...]}: the child is started by toolnexus in
+// Env.Sandbox (stdio.go) — read-only system paths, sandbox.readPaths and
+// its own readPaths, read-write only a private temp dir (HOME, TMPDIR),
+// its cwd and its writePaths, network
 // as sandbox.network or its own setting — and the SDK talks to it over
 // the pipes. Every local server is started that way; without the sandbox
 // (or with sandbox.mode off) it simply runs unconfined.

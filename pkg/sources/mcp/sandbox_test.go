@@ -203,6 +203,29 @@ func TestSandboxedServerAttacks(t *testing.T) {
 	}
 }
 
+// writePaths opens exactly the listed directories for writing: a file in
+// one is written, one beside it is refused.
+func TestSandboxedServerWritePaths(t *testing.T) {
+	f := newSandboxFixture(t)
+	state := filepath.Join(f.dir, "state")
+	if err := os.Mkdir(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	reg, src := startEnv(t, "w", f.config(&mcp.Sandbox{ReadPaths: []string{f.dir}, WritePaths: []string{state}}), f.env)
+	if st := src.Status(); !strings.Contains(st.Sandbox, "1 write path") {
+		t.Errorf("status: %+v", st)
+	}
+	if r := call(t, reg, "w_write_file", `{"path":`+strconv.Quote(filepath.Join(state, "kept.txt"))+`,"content":"kept"}`); r.IsError {
+		t.Fatalf("write in a writePath: %+v", r)
+	}
+	if got, err := os.ReadFile(filepath.Join(state, "kept.txt")); err != nil || string(got) != "kept" {
+		t.Fatalf("kept.txt: %q %v", got, err)
+	}
+	if r := call(t, reg, "w_write_file", `{"path":`+strconv.Quote(filepath.Join(f.dir, "beside.txt"))+`,"content":"x"}`); !r.IsError || !strings.Contains(r.Output, "permission denied") {
+		t.Fatalf("write beside the writePath: %+v", r)
+	}
+}
+
 // "network": true in the server's sandbox entry lets it reach the network
 // although sandbox.network is off.
 func TestSandboxedServerNetworkOverride(t *testing.T) {
@@ -277,14 +300,14 @@ func TestParseSandboxConfig(t *testing.T) {
 	got, _, err := mcp.ParseConfig(json.RawMessage(`{
 	  "a": {"command": "x", "sandbox": true},
 	  "b": {"command": "x", "sandbox": false},
-	  "c": {"command": "x", "sandbox": {"network": true, "readPaths": ["/opt/srv", "rel"]}},
+	  "c": {"command": "x", "sandbox": {"network": true, "readPaths": ["/opt/srv", "rel"], "writePaths": ["/var/lib/srv"]}},
 	  "d": {"command": "x", "sandbox": {}}
 	}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	on := true
-	for name, want := range map[string]*mcp.Sandbox{"a": {}, "b": nil, "c": {Network: &on, ReadPaths: []string{"/opt/srv", "rel"}}, "d": {}} {
+	for name, want := range map[string]*mcp.Sandbox{"a": {}, "b": nil, "c": {Network: &on, ReadPaths: []string{"/opt/srv", "rel"}, WritePaths: []string{"/var/lib/srv"}}, "d": {}} {
 		g := got[name].Sandbox
 		gj, _ := json.Marshal(g)
 		wj, _ := json.Marshal(want)
@@ -293,13 +316,13 @@ func TestParseSandboxConfig(t *testing.T) {
 		}
 	}
 	for raw, key := range map[string]string{
-		`{"s": {"command": "x", "sandbox": "yes"}}`:                          "s.sandbox",
-		`{"s": {"command": "x", "sandbox": {"netwrok": true}}}`:              "s.sandbox.netwrok",
-		`{"s": {"command": "x", "sandbox": {"network": "on"}}}`:              "s.sandbox.network",
-		`{"s": {"command": "x", "sandbox": {"readPaths": "/opt"}}}`:          "s.sandbox.readPaths",
-		`{"s": {"command": "x", "sandbox": {"readPaths": ["/opt", ""]}}}`:    "s.sandbox.readPaths[1]",
-		`{"s": {"command": "x", "sandbox": {"writePaths": ["/var/lib/x"]}}}`: "s.sandbox.writePaths",
-		`{"s": {"url": "https://example.test/mcp", "sandbox": true}}`:        "s.sandbox",
+		`{"s": {"command": "x", "sandbox": "yes"}}`:                       "s.sandbox",
+		`{"s": {"command": "x", "sandbox": {"netwrok": true}}}`:           "s.sandbox.netwrok",
+		`{"s": {"command": "x", "sandbox": {"network": "on"}}}`:           "s.sandbox.network",
+		`{"s": {"command": "x", "sandbox": {"readPaths": "/opt"}}}`:       "s.sandbox.readPaths",
+		`{"s": {"command": "x", "sandbox": {"readPaths": ["/opt", ""]}}}`: "s.sandbox.readPaths[1]",
+		`{"s": {"command": "x", "sandbox": {"writePaths": [1]}}}`:         "s.sandbox.writePaths",
+		`{"s": {"url": "https://example.test/mcp", "sandbox": true}}`:     "s.sandbox",
 	} {
 		_, _, err := mcp.ParseConfig(json.RawMessage(raw))
 		var fe *field.Error

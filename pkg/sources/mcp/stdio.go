@@ -158,15 +158,8 @@ func (p pipeWriter) Close() error {
 // limit (the server lives as long as the source, not one call).
 func (s *Source) sandboxPolicy(tmp, dir string) sandbox.Policy {
 	p := s.env.Sandbox.Policy
-	p.ReadPaths = slices.Clip(p.ReadPaths)
-	for _, r := range s.cfg.Sandbox.ReadPaths {
-		if !filepath.IsAbs(r) {
-			r = filepath.Join(s.baseDir(), r)
-		}
-		if abs, err := filepath.Abs(r); err == nil {
-			p.ReadPaths = append(p.ReadPaths, abs)
-		}
-	}
+	p.ReadPaths = append(slices.Clip(p.ReadPaths), s.absPaths(s.cfg.Sandbox.ReadPaths)...)
+	p.WritePaths = s.absPaths(s.cfg.Sandbox.WritePaths)
 	if s.cfg.Sandbox.Network != nil {
 		p.Network = *s.cfg.Sandbox.Network
 	}
@@ -174,6 +167,20 @@ func (s *Source) sandboxPolicy(tmp, dir string) sandbox.Policy {
 	p.TempDir = tmp
 	p.Limits.CPU = 0
 	return p
+}
+
+// absPaths resolves config paths against the config file's directory.
+func (s *Source) absPaths(ps []string) []string {
+	out := make([]string, 0, len(ps))
+	for _, r := range ps {
+		if !filepath.IsAbs(r) {
+			r = filepath.Join(s.baseDir(), r)
+		}
+		if abs, err := filepath.Abs(r); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
 }
 
 // sandboxed reports whether this server's children run confined: it asks
@@ -196,7 +203,10 @@ func (s *Source) sandboxSummary() string {
 	}
 	rw := "read-write: its temp dir (HOME, TMPDIR)"
 	if s.cfg.Cwd != "" {
-		rw += " and its cwd"
+		rw += ", its cwd"
+	}
+	if n := len(s.cfg.Sandbox.WritePaths); n > 0 {
+		rw += fmt.Sprintf(", %d write path(s)", n)
 	}
 	parts = append(parts, rw)
 	if n := len(s.cfg.Sandbox.ReadPaths); n > 0 {
