@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/engine"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -208,4 +209,28 @@ func ExampleEngine_Apply() {
 	fmt.Println("rebuilt:", len(rep.Started), "removed:", rep.Removed)
 	// Output:
 	// rebuilt: 0 removed: [debug/debug]
+}
+
+// A change to the sandbox section restarts the MCP servers that run in
+// the sandbox, and only those.
+func TestSandboxChangeRestartsOnlySandboxedMCPServers(t *testing.T) {
+	box, err := sandbox.New(sandbox.ModeOff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e := engine.New(registry.New(), engine.Options{Sandbox: box})
+	t.Cleanup(func() { _ = e.Close() })
+	servers := `"builtins": false, "skills": [], "mcpServers": {
+		"boxed": {"command": "/nonexistent/boxed", "sandbox": true},
+		"plain": {"command": "/nonexistent/plain"}}`
+	apply(t, e, parse(t, dir, `{`+servers+`}`))
+	for _, change := range []string{`"network": true`, `"readPaths": ["/opt"]`, `"limits": {"memory": 1}`} {
+		rep := apply(t, e, parse(t, dir, `{`+servers+`, "sandbox": {`+change+`}}`))
+		got := "," + ids(rep.Started) + ","
+		if !strings.Contains(got, ",mcp/boxed,") || strings.Contains(got, ",mcp/plain,") {
+			t.Errorf("sandbox {%s}: rebuilt [%s]; want mcp/boxed and not mcp/plain", change, got)
+		}
+		apply(t, e, parse(t, dir, `{`+servers+`}`))
+	}
 }
