@@ -99,16 +99,23 @@ func loadTarget(addr, metricsAddr, name string, conc int, d time.Duration, pid i
 		v, _ := p.Metric("go_memstats_mallocs_total ")
 		return v
 	}
+	allocBytes := func() float64 {
+		if metricsAddr == "" {
+			return 0
+		}
+		v, _ := p.Metric("go_memstats_alloc_bytes_total ")
+		return v
+	}
 	var n atomic.Int64
 	counted := func(ctx context.Context) error { n.Add(1); return call(ctx) }
 	// Warm up, then count the server's allocations over a measured run.
 	load(conc, d/5, call)
-	m0, n0 := mallocs(), n.Load()
+	m0, b0, n0 := mallocs(), allocBytes(), n.Load()
 	r := loadProc(conc, d, counted, pid)
-	m1, n1 := mallocs(), n.Load()
+	m1, b1, n1 := mallocs(), allocBytes(), n.Load()
 	fmt.Printf("%s at %d callers: %d calls, %.0f calls/s, p50 %s, p99 %s, %d errors", name, conc, n1-n0, r.perSecond(), us(r.p50), us(r.p99), r.errors)
 	if metricsAddr != "" {
-		fmt.Printf(", server heap allocations per call ≈ %.1f", (m1-m0)/float64(n1-n0))
+		fmt.Printf(", server heap allocations per call ≈ %.1f (%.1f KiB)", (m1-m0)/float64(n1-n0), (b1-b0)/float64(n1-n0)/1024)
 	}
 	if pid != 0 {
 		fmt.Printf(", server CPU per call %s", us(r.cpuPerCall()))

@@ -34,7 +34,7 @@ func Serve() {
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		fmt.Fprintf(w, "go_memstats_mallocs_total %d\ngo_gc_cycles_total %d\n", ms.Mallocs, ms.NumGC)
+		fmt.Fprintf(w, "go_memstats_mallocs_total %d\ngo_memstats_alloc_bytes_total %d\ngo_gc_cycles_total %d\n", ms.Mallocs, ms.TotalAlloc, ms.NumGC)
 	})
 	go func() { _ = http.Serve(lis, mux) }()
 }
