@@ -232,7 +232,7 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	}
 	sess.proc.Store(child)
 	conn := pipeConn{c: child, grace: stdinGrace}
-	tr := &phased{inner: &sdk.IOTransport{Reader: pipeReader{conn}, Writer: pipeWriter{conn}}, life: life, count: sess.relay}
+	tr := &phased{inner: lineTransport{r: pipeReader{conn}, w: pipeWriter{conn}}, life: life, count: sess.relay}
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		err = phaseError("initialize", ctx, s.cfg.timeout(), err)

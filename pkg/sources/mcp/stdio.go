@@ -115,7 +115,7 @@ func (c *child) reap() {
 	})
 }
 
-// pipeConn is what the SDK's IOTransport reads and writes: the child's
+// pipeConn is what the session's connection (lineConn) reads and writes: the child's
 // stdout and stdin. Closing it is the stdio shutdown: stdin is closed,
 // the child gets grace to exit on its own, then its group is killed.
 type pipeConn struct {
@@ -126,7 +126,7 @@ type pipeConn struct {
 func (p pipeConn) Read(b []byte) (int, error)  { return p.c.stdout.Read(b) }
 func (p pipeConn) Write(b []byte) (int, error) { return p.c.stdin.Write(b) }
 
-// reader and writer split pipeConn for sdk.IOTransport; only the writer's
+// reader and writer split pipeConn for lineTransport; only the writer's
 // Close does anything (the shutdown), as the reader must keep reading
 // until the child is gone.
 type (
