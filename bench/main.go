@@ -561,12 +561,18 @@ const analysis = `
   On this 2-vCPU VM shared with other work, the 1-caller rows are dominated by scheduler
   wake-ups and swing by ±30% between runs; read the 16- and 64-caller rows and the CPU per call.
   At 1 caller an MCP call spends most of its CPU in the go-sdk (JSON-RPC encode/decode with
-  a fresh 64 KB decoder buffer per message, ~250 allocations) and in waking threads; the
-  remaining gap to minproxy at 1 caller (~1.6× CPU per call, ~300 µs) is far more than the
-  call path's own code costs (the whole debug_echo call is ~30 µs of CPU at 64 callers); the
-  profile of the real server shows it in the runtime (futex wake-ups, madvise and page
-  clearing for the SDK's large buffers, GC) rather than in toolnexus functions, and its cause
-  is not pinned down yet.
+  a fresh 32 KB decoder buffer per decode) and in waking threads. What is left of the gap at
+  1 caller (quiet machine: 0.90× calls/s, p50 1.06×, CPU per call 1.23×, ~95 µs) is pinned
+  down in the profiles (CPU per call by frame, toolnexus vs minproxy, same run): about
+  17–19 µs is stack copying (runtime.newstack) — the stream workers take calls in turn
+  (a channel's waiting receivers are served first-in first-out), so at 1 caller each of the
+  32 workers runs every 32nd call, the GC has halved its idle stack in between, and the
+  SDK's JSON encoding deep in the call grows it again; fewer workers (2) remove that at
+  1 caller but bring back the per-call stack growth of fresh goroutines at 16–64 callers
+  (debug_echo: newstack 1.4–6% → 7–18% of the CPU), so the pool stays. About 14–23 µs is
+  GC marking: the server's globals and live heap are larger than minproxy's (which stays
+  at the 4 MB minimum heap goal), so each collection marks more; GOGC is not changed. The
+  rest is thread wake-ups, which the profiles attribute differently from run to run.
 - **Row 11**: a session's first call creates its directory and a small metadata file (and
   looks the session up under the manager's lock, once); every later call finds it with a
   lock-free map lookup and an atomic reference count. Both sides run the same glob in the
@@ -602,12 +608,29 @@ counts are exact.
 | limits.timeout arms its timer on the first Done | per call: context.WithDeadline (3 allocations), its timer (insert + delete), the parent's children map (1–2 allocations, a lock) — for tools that never wait on their context | BenchmarkExecuteEcho: 6 → 2 allocs/op, 400 → 128 B/op; real server 68.5 → 63.6 allocations per call. Tools that do wait (MCP) pay 2 allocations more than before |
 | debug_echo returns arguments that are already compact as they are | a buffer, its growth and a copy | 1 allocation per call |
 | the executor's tool state points at its source's metric handles | one map lookup per call | — |
+| RegistryService.Execute served by our own method handler, the chain's UnaryServerInfo and handler made once | the generated handler's UnaryServerInfo and closure per call | BenchmarkExecuteGRPC 155 → 152 allocs/op (with the next change) |
+| arguments_json passed to the tool as the request string's own bytes (tool.Call.Arguments is read-only) | the string → []byte copy | 1 allocation and a copy of the arguments per call |
+| an MCP source returns one shared metadata map ({"server": NAME}; truncation adds to a copy); one-entry string metadata converts to a Struct built once per (key, value) and shared by every response | per MCP call: the map, the Struct, its field map and Value (structpb.NewStruct) | real server, echo_echo, 16 callers: 152.1 → 142.8 heap allocations per call (with the two changes above) |
+| a local MCP server's pipe read by our own connection (lineConn): the SDK's reader reads and decodes each line itself | per message: the go-sdk connection's reader goroutine and its channel hand-off (one goroutine wake-up), and a first decode as a batch that fails (a 32 KB decoder buffer, a type error) before the real one | real server, echo_echo, 16 callers: 142.8 → 133.2 allocations and 143.0 → 110.6 KiB per call (minproxy: 133.0, 142.4 KiB); BenchmarkExecuteGRPCMCPStdio (client included): 255 → 235 allocs/op, 152 → 118 KB/op, 1.06 → 0.79 ms/op |
 
 Allocations per Execute of debug_echo, counted on the real server process at 16 callers:
-76.6 before, **63.6** after; bench/minecho, the same proto with nothing else, 58.5. Three of
-the five left are ours: the arguments' string → []byte copy (the tool API takes bytes), the
-echo's output string and the call context. An MCP call (echo_echo) went 157.4 → 152.1, nearly
-all of it in the go-sdk.
+76.6 at first, 63.6 after the first five changes, **61.5** now; bench/minecho, the same proto
+with nothing else, 59.5 in the same run (each count includes the /metrics scrape that reads
+it). The two left are ours: the echo's output string and the call context (limits.timeout).
+An MCP call (echo_echo) went 157.4 → 152.1 → **133.2** (minproxy 133.0) and allocates 22%
+fewer bytes than minproxy (110.6 vs 142.4 KiB), since it no longer decodes each message
+twice. What the MCP call still allocates beyond minproxy is the armed timeout context
+(context.WithDeadline, its timer, the parent's children map: ~9 allocations, under 1 µs).
+
+` + "`go test -bench -benchmem`" + ` before → after these changes (same machine, quiet):
+BenchmarkCoreExecute 2 → 2 allocs/op (88 B); BenchmarkExecuteGRPC (debug_echo over loopback,
+client included) 155 → 152 allocs/op; BenchmarkExecuteGRPCMCPStdio (an MCP stdio tool,
+client included) 255 → 235 allocs/op.
+
+With these changes, on a quiet machine (load ~1, ` + "`-baselines -rows 8,9`" + `): row 8 at 16 callers
+1.07× calls/s, p50 0.93×, CPU per call 1.00× (was 0.87×, 1.16×, 1.28×); at 1 caller 0.90×,
+p50 1.06×, CPU 1.23× (was 0.76×, 1.29×, 1.55×). Row 9: 0.95× / 0.96× / 0.91× at 1 / 16 / 64
+callers, CPU per call 1.05× / 1.05× / 1.12× (was 0.98× / 0.91× / 0.87×, 1.01× / 1.17× / 1.20×).
 
 - **Rows 17–18** (what observing a call costs): row 17 is the same server with tracing on —
   every call sampled, two spans per call (the otelgrpc server span and ` + "`execute_tool`" + `),
