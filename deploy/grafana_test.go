@@ -325,6 +325,7 @@ func checkDashboard(t *testing.T, s scrape) {
 		"toolnexus_sessions",   // sessions
 		"toolnexus_session_bytes",
 		`outcome="denied"`, // audit-relevant refusals
+		"toolnexus_sandbox_refusals_total{", // sandbox refusals by reason
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("no query contains %s", want)

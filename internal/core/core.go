@@ -86,6 +86,11 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c := &Core{log: log, reg: registry.New(registry.WithLogger(log))}
 	c.metrics = metrics.New(promReg)
+	kinds := make([]string, 0, len(sources.Kinds()))
+	for _, k := range sources.Kinds() {
+		kinds = append(kinds, k.Name)
+	}
+	c.metrics.InitRefusals(kinds)
 	box, err := newSandbox(cfg, log)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,10 @@ func (c *Core) enterSession(ctx context.Context, call Call) (context.Context, *s
 	lease, err := c.sessions.Acquire(principalName(call), call.Session)
 	if err != nil {
 		r := c.refuse(call, tool.OutcomeDenied, "session: "+err.Error())
+		if errors.Is(err, session.ErrTooMany) {
+			r.Refusal = tool.RefusalSessionLimit
+			c.countRefusal(call, r.Refusal)
+		}
 		return ctx, nil, &r
 	}
 	return tool.WithWorkspace(ctx, lease), lease, nil
@@ -95,6 +99,14 @@ func (c *Core) refuse(call Call, outcome tool.Outcome, msg string) tool.Result {
 	}
 	c.metrics.Calls.WithLabelValues(source, toolLabel, outcome.String(), call.Protocol).Inc()
 	return tool.FailureWith(outcome, msg)
+}
+
+// countRefusal counts a refusal the core itself made, under the tool's
+// source.
+func (c *Core) countRefusal(call Call, r tool.Refusal) {
+	if e, ok := c.exec.Snapshot().Lookup(call.Name); ok {
+		c.metrics.RefusalCounters(e.Tool.Source).Inc(r)
+	}
 }
 
 // Sessions lists sessions: the caller's own, or every principal's when all

@@ -144,6 +144,9 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 			ss.duration[proto].Observe(time.Since(start).Seconds())
 		}
 		st.counter(x.metrics, proto, res.Resolved()).Inc()
+		if res.Refusal != tool.RefusalNone {
+			ss.refusals.Inc(res.Refusal)
+		}
 	}()
 	return x.run(ctx, tab, st, req), source
 }
@@ -293,6 +296,8 @@ type sourceState struct {
 	duration [len(protocols)]prometheus.Observer
 	// exemplars paces the duration exemplars (tracing on only).
 	exemplars [len(protocols)]exemplarClock
+	// refusals counts the calls a sandbox guard or limit refused.
+	refusals *metrics.RefusalCounters
 }
 
 // toolState is one tool's prepared call state in one table. A rebuild
@@ -405,7 +410,7 @@ func (x *Executor) ensureSource(t *table, source string) *sourceState {
 	if ss, ok := t.sources[source]; ok {
 		return ss
 	}
-	ss := &sourceState{}
+	ss := &sourceState{refusals: x.metrics.RefusalCounters(source)}
 	for i, p := range protocols {
 		ss.inFlight[i] = x.metrics.InFlight.WithLabelValues(source, p)
 		ss.duration[i] = x.metrics.Duration.WithLabelValues(source, p)

@@ -4,6 +4,9 @@
 package metrics
 
 import (
+	"sync"
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -22,6 +25,23 @@ type Metrics struct {
 	Duration *prometheus.HistogramVec // source, protocol
 	InFlight *prometheus.GaugeVec     // source, protocol
 	Reloads  *prometheus.CounterVec   // result
+	Refusals *prometheus.CounterVec   // source, reason
+
+	// refusals holds each source's refusal counters, made before any
+	// call needs them (RefusalCounters): read without a lock.
+	refusals   atomic.Pointer[map[string]*RefusalCounters]
+	refusalsMu sync.Mutex // serialises adding a source
+}
+
+// RefusalCounters are one source's toolnexus_sandbox_refusals_total
+// children, indexed by tool.Refusal (index 0, no refusal, is unused).
+type RefusalCounters [tool.NumRefusals]prometheus.Counter
+
+// Inc counts one refusal r (no-op for tool.RefusalNone or an unknown r).
+func (c *RefusalCounters) Inc(r tool.Refusal) {
+	if r != tool.RefusalNone && int(r) < len(c) {
+		c[r].Inc()
+	}
 }
 
 // New creates the series and registers them with reg.
@@ -45,7 +65,11 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Config reloads by result (ok, error).",
 		}, []string{"result"}),
 	}
-	reg.MustRegister(m.Calls, m.Duration, m.InFlight, m.Reloads)
+	m.Refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolnexus_sandbox_refusals_total",
+		Help: "Calls a sandbox guard or limit refused, by the tool's source and reason (path_escape, network_address, session_quota, session_limit, cpu_limit, file_size_limit).",
+	}, []string{"source", "reason"})
+	reg.MustRegister(m.Calls, m.Duration, m.InFlight, m.Reloads, m.Refusals)
 	m.initialize()
 	return m
 }
@@ -61,6 +85,8 @@ var Protocols = []string{"grpc", "mcp"}
 // not be bounded). The per-source histogram and in-flight gauge are made
 // for every source when the executor builds its table.
 func (m *Metrics) initialize() {
+	empty := map[string]*RefusalCounters{}
+	m.refusals.Store(&empty)
 	m.Reloads.WithLabelValues("ok")
 	m.Reloads.WithLabelValues("error")
 	for o := tool.OutcomeOK; o <= tool.OutcomePending; o++ {
@@ -68,6 +94,42 @@ func (m *Metrics) initialize() {
 			m.Calls.WithLabelValues(UnknownLabel, UnknownLabel, o.String(), p)
 		}
 	}
+}
+
+// InitRefusals creates, at 0, every reason's refusal series for each of
+// sources (the shipped source kinds), so a dashboard shows 0 rather than
+// "No data" before the first refusal.
+func (m *Metrics) InitRefusals(sources []string) {
+	for _, s := range sources {
+		m.RefusalCounters(s)
+	}
+}
+
+// RefusalCounters returns source's refusal counters, creating them (every
+// reason at 0) on first use. A call that already has its source's counters
+// — the executor fetches them when it builds its table — counts without a
+// lock; only the first request for a source takes one.
+func (m *Metrics) RefusalCounters(source string) *RefusalCounters {
+	if c := (*m.refusals.Load())[source]; c != nil {
+		return c
+	}
+	m.refusalsMu.Lock()
+	defer m.refusalsMu.Unlock()
+	old := *m.refusals.Load()
+	if c := old[source]; c != nil {
+		return c
+	}
+	c := new(RefusalCounters)
+	for _, r := range tool.Refusals() {
+		c[r] = m.Refusals.WithLabelValues(source, r.String())
+	}
+	next := make(map[string]*RefusalCounters, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[source] = c
+	m.refusals.Store(&next)
+	return c
 }
 
 // SourceState is one source instance as the state collector sees it.

@@ -3,6 +3,9 @@ package server_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // Every series whose label values are known exists from the first scrape:
@@ -30,6 +33,15 @@ func TestFirstScrapeHasEveryKnownSeries(t *testing.T) {
 		line := metricLine(body, want.name, want.labels...)
 		if !strings.HasSuffix(line, want.value) {
 			t.Errorf("%s%v = %q, want a series at%s", want.name, want.labels, line, want.value)
+		}
+	}
+	// Every shipped source kind has every refusal reason at 0.
+	for _, k := range sources.Kinds() {
+		for _, r := range tool.Refusals() {
+			labels := []string{`source="` + k.Name + `"`, `reason="` + r.String() + `"`}
+			if line := metricLine(body, "toolnexus_sandbox_refusals_total", labels...); !strings.HasSuffix(line, " 0") {
+				t.Errorf("toolnexus_sandbox_refusals_total%v = %q, want a series at 0", labels, line)
+			}
 		}
 	}
 }

@@ -65,6 +65,9 @@ type Result struct {
 	// resources) in order; Output is then its text view. Nil for a
 	// text-only result. Build it with Rich.
 	Content []Content
+	// Refusal is set when a sandbox guard or limit refused the call
+	// (counted in toolnexus_sandbox_refusals_total); see Refusal.
+	Refusal Refusal
 }
 
 // Resolved returns the outcome, deriving it from IsError when unset.

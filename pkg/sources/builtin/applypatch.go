@@ -93,7 +93,7 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 	}
 	if err := commit(root, order); err != nil {
 		if escapedRoot(err) {
-			return fail("apply_patch: path escapes the workspace: %v; no file was changed", err)
+			return escaped("apply_patch: path escapes the workspace: %v; no file was changed", err)
 		}
 		return fail("apply_patch: %v; no file was changed", err)
 	}

@@ -53,3 +53,9 @@ func invalid(msg string) *tool.Result {
 func fail(format string, a ...any) tool.Result {
 	return tool.Failure(fmt.Sprintf(format, a...), nil)
 }
+
+// escaped is the failure for a path that leaves the workspace, marked as
+// the sandbox refusal it is (toolnexus_sandbox_refusals_total).
+func escaped(format string, a ...any) tool.Result {
+	return fail(format, a...).Refused(tool.RefusalPathEscape)
+}

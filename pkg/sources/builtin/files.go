@@ -259,7 +259,7 @@ func openRegular(root *os.Root, name, path, rel string) (*os.File, int64, *tool.
 // takes the path and the reason).
 func rootFail(name, path, format string, err error) tool.Result {
 	if escapedRoot(err) {
-		return fail("%s: path escapes the workspace: %s", name, path)
+		return escaped("%s: path escapes the workspace: %s", name, path)
 	}
 	return fail(name+": "+format, path, osReason(err))
 }

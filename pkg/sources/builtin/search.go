@@ -208,7 +208,7 @@ func (t *toolset) searchBase(name, p string) (string, *tool.Result) {
 	}
 	if err != nil {
 		if escapedRoot(err) {
-			r := fail("%s: path escapes the workspace: %s", name, p)
+			r := escaped("%s: path escapes the workspace: %s", name, p)
 			return "", &r
 		}
 		r := fail("%s: path not found: %s", name, p)

@@ -58,7 +58,7 @@ func (t *toolset) grow(name string, n int64) *tool.Result {
 		return nil
 	}
 	if err := t.session.Grow(n); err != nil {
-		r := fail("%s: %v", name, err)
+		r := fail("%s: %v", name, err).Refused(tool.RefusalSessionQuota)
 		return &r
 	}
 	return nil

@@ -165,7 +165,7 @@ func (t *toolset) resolve(name, p string) (string, *tool.Result) {
 	}
 	var r tool.Result
 	if errors.Is(err, ErrEscapes) {
-		r = fail("%s: path escapes the workspace: %s", name, p)
+		r = escaped("%s: path escapes the workspace: %s", name, p)
 	} else {
 		r = fail("%s: cannot resolve %s: %s", name, p, osReason(err))
 	}

@@ -168,7 +168,7 @@ func (t *toolset) fetchError(ctx, fctx context.Context, timeout time.Duration, e
 		}
 	}
 	if b, ok := asBlocked(err); ok {
-		return fail("webfetch: %v", b)
+		return fail("webfetch: %v", b).Refused(tool.RefusalNetworkAddress)
 	}
 	return fail("webfetch: %v", err)
 }
