@@ -127,7 +127,7 @@ func (t *toolset) bash(ctx context.Context, c tool.Call) tool.Result {
 	code := exitCode(waitErr)
 	meta["exitCode"] = code
 	if code != 0 {
-		return tool.Failure(fmt.Sprintf("%s\nbash: command exited with code %d", out, code), meta).Refused(t.limitRefusal(waitErr, code, timeout))
+		return tool.Failure(fmt.Sprintf("%s\nbash: command exited with code %d", out, code), meta).Refused(t.limitRefusal(code))
 	}
 	return tool.Success(out, meta)
 }
