@@ -50,6 +50,8 @@ func helperMain(mode string) int {
 	if err != nil {
 		prog = nil // the server sends reqSeccomp only when it could assemble it too
 	}
+	jobs := make(chan job)
+	go worker(w, jobs, prog)
 	for {
 		typ, payload, fds, err := w.recv()
 		if err != nil {
@@ -64,8 +66,23 @@ func helperMain(mode string) int {
 			closeAll(fds)
 			continue
 		}
-		go serveStart(w, r, fds, prog)
+		jobs <- job{r, fds}
 	}
+}
+
+type job struct {
+	r   *startRequest
+	fds []int
+}
+
+// worker waits, on a locked thread of its own, for one request: the
+// thread is made before the request comes, and a worker for the next
+// request is started as soon as this one takes its request.
+func worker(w *wire, jobs <-chan job, prog *filterProg) {
+	runtime.LockOSThread() // never unlocked: see serveStart
+	j := <-jobs
+	go worker(w, jobs, prog)
+	serveStart(w, j.r, j.fds, prog)
 }
 
 func closeAll(fds []int) {

@@ -1,9 +1,29 @@
 // Package sandbox runs a command a model asked for inside the kernel's
 // confinement: user, PID, network, IPC and UTS namespaces; no_new_privs;
 // Landlock (filesystem, TCP and IPC scopes); a seccomp filter; and resource
-// limits. The rules are applied to one locked OS thread of the server just
-// before it forks, so the child inherits them and execs the command
-// directly: no helper process, no second Go runtime start.
+// limits.
+//
+// Commands are started by a helper: this same program re-executed (any
+// binary that links the package turns into the helper in init when
+// TOOLNEXUS_SANDBOX_HELPER is set, and never returns to its main), started
+// on the first sandboxed command inside a user namespace — and, with the
+// network off, a network namespace with only a down loopback — made once
+// and kept. One helper serves the commands with the network off, another
+// those with it on. Per command the server builds the Landlock ruleset and
+// picks the pids cgroup, and sends them with the command's files over a
+// socketpair (SCM_RIGHTS); a fresh, locked helper thread joins the cgroup,
+// enters new PID, IPC and UTS namespaces, drops every capability, sets
+// no_new_privs, Landlock and seccomp, and forks the command, which is the
+// PID namespace's init. With no user namespace per command the fork is a
+// vfork of a small process, and no network namespace is made and torn down
+// per command: together most of the cost when the server forked each
+// command itself. The helper dies with the server (parent-death signal,
+// and the socket's end), its commands die with it, a dead helper is
+// replaced on the next command, and Close ends them all.
+//
+// Without user and PID namespaces (or for a command whose SysProcAttr asks
+// for more than a process group or session), the server applies the same
+// rules to one of its own locked threads and forks the command from it.
 //
 // A Sandbox is built once (New probes what the kernel allows); each command
 // is started with Start under a Policy, which says what the command may read

@@ -98,7 +98,7 @@ func New(mode Mode) (*Sandbox, error) {
 	// Namespaces: each is probed on its own with a real child, as the
 	// kernel, a container's seccomp profile or AppArmor may refuse any.
 	userErr := probeClone(unix.CLONE_NEWUSER)
-	add(LayerUserNS, userErr == nil, explain(userErr, "the command runs as an unmapped user with no capabilities", "cannot create a user namespace"))
+	add(LayerUserNS, userErr == nil, explain(userErr, "the command runs as nobody (uid 65534 inside) with no capabilities", "cannot create a user namespace"))
 	userns := s.status.Active(LayerUserNS)
 	base := uintptr(0)
 	if userns {
