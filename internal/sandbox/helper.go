@@ -97,6 +97,9 @@ func (s *Sandbox) startHelper(network bool) (*helper, error) {
 	if network {
 		mode = "net"
 	}
+	if s.prog[network] != nil {
+		mode += "+seccomp"
+	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{helperArg0}
 	cmd.Env = []string{helperEnv + "=" + mode}
@@ -140,6 +143,18 @@ func (s *Sandbox) startHelper(network bool) (*helper, error) {
 		return nil, fmt.Errorf("sandbox: starting the sandbox helper: %w", err)
 	}
 	h.proc = cmd.Process
+	// The helper says when it is set up (or why it cannot be); reading
+	// here needs no lock: the reader starts after.
+	typ, payload, fds, err := h.w.recv()
+	closeAll(fds)
+	if err == nil && (typ != msgReady || len(payload) > 0) {
+		err = fmt.Errorf("%s", payload)
+	}
+	if err != nil {
+		h.kill()
+		s.helperWG.Done() // the reader never starts
+		return nil, fmt.Errorf("sandbox: the sandbox helper did not start: %w", err)
+	}
 	go func() {
 		defer s.helperWG.Done()
 		h.read()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -46,12 +47,28 @@ func helperMain(mode string) int {
 		return 3
 	}
 	w := newWire(uc)
-	prog, err := assemble(mode == "net")
-	if err != nil {
-		prog = nil // the server sends reqSeccomp only when it could assemble it too
+	// With seccomp on, every thread of the helper takes the filter now
+	// (with no_new_privs), and each command inherits it: one load instead
+	// of one per command.
+	seccompOn := strings.HasSuffix(mode, "+seccomp")
+	if seccompOn {
+		prog, err := assemble(strings.HasPrefix(mode, "net"), true)
+		if err == nil {
+			err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+		}
+		if err == nil {
+			err = prog.loadAll()
+		}
+		if err != nil {
+			_ = w.send(msgReady, []byte("seccomp: "+err.Error()), nil)
+			return 3
+		}
+	}
+	if err := w.send(msgReady, nil, nil); err != nil {
+		return 3
 	}
 	jobs := make(chan job)
-	go worker(w, jobs, prog)
+	go worker(w, jobs, seccompOn)
 	for {
 		typ, payload, fds, err := w.recv()
 		if err != nil {
@@ -78,11 +95,11 @@ type job struct {
 // worker waits, on a locked thread of its own, for one request: the
 // thread is made before the request comes, and a worker for the next
 // request is started as soon as this one takes its request.
-func worker(w *wire, jobs <-chan job, prog *filterProg) {
+func worker(w *wire, jobs <-chan job, seccompOn bool) {
 	runtime.LockOSThread() // never unlocked: see serveStart
 	j := <-jobs
-	go worker(w, jobs, prog)
-	serveStart(w, j.r, j.fds, prog)
+	go worker(w, jobs, seccompOn)
+	serveStart(w, j.r, j.fds, seccompOn)
 }
 
 func closeAll(fds []int) {
@@ -96,9 +113,9 @@ func closeAll(fds []int) {
 // given back to the runtime: the runtime ends it when this returns, after
 // the command has exited, and the command's parent-death signal is tied
 // to it.
-func serveStart(w *wire, r *startRequest, fds []int, prog *filterProg) {
+func serveStart(w *wire, r *startRequest, fds []int, seccompOn bool) {
 	runtime.LockOSThread() // never unlocked
-	pid, err := r.spawn(fds, prog)
+	pid, err := r.spawn(fds, seccompOn)
 	closeAll(fds)
 	if sendErr := w.send(msgStarted, encodeStarted(r.id, pid, err), nil); sendErr != nil || err != nil {
 		if err == nil {
@@ -124,8 +141,9 @@ func serveStart(w *wire, r *startRequest, fds []int, prog *filterProg) {
 // it: the pids group, the call's own PID, IPC and UTS namespaces (entered
 // by this thread, so the command is the PID namespace's init), no
 // capabilities at all (the helper's CAP_SYS_ADMIN in its user namespace
-// was needed only for that), no_new_privs, Landlock and seccomp.
-func (r *startRequest) spawn(fds []int, prog *filterProg) (int, error) {
+// was needed only for that), no_new_privs and Landlock; the seccomp
+// filter is already on every helper thread.
+func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 	want := int(r.nfiles)
 	if r.flags&reqRuleset != 0 {
 		want++
@@ -172,13 +190,8 @@ func (r *startRequest) spawn(fds []int, prog *filterProg) (int, error) {
 			return 0, errors.New("sandbox: landlock: " + errno.Error())
 		}
 	}
-	if r.flags&reqSeccomp != 0 {
-		if prog == nil {
-			return 0, errors.New("sandbox: seccomp: the helper has no filter")
-		}
-		if err := prog.load(); err != nil {
-			return 0, errors.New("sandbox: seccomp: " + err.Error())
-		}
+	if r.flags&reqSeccomp != 0 && !seccompOn {
+		return 0, errors.New("sandbox: seccomp: the helper has no filter")
 	}
 	var clone uintptr
 	if r.flags&reqNewUser != 0 {

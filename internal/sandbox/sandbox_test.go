@@ -411,6 +411,15 @@ func TestSeccompRefusesNamespacesAndPtrace(t *testing.T) {
 	if !strings.Contains(out, "unshare=1") || !strings.Contains(out, "Operation not permitted") {
 		t.Fatalf("unshare in the sandbox: %s", out)
 	}
+	// The namespaces the helper's threads enter per command are refused
+	// to the command too (it has no capability), alone or with a user
+	// namespace.
+	for _, flags := range []string{"-p -f", "-i", "-u", "-n", "-U -p -f"} {
+		out, _ := f.sh(t, s, `unshare `+flags+` true; echo "unshare=$?"`)
+		if !strings.Contains(out, "unshare=1") || !strings.Contains(out, "Operation not permitted") {
+			t.Fatalf("unshare %s in the sandbox: %s", flags, out)
+		}
+	}
 }
 
 func TestDescendantsDieWithTheCommand(t *testing.T) {

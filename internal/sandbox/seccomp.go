@@ -32,15 +32,37 @@ var deniedSyscalls = []string{
 // container runtime's socket would reach out of every other layer.
 var networkFamilies = []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 
-// seccompPolicy is the filter for a sandbox with or without network.
-func seccompPolicy(network bool) seccomp.Policy {
-	deny := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: append([]string(nil), deniedSyscalls...)}
+// helperUnshare are the namespaces a helper thread enters per command.
+const helperUnshare = unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET
+
+// seccompPolicy is the filter for a sandbox with or without network. The
+// helper's variant (forHelper) is loaded once on every thread of the
+// helper, and its commands inherit it: it lets unshare enter the PID, IPC,
+// UTS and network namespaces the helper's threads make per command — which
+// need CAP_SYS_ADMIN, which no command has, so for a command it refuses
+// them as surely — and refuses unshare with any other flag, a user
+// namespace (which needs no capability) among them.
+func seccompPolicy(network, forHelper bool) seccomp.Policy {
+	names := deniedSyscalls
+	var conds []seccomp.NameWithConditions
+	if forHelper {
+		names = nil
+		for _, n := range deniedSyscalls {
+			if n != "unshare" {
+				names = append(names, n)
+			}
+		}
+		conds = append(conds, seccomp.NameWithConditions{Name: "unshare", Conditions: seccomp.ArgumentConditions{
+			{Argument: 0, Operation: seccomp.BitsSet, Value: ^uint64(helperUnshare)},
+		}})
+	}
+	deny := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: append([]string(nil), names...), NamesWithCondtions: conds}
 	if network {
 		var conds seccomp.ArgumentConditions
 		for _, f := range networkFamilies {
 			conds = append(conds, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: f})
 		}
-		deny.NamesWithCondtions = []seccomp.NameWithConditions{{Name: "socket", Conditions: conds}}
+		deny.NamesWithCondtions = append(deny.NamesWithCondtions, seccomp.NameWithConditions{Name: "socket", Conditions: conds})
 	} else {
 		deny.Names = append(deny.Names, "socket")
 	}
@@ -52,8 +74,8 @@ type filterProg struct {
 	filter []unix.SockFilter
 }
 
-func assemble(network bool) (*filterProg, error) {
-	p := seccompPolicy(network)
+func assemble(network, forHelper bool) (*filterProg, error) {
+	p := seccompPolicy(network, forHelper)
 	insts, err := p.Assemble()
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)
@@ -71,11 +93,19 @@ func assemble(network bool) (*filterProg, error) {
 
 // load installs the filter on the calling thread only (no TSYNC); the
 // caller holds the thread locked. no_new_privs must be set first.
-func (f *filterProg) load() error {
+func (f *filterProg) load() error { return f.install(0) }
+
+// loadAll installs the filter on every thread of the process (TSYNC).
+func (f *filterProg) loadAll() error { return f.install(unix.SECCOMP_FILTER_FLAG_TSYNC) }
+
+func (f *filterProg) install(flags uintptr) error {
 	prog := unix.SockFprog{Len: uint16(len(f.filter)), Filter: &f.filter[0]}
-	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog)))
+	r, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
 	if errno != 0 {
 		return errno
+	}
+	if r != 0 {
+		return fmt.Errorf("thread %d could not take the filter", r)
 	}
 	return nil
 }

@@ -165,7 +165,7 @@ func New(mode Mode) (*Sandbox, error) {
 		scErr = errors.New("needs no_new_privs")
 	} else {
 		for _, network := range []bool{false, true} {
-			p, err := assemble(network)
+			p, err := assemble(network, false)
 			if err != nil {
 				scErr = err
 				break

@@ -25,6 +25,7 @@ const (
 	msgStart   byte = 'S' // server → helper: start a command
 	msgStarted byte = 'P' // helper → server: its pid, or why it did not start
 	msgExited  byte = 'X' // helper → server: its wait status
+	msgReady   byte = 'R' // helper → server: set up, or why not
 )
 
 // wire is one end of the socketpair. send is safe for concurrent use;
