@@ -579,18 +579,26 @@ const analysis = `
   session's workspace, including the size measurement of the workspace after the call.
 - **Row 12**: an idle session is a map entry and a small struct (ids, paths, times, counters) —
   a few hundred bytes — and nothing runs per session: one janitor looks at all of them.
-- **Rows 13–14**: the target is missed (the table's run: 26 ms vs 6 ms p50, 4.3×). The layer breakdown below
-  was measured with ` + "`go -C bench run . -sandbox`" + ` while the machine was loaded (load 15–30), so
-  its absolute numbers are inflated; the proportions are the finding. The sandbox applies Landlock, seccomp and ` + "`no_new_privs`" + ` to
-  one locked OS thread and forks the command from it, so there is no helper process and no
-  second Go runtime; what costs is the kernel creating namespaces. Turning layers off one at a
-  time (` + "`sandbox.DisableForTest`" + `, /bin/true, same run): all layers 43.9 ms; without the network
-  namespace 29.8 ms; without IPC/UTS too 28.8 ms; without the pids cgroup 42.0 ms; without
-  Landlock and seccomp 40.0 ms; without any namespace 11.8 ms; plain fork/exec 6.6 ms. A user
-  namespace also makes Go fork without ` + "`CLONE_VFORK|CLONE_VM`" + `, copying the server's page
-  tables. The next steps: drop the network namespace where seccomp already refuses every
-  socket (−14 ms here), and fork from a small pre-started helper so the namespaces are made
-  from a tiny process.
+- **Rows 13–14**: commands are started by a sandbox helper (the server's binary re-executed,
+  started on the first sandboxed call): its user namespace, and with the network off its network
+  namespace, are made once; per command a fresh helper thread enters PID, IPC and UTS namespaces,
+  drops every capability, sets Landlock and forks (a vfork: no user namespace per command, and a
+  small process). Before, the server forked each command itself into five new namespaces: 26 ms vs
+  6 ms p50 (4.3×) in the table's earlier run, and 3.5–5.8× in the same loaded runs as below. What
+  each step bought (` + "`/bin/true`" + ` started in the sandbox from a small test process, p50, same run,
+  load ~4): forking from the server with all namespaces 9.1 ms; from the helper with a network
+  namespace per command 4.4 ms; sharing the helper's network namespace 3.6 ms (safe: no command can
+  open a socket there, the loopback is down, Landlock ABI 6 scopes abstract unix sockets; without
+  seccomp and Landlock 6 each command gets its own again); plain fork/exec 2.3 ms. Of the helper's
+  remaining ~1.3 ms, per command: the server's Landlock ruleset and pids cgroup ~0.2 ms, the
+  helper's seccomp load 0.16 ms (now loaded once on every helper thread, TSYNC, and inherited),
+  unshare 0.05 ms, the extra process hops the rest. Measured with ` + "`go -C bench run . -sandbox`" + `
+  on the shared 2-core machine: at load ~1.8, before the seccomp step, row 13 was 1.32×, 1.33×,
+  1.34× (6.0–6.9 ms vs 4.5–5.2 ms), row 14 +1.3 ms; after it, at load ~5, 1.31×, 1.29×, 1.30×
+  (6.0–8.8 ms vs 4.6–6.9 ms), row 14 +1.1 to +1.4 ms — at the target's edge. calls/s is
+  0.68–0.76× of plain: the mean carries more tail than the p50 (each command is three process
+  hops, server → helper → command, and each costs a wake-up on a busy machine).
+  Without user and PID namespaces the server still forks the command itself, as before.
 
 ## Cost per call: what each change bought
 
