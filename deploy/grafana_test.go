@@ -324,7 +324,7 @@ func checkDashboard(t *testing.T, s scrape) {
 		"toolnexus_source_up{", // sources up
 		"toolnexus_sessions",   // sessions
 		"toolnexus_session_bytes",
-		`outcome="denied"`, // audit-relevant refusals
+		`outcome="denied"`,                  // audit-relevant refusals
 		"toolnexus_sandbox_refusals_total{", // sandbox refusals by reason
 	} {
 		if !strings.Contains(joined, want) {
