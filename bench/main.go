@@ -598,6 +598,8 @@ const analysis = `
   (6.0–8.8 ms vs 4.6–6.9 ms), row 14 +1.1 to +1.4 ms — at the target's edge. calls/s is
   0.68–0.76× of plain: the mean carries more tail than the p50 (each command is three process
   hops, server → helper → command, and each costs a wake-up on a busy machine).
+  The table's quiet run (load ~0): 4.85 ms vs 4.00 ms p50, 1.21×, target met; 0.79× calls/s;
+  setup alone +0.74 ms (was +14 ms).
   Without user and PID namespaces the server still forks the command itself, as before.
 
 ## Cost per call: what each change bought
