@@ -24,14 +24,7 @@ func BenchmarkCoreExecute(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	call := core.Call{Name: "debug_echo", Arguments: json.RawMessage(`{"message":"hello"}`), Protocol: core.ProtocolGRPC}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if res, _ := c.Execute(ctx, call); res.IsError {
-			b.Fatal(res.Output)
-		}
-	}
+	benchEcho(b, c)
 }
 
 // BenchmarkCoreExecuteTraced is BenchmarkCoreExecute with tracing on,
@@ -55,6 +48,11 @@ func BenchmarkCoreExecuteTraced(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
+	benchEcho(b, c)
+}
+
+// benchEcho measures debug_echo calls through c.Execute.
+func benchEcho(b *testing.B, c *core.Core) {
 	call := core.Call{Name: "debug_echo", Arguments: json.RawMessage(`{"message":"hello"}`), Protocol: core.ProtocolGRPC}
 	ctx := context.Background()
 	b.ReportAllocs()
