@@ -44,16 +44,11 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			return err
 		}
 		defer mp.Stop()
-		a, closeA, err := executeCall(tn.Addr, "echo_echo")
+		a, b, closeAB, err := executeCalls(tn.Addr, "echo_echo", mp.Addr, "echo")
 		if err != nil {
 			return err
 		}
-		defer closeA()
-		b, closeB, err := executeCall(mp.Addr, "echo")
-		if err != nil {
-			return err
-		}
-		defer closeB()
+		defer closeAB()
 		for _, conc := range []int{1, 16} {
 			ra, rb := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, b, mp.Cmd.Process.Pid)
 			checkErrors(rep, "MCP via toolnexus (process)", ra)
@@ -76,16 +71,11 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			return err
 		}
 		defer me.Stop()
-		a, closeA, err := executeCall(tn.Addr, "debug_echo")
+		a, b, closeAB, err := executeCalls(tn.Addr, "debug_echo", me.Addr, "debug_echo")
 		if err != nil {
 			return err
 		}
-		defer closeA()
-		b, closeB, err := executeCall(me.Addr, "debug_echo")
-		if err != nil {
-			return err
-		}
-		defer closeB()
+		defer closeAB()
 		for _, conc := range []int{1, 16, 64} {
 			ra, rb := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, b, me.Cmd.Process.Pid)
 			checkErrors(rep, "debug_echo (process)", ra)
@@ -108,16 +98,11 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			return err
 		}
 		defer off.Stop()
-		a, closeA, err := executeCall(on.Addr, "debug_echo")
+		a, b, closeAB, err := executeCalls(on.Addr, "debug_echo", off.Addr, "debug_echo")
 		if err != nil {
 			return err
 		}
-		defer closeA()
-		b, closeB, err := executeCall(off.Addr, "debug_echo")
-		if err != nil {
-			return err
-		}
-		defer closeB()
+		defer closeAB()
 		const conc = 64
 		ra, rb := pairProc(reps, conc, d, a, on.Cmd.Process.Pid, b, off.Cmd.Process.Pid)
 		cost := (1/ra.perSecond() - 1/rb.perSecond()) / (1 / rb.perSecond()) * 100
@@ -149,4 +134,19 @@ func executeCall(addr, name string) (func(context.Context) error, func(), error)
 		return err
 	}
 	return call, func() { conn.Close() }, nil
+}
+
+// executeCalls is executeCall for the two sides of a comparison; the
+// returned function closes both connections.
+func executeCalls(addrA, nameA, addrB, nameB string) (a, b func(context.Context) error, closeBoth func(), err error) {
+	a, closeA, err := executeCall(addrA, nameA)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	b, closeB, err := executeCall(addrB, nameB)
+	if err != nil {
+		closeA()
+		return nil, nil, nil, err
+	}
+	return a, b, func() { closeA(); closeB() }, nil
 }

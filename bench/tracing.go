@@ -123,16 +123,11 @@ func tracingRows(rep *report, serverBin, tmp string, d time.Duration, reps int) 
 	defer traced.Stop()
 
 	for _, tool := range []string{"debug_echo", "echo_echo"} {
-		a, closeA, err := executeCall(traced.Addr, tool)
+		a, b, closeAB, err := executeCalls(traced.Addr, tool, off.Addr, tool)
 		if err != nil {
 			return err
 		}
-		defer closeA()
-		b, closeB, err := executeCall(off.Addr, tool)
-		if err != nil {
-			return err
-		}
-		defer closeB()
+		defer closeAB()
 		for _, conc := range []int{1, 64} {
 			ra, rb, recvCPU := pairTraced(reps, conc, d, a, traced.Cmd.Process.Pid, b, off.Cmd.Process.Pid, recv.cmd.Process.Pid)
 			checkErrors(rep, "Execute traced "+tool, ra)
@@ -166,16 +161,11 @@ func tracingRows(rep *report, serverBin, tmp string, d time.Duration, reps int) 
 		return err
 	}
 	defer audited.Stop()
-	a, closeA, err := executeCall(audited.Addr, "debug_echo")
+	a, b, closeAB, err := executeCalls(audited.Addr, "debug_echo", off.Addr, "debug_echo")
 	if err != nil {
 		return err
 	}
-	defer closeA()
-	b, closeB, err := executeCall(off.Addr, "debug_echo")
-	if err != nil {
-		return err
-	}
-	defer closeB()
+	defer closeAB()
 	for _, conc := range []int{1, 64} {
 		ra, rb := pairProc(reps, conc, d, a, audited.Cmd.Process.Pid, b, off.Cmd.Process.Pid)
 		checkErrors(rep, "Execute audited", ra)
