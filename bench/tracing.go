@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolnexus/toolnexus/bench/serverproc"
@@ -139,6 +140,10 @@ func tracingRows(rep *report, serverBin, tmp string, d time.Duration, reps int) 
 				(float64(ra.cpuPerCall())/float64(rb.cpuPerCall())-1)*100, (float64(ra.cpuPerCall()+recvCPU)/float64(rb.cpuPerCall())-1)*100)
 		}
 	}
+	if err := tracingFloorRows(rep, tmp, recv.endpoint, traced, d, reps); err != nil {
+		return err
+	}
+
 	// Every call made two spans; the batch processor drops spans when its
 	// queue is full, which would make tracing look cheaper than it is.
 	made := 0.0
@@ -147,6 +152,7 @@ func tracingRows(rep *report, serverBin, tmp string, d time.Duration, reps int) 
 		v, _ := traced.Metric(m)
 		made += 2 * v
 	}
+	made += floorSpans
 	_ = traced.Stop() // flushes the last spans
 	got, _ := strconv.ParseFloat(recv.stop(), 64)
 	switch {
@@ -191,4 +197,69 @@ func pairTraced(reps, conc int, d time.Duration, a func(context.Context) error, 
 		}
 	}
 	return ra, rb, recvPerCall
+}
+
+// floorSpans counts the spans the traced bench/minecho made (two per
+// successful call), so that the drop check covers them too.
+var floorSpans float64
+
+// countOK counts call's successful calls into n.
+func countOK(call func(context.Context) error, n *atomic.Int64) func(context.Context) error {
+	return func(ctx context.Context) error {
+		err := call(ctx)
+		if err == nil {
+			n.Add(1)
+		}
+		return err
+	}
+}
+
+// tracingFloorRows measure what the same tracing costs the smallest program
+// that does debug_echo's job: bench/minecho with the otelgrpc stats handler,
+// an execute_tool span under its server span, and the SDK's batch span
+// processor exporting over OTLP/gRPC to the same receiver (two spans per
+// call, every call sampled), against bench/minecho as it is. That is the
+// floor of the libraries the tracing is built on; the second row compares
+// toolnexus traced with it.
+func tracingFloorRows(rep *report, tmp, endpoint string, traced *serverproc.Proc, d time.Duration, reps int) error {
+	bin := filepath.Join(tmp, "minecho")
+	if err := serverproc.Build(bin, "minecho"); err != nil {
+		return err
+	}
+	plain, err := serverproc.StartBaseline(bin)
+	if err != nil {
+		return err
+	}
+	defer plain.Stop()
+	floor, err := serverproc.StartBaselineEnv(bin, []string{"MINECHO_OTLP_ENDPOINT=" + endpoint})
+	if err != nil {
+		return err
+	}
+	defer floor.Stop()
+
+	a, b, closeAB, err := executeCalls(floor.Addr, "debug_echo", plain.Addr, "debug_echo")
+	if err != nil {
+		return err
+	}
+	defer closeAB()
+	t, f, closeTF, err := executeCalls(traced.Addr, "debug_echo", floor.Addr, "debug_echo")
+	if err != nil {
+		return err
+	}
+	defer closeTF()
+	var made atomic.Int64
+	a, f = countOK(a, &made), countOK(f, &made)
+	defer func() { floorSpans = 2 * float64(made.Load()) }()
+	for _, conc := range []int{1, 64} {
+		ra, rb := pairProc(reps, conc, d, a, floor.Cmd.Process.Pid, b, plain.Cmd.Process.Pid)
+		checkErrors(rep, "Execute minecho traced", ra)
+		rep.row("| 17 | floor: bench/minecho traced (otelgrpc + the SDK's OTLP/gRPC batch exporter, 2 spans per call) vs bench/minecho: calls/s | %d | %.0f | %.0f | %+.1f%% time/call | — |",
+			conc, ra.perSecond(), rb.perSecond(), (rb.perSecond()/ra.perSecond()-1)*100)
+		rep.row("| 17 | … CPU per call | %d | %s | %s | %+.1f%% | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), (float64(ra.cpuPerCall())/float64(rb.cpuPerCall())-1)*100)
+		rt, rf := pairProc(reps, conc, d, t, traced.Cmd.Process.Pid, f, floor.Cmd.Process.Pid)
+		rep.row("| 17 | debug_echo traced (toolnexus, 2 spans per call) vs bench/minecho traced (the same 2 spans): calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.92× |",
+			conc, rt.perSecond(), rf.perSecond(), rt.perSecond()/rf.perSecond())
+		rep.row("| 17 | … CPU per call | %d | %s | %s | %.2f× | — |", conc, us(rt.cpuPerCall()), us(rf.cpuPerCall()), float64(rt.cpuPerCall())/float64(rf.cpuPerCall()))
+	}
+	return nil
 }

@@ -144,7 +144,16 @@ type Baseline struct {
 
 // StartBaseline starts bin with args and waits for the address line.
 func StartBaseline(bin string, args ...string) (*Baseline, error) {
+	return StartBaselineEnv(bin, nil, args...)
+}
+
+// StartBaselineEnv is StartBaseline with extra environment variables
+// ("KEY=value") on top of the benchmark's own.
+func StartBaselineEnv(bin string, env []string, args ...string) (*Baseline, error) {
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
