@@ -89,7 +89,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if line[0] == '[' {
 			return c.readBatch(line)
 		}
-		return jsonrpc.DecodeMessage(line)
+		return decodeMessage(line)
 	}
 }
 
@@ -128,7 +128,7 @@ func (c *lineConn) readBatch(line []byte) (jsonrpc.Message, error) {
 	}
 	msgs := make([]jsonrpc.Message, len(raws))
 	for i, raw := range raws {
-		msg, err := jsonrpc.DecodeMessage(raw)
+		msg, err := decodeMessage(raw)
 		if err != nil {
 			return nil, err
 		}
