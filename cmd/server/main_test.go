@@ -64,6 +64,23 @@ func TestConfigErrorsExit2NamingTheKey(t *testing.T) {
 	if out, err := exec.Command(bin, "--check").CombinedOutput(); err != nil || !strings.Contains(string(out), "config OK") {
 		t.Errorf("--check on the embedded default: %v %s", err, out)
 	}
+	// --check with a deployment's flags refuses what its start would:
+	// here a public listener without a credential, and sessions inside the
+	// workspace the flag names.
+	sessionsInside := filepath.Join(dir, "sessions.json")
+	if err := os.WriteFile(sessionsInside, []byte(`{"sessions": {"root": "ws/.sessions"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for want, args := range map[string][]string{
+		"server.listen": {"--check", "--listen", "0.0.0.0:50051"},
+		"sessions.root": {"--check", "--config", sessionsInside, "--workspace", filepath.Join(dir, "ws")},
+	} {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), want) || strings.Contains(string(out), "config OK") {
+			t.Errorf("%v: %v %s, want exit 2 naming %s", args, err, out, want)
+		}
+	}
 }
 
 var servingLine = regexp.MustCompile(`msg="toolnexus serving" grpc=(\S+)`)

@@ -77,25 +77,25 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 	if *mcpListen == "off" {
 		*mcpListen = "-"
 	}
+	if *pprofListen != "" && !isLoopback(*pprofListen) {
+		fmt.Fprintf(stderr, "toolnexus-server: --pprof-listen %q: profiles are served on a loopback address only (e.g. 127.0.0.1:6060)\n", *pprofListen)
+		return ExitConfig
+	}
+	opts := Options{ConfigPath: *configPath, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
+		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native}
 	if *checkOnly {
-		cfg, err := config.Load(*configPath)
+		warnings, err := Check(opts)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return ExitConfig
 		}
-		for _, w := range cfg.Warnings {
+		for _, w := range warnings {
 			fmt.Fprintln(stderr, "warning:", w)
 		}
 		fmt.Fprintln(stderr, "config OK")
 		return ExitOK
 	}
-
-	if *pprofListen != "" && !isLoopback(*pprofListen) {
-		fmt.Fprintf(stderr, "toolnexus-server: --pprof-listen %q: profiles are served on a loopback address only (e.g. 127.0.0.1:6060)\n", *pprofListen)
-		return ExitConfig
-	}
-	srv, err := New(Options{ConfigPath: *configPath, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
-		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native})
+	srv, err := New(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		var ce *ConfigError
