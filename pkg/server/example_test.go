@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -62,4 +63,19 @@ func ExampleNew() {
 	// hello, Ada OUTCOME_OK
 	// true OUTCOME_INVALID_ARGUMENTS
 	// <nil>
+}
+
+// Check answers what a start with the same options would, without starting:
+// here a public listener that no credential guards.
+func ExampleCheck() {
+	_, err := server.Check(server.Options{Listen: "0.0.0.0:50051"})
+	var ce *server.ConfigError
+	if errors.As(err, &ce) {
+		fmt.Println("refused:", ce.Key)
+	}
+	_, err = server.Check(server.Options{Listen: "127.0.0.1:50051"})
+	fmt.Println("on loopback:", err)
+	// Output:
+	// refused: server.listen
+	// on loopback: <nil>
 }
