@@ -39,7 +39,7 @@ func main() {
 	plotPath := flag.String("plot", "../docs/throughput.png", "PNG plot of calls/s by concurrency (empty: none)")
 	serverBin := flag.String("server", "../bin/toolnexus-server", "server binary, for the RSS row (empty: skip it)")
 	dur := flag.Duration("d", 1500*time.Millisecond, "duration of one measured run")
-	reps := flag.Int("reps", 3, "alternating repetitions per comparison (best of)")
+	reps := flag.Int("reps", 5, "alternating repetitions per comparison (best of)")
 	only := flag.Bool("baselines", false, "only rows 8–10 (toolnexus vs the minimal programs), printed, BENCHMARKS.md untouched")
 	flag.StringVar(&baselineSet, "rows", "8,9,10", "with -baselines: which of rows 8, 9, 10")
 	target := flag.String("target", "", "only load ADDR (a running server) with Execute of -tool from -c callers for -d, to profile it")
@@ -570,10 +570,13 @@ const analysis = `
   32 KB read buffer per message; toolnexus now parses its stdio servers' lines in place with
   the same JSON package and flags (same messages and errors, checked against the SDK's decoder
   over a corpus and by fuzzing), which took an MCP call from 110.6 to 77.8 KiB of garbage and
-  row 8 at 1 caller from 0.86–0.88× calls/s, p50 1.11–1.13×, CPU 1.31–1.33× to 0.97–1.01×,
-  p50 0.97–1.01×, CPU 0.96–1.08× (two runs, same-run ratios). Two 32 KB buffers per call are
-  left, both inside the SDK's CallTool (the result and CallToolResult.UnmarshalJSON), and
-  minproxy pays them too. Also measured: ~16 µs per call is stack copying (runtime.newstack)
+  row 8 at 1 caller from 0.86–0.88× calls/s, p50 1.11–1.13×, CPU per call 1.31–1.33× (two runs
+  before) to 0.91–1.01× calls/s, p50 0.97–1.10×, CPU 0.96–1.13× (six runs after, same-run
+  ratios, on a VM whose neighbours came and went: the same binary pair measured 1,169 to 1,770
+  calls/s within the hour). At 16 callers the server and the MCP child each spend the same CPU
+  per call as minproxy and its child (0.98–1.02×, child 0.95–1.07×), and the calls/s ratio
+  (0.90–1.20×) is that noise. Two 32 KB buffers per call are left, both inside the SDK's
+  CallTool (the result and CallToolResult.UnmarshalJSON), and minproxy pays them too. Also measured: ~16 µs per call is stack copying (runtime.newstack)
   — the stream workers take calls in turn (a channel's waiting receivers are served
   first-in first-out), so at 1 caller each of the 32 workers runs every 32nd call, the GC
   may have halved its idle stack in between, and the SDK's JSON encoding deep in the call
@@ -615,7 +618,7 @@ Measured with ` + "`go test -bench -benchmem`" + ` and on the real server proces
 (` + "`--pprof-listen`" + ` for profiles; ` + "`go -C bench run . -target ADDR -metrics ADDR`" + ` reports the
 server's heap allocations per call from its own go_memstats_mallocs_total;
 ` + "`go -C bench run . -baselines [-rows 8,9,10]`" + ` reruns rows 8–10 alone). The same two
-shared cores carry other work, so time figures are best of 3 and still ±20%; allocation
+shared cores carry other work, so time figures are best of the runs and still ±20%; allocation
 counts are exact.
 
 | change | what it removed | measured |
