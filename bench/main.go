@@ -571,18 +571,23 @@ const analysis = `
   the same JSON package and flags (same messages and errors, checked against the SDK's decoder
   over a corpus and by fuzzing), which took an MCP call from 110.6 to 77.8 KiB of garbage and
   row 8 at 1 caller from 0.86–0.88× calls/s, p50 1.11–1.13×, CPU per call 1.31–1.33× (two runs
-  before) to 0.91–1.01× calls/s, p50 0.97–1.10×, CPU 0.96–1.13× (six runs after, same-run
-  ratios, on a VM whose neighbours came and went: the same binary pair measured 1,169 to 1,770
-  calls/s within the hour). At 16 callers the server and the MCP child each spend the same CPU
-  per call as minproxy and its child (0.98–1.02×, child 0.95–1.07×), and the calls/s ratio
-  (0.90–1.20×) is that noise. Two 32 KB buffers per call are left, both inside the SDK's
-  CallTool (the result and CallToolResult.UnmarshalJSON), and minproxy pays them too. Also measured: ~16 µs per call is stack copying (runtime.newstack)
-  — the stream workers take calls in turn (a channel's waiting receivers are served
-  first-in first-out), so at 1 caller each of the 32 workers runs every 32nd call, the GC
-  may have halved its idle stack in between, and the SDK's JSON encoding deep in the call
-  grows it again; fewer workers (2) remove that at 1 caller but bring back the per-call stack
-  growth of fresh goroutines at 16–64 callers (debug_echo: newstack 1.4–6% → 7–18% of the
-  CPU), so the pool stays. GOGC is not changed.
+  before) to 0.89–1.01× calls/s, p50 0.97–1.10×, CPU 0.96–1.20× (seven runs after, four of them
+  ` + "`-baselines`" + ` and three whole ` + "`make bench`" + ` runs, this table the last; same-run ratios on a VM whose
+  neighbours came and went: the same binary pair measured 1,169 to 1,770 calls/s within the
+  hour). The 1-caller target is met in three of the seven runs and missed by up to 6% in the
+  others: what is left is ~40 µs of CPU per call, below. At 16 callers the server and the MCP
+  child each spend about the same CPU per call as minproxy and its child (server 0.83–1.02×,
+  child 0.95–1.07×), and calls/s is 0.90–1.20× (met in six of seven runs). The ~40 µs of CPU
+  per call left at 1 caller, from per-frame profiles of both processes: two 32 KB decoder
+  buffers per call inside the SDK's CallTool (the result, and CallToolResult.UnmarshalJSON
+  decoding it again), which minproxy pays too but which weigh more on the larger heap; and
+  ~16 µs of stack copying (runtime.newstack, against ~9 µs in minproxy) — the stream workers
+  take calls in turn (a channel's waiting receivers are served first-in first-out), so at
+  1 caller each of the 32 workers runs every 32nd call, the GC may have halved its idle stack
+  in between, and the SDK's JSON encoding deep in the call grows it again; fewer workers (2)
+  remove that at 1 caller but bring back the per-call stack growth of fresh goroutines at
+  16–64 callers (debug_echo: newstack 1.4–6% → 7–18% of the CPU), so the pool stays (4 and 1
+  per CPU were measured too: the difference was inside the noise). GOGC is not changed.
 - **Row 11**: a session's first call creates its directory and a small metadata file (and
   looks the session up under the manager's lock, once); every later call finds it with a
   lock-free map lookup and an atomic reference count. Both sides run the same glob in the
@@ -688,13 +693,14 @@ callers, CPU per call 1.05× / 1.05× / 1.12× (was 0.98× / 0.91× / 0.87×, 1.
   kept.
   **The floor.** The "floor" rows trace ` + "`bench/minecho`" + ` exactly as toolnexus traces: the otelgrpc
   stats handler, an ` + "`execute_tool`" + ` span with the same attributes under it, the SDK's batch span
-  processor and OTLP/gRPC exporter to the same receiver, every call sampled — nothing else. That
-  program pays +28% time per call at 1 caller and +95% at 64 (CPU per call 27 → 61 µs);
-  toolnexus traced runs at 1.03× its calls/s at 1 caller and 1.04× at 64, CPU per call 0.96× and
-  0.94× (a run at load ~3). So the ≤ 15% target at 100% sampling cannot be met by any program built on
-  otelgrpc and the OTel SDK when the call itself does nothing: two exported spans cost more than
-  a whole Execute. For a real tool the same spans are a small part of the call (an MCP call:
-  +2.8% to +14.5% time per call at 64 callers). A busy server traces a fraction
-  (` + "`OTEL_TRACES_SAMPLER_ARG`" + `); unsampled calls skip the export, the span attributes and the
-  exemplars.
+  processor and OTLP/gRPC exporter to the same receiver, every call sampled — nothing else. Over
+  five runs on 2026-12-03 that program paid +28% to +36% time per call at 1 caller and +95% to
+  +128% at 64 (this table: CPU per call 110 → 168 µs and 22 → 57 µs), and toolnexus traced ran
+  at 0.97–1.10× its calls/s at 1 caller and 1.04–1.10× at 64, CPU per call 0.87–1.03×: toolnexus
+  adds nothing measurable to what the libraries cost. So the ≤ 15% target at 100% sampling
+  cannot be met by any program built on otelgrpc and the OTel SDK when the call itself does
+  nothing: two exported spans cost more than a whole Execute. For a real tool the same spans are
+  a smaller share: an MCP call (echo_echo) paid +9% to +26% at 1 caller and +6% to +17% at 64
+  over the same five runs. A busy server traces a fraction (` + "`OTEL_TRACES_SAMPLER_ARG`" + `);
+  unsampled calls skip the export, the span attributes and the exemplars.
 `
