@@ -34,8 +34,9 @@ var (
 	errInvalidResponse = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
 )
 
-// decodeMessage is jsonrpc.DecodeMessage, to the same messages and errors,
-// without its per-message cost: the go-sdk decodes each message through a
+// decodeMessage is jsonrpc.DecodeMessage — the same message for every
+// input, and an error for the same inputs (a syntax error is worded as the
+// JSON package words it) — without its per-message cost: the go-sdk decodes each message through a
 // streaming decoder over the bytes it already holds, which allocates a
 // fresh 32 KB read buffer every time (the largest allocation of an MCP
 // call, and most of the garbage a call makes) and then copies the raw
