@@ -236,6 +236,7 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		err = phaseError("initialize", ctx, s.cfg.timeout(), err)
+		child.settle(stderrSettle)
 		if tail := sess.stderr.Tail(); tail != "" {
 			err = fmt.Errorf("%w (stderr: %s)", err, tail)
 		}

@@ -89,6 +89,29 @@ func startChild(box *sandbox.Sandbox, cmd *exec.Cmd, p *sandbox.Policy, w io.Wri
 	return c, nil
 }
 
+// stderrSettle bounds how long a failed start waits for the child's last
+// words: a child that exits closes its stderr at once; one that lingers
+// costs this much on the failure path only.
+const stderrSettle = 500 * time.Millisecond
+
+// settle waits, at most d, for the child to exit and its stderr to be
+// copied to the end, so that an error quoting the stderr tail quotes the
+// reason the child printed as it died (a missing key, a bad flag) rather
+// than whatever the copy had reached when the pipe to it broke.
+func (c *child) settle(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.proc.Done():
+	case <-t.C:
+		return
+	}
+	select {
+	case <-c.copied:
+	case <-t.C:
+	}
+}
+
 // killGroup kills the child's process group: the server and what it
 // started (in the sandbox, the whole PID namespace dies with the server).
 func (c *child) killGroup() {
