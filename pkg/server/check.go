@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"os"
 
+	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
 )
 
@@ -22,13 +24,7 @@ func Check(opts Options) (warnings []string, err error) {
 	if err != nil {
 		return nil, publicError(err)
 	}
-	if err := checkExposure(cfg, configuredAddrs(cfg), opts.Insecure); err != nil {
-		return nil, publicError(err)
-	}
-	if _, err := tlsFromConfig(cfg); err != nil {
-		return nil, publicError(err)
-	}
-	if _, err := cfg.SessionsRoot(); err != nil {
+	if _, err := preflight(cfg, opts.Insecure); err != nil {
 		return nil, publicError(err)
 	}
 	// The exporter is built (its options checked) but never connects: the
@@ -40,4 +36,22 @@ func Check(opts Options) (warnings []string, err error) {
 	}
 	_ = tracing.Shutdown(context.Background())
 	return cfg.Warnings, nil
+}
+
+// preflight is what New and Check both refuse before anything starts: a
+// listener beyond loopback that no credential guards, TLS files that do not
+// load, sessions that overlap the workspace. It returns the TLS config to
+// serve with (nil without TLS).
+func preflight(cfg *config.Config, insecure bool) (*tls.Config, error) {
+	if err := checkExposure(cfg, configuredAddrs(cfg), insecure); err != nil {
+		return nil, err
+	}
+	tc, err := tlsFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cfg.SessionsRoot(); err != nil {
+		return nil, err
+	}
+	return tc, nil
 }

@@ -123,11 +123,12 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, publicError(err)
 	}
-	if err := checkExposure(cfg, configuredAddrs(cfg), s.opts.Insecure); err != nil {
+	tc, err := preflight(cfg, s.opts.Insecure)
+	if err != nil {
 		return nil, publicError(err)
 	}
-	if err := s.loadTLS(cfg); err != nil {
-		return nil, publicError(err)
+	if tc != nil {
+		s.tlsConf.Store(tc)
 	}
 	s.prom.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if s.tracing, err = otlp.Setup(context.Background(), cfg.Telemetry, os.LookupEnv, log); err != nil {
@@ -187,15 +188,6 @@ func (s *Server) dynamicTLS() *tls.Config {
 		MinVersion:         tls.VersionTLS12,
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return s.tlsConf.Load(), nil },
 	}
-}
-
-func (s *Server) loadTLS(cfg *config.Config) error {
-	tc, err := tlsFromConfig(cfg)
-	if err != nil || tc == nil {
-		return err
-	}
-	s.tlsConf.Store(tc)
-	return nil
 }
 
 func tlsFromConfig(cfg *config.Config) (*tls.Config, error) {
