@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,6 +44,7 @@ func TestConfigErrorsExit2NamingTheKey(t *testing.T) {
 		`{"server": {"listen": "0.0.0.0:50051"}}`:   "server.listen",
 		`{"debug": "yes"}`:                          "debug: must be true or false",
 		`{"limits": {"tools": {"bash": {"x": 1}}}}`: "limits.tools.bash.x",
+		`{"server": {"gcHeapFloorMiB": -5}}`:        "server.gcHeapFloorMiB",
 	}
 	for cfg, want := range cases {
 		path := filepath.Join(dir, "c.json")
@@ -143,5 +146,100 @@ func TestServesDefaultConfigAndStopsOnSIGTERM(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v, want 0", err)
+	}
+}
+
+var metricsLine = regexp.MustCompile(`msg="toolnexus serving" grpc=\S+ metrics=(\S+)`)
+
+// startWithMetrics runs the binary on cfg and returns its metrics address.
+func startWithMetrics(t *testing.T, bin, cfg string, env ...string) (*exec.Cmd, string, *strings.Builder) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config", path, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--workspace", filepath.Join(dir, "ws"))
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	log := &strings.Builder{}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if m := metricsLine.FindStringSubmatch(lines.Text()); m != nil {
+			go io.Copy(io.Discard, stderr)
+			return cmd, m[1], log
+		}
+	}
+	t.Fatalf("server never said it was serving:\n%s", log)
+	return nil, "", nil
+}
+
+// gauge reads one unlabelled sample from the server's /metrics.
+func gauge(t *testing.T, addr, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("%s not in /metrics", name)
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The heap floor is process-wide, so it is the binary's business: the real
+// process shows it through the Go collector's own series, a reload moves
+// it, and an operator's GOGC wins over it.
+func TestHeapFloorSetsTheCollectorsGoal(t *testing.T) {
+	bin := buildServer(t)
+	const floor = 48 << 20
+	cmd, addr, _ := startWithMetrics(t, bin, `{"builtins": false, "server": {"gcHeapFloorMiB": 48}}`)
+	// On a heap of a few MiB the runtime's 4 MiB minimum, scaled by GOGC,
+	// reaches the floor first: 48 MiB is GOGC=1200.
+	if p := gauge(t, addr, "go_gc_gogc_percent"); p != 1200 {
+		t.Errorf("go_gc_gogc_percent = %v with a 48 MiB floor, want 1200", p)
+	}
+	if g := gauge(t, addr, "go_memstats_next_gc_bytes"); g < floor || g > floor*1.2 {
+		t.Errorf("go_memstats_next_gc_bytes (the heap goal) = %.1f MiB, want the 48 MiB floor", g/(1<<20))
+	}
+
+	// A reload that sets 0 gives the collector back its own pacing.
+	path := cmd.Args[2]
+	if err := os.WriteFile(path, []byte(`{"builtins": false, "server": {"gcHeapFloorMiB": 0}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for gauge(t, addr, "go_gc_gogc_percent") != 100 {
+		if time.Now().After(deadline) {
+			t.Fatal("go_gc_gogc_percent did not return to 100 after a reload to gcHeapFloorMiB 0")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// GOGC in the environment is the operator's choice: left alone, and said.
+	_, addr, log := startWithMetrics(t, bin, `{"builtins": false, "server": {"gcHeapFloorMiB": 48}}`, "GOGC=150")
+	if p := gauge(t, addr, "go_gc_gogc_percent"); p != 150 {
+		t.Errorf("go_gc_gogc_percent = %v with GOGC=150 set, want 150", p)
+	}
+	if !strings.Contains(log.String(), "GOGC is set: server.gcHeapFloorMiB is not applied") {
+		t.Errorf("no log line says the floor is not applied:\n%s", log)
 	}
 }

@@ -139,6 +139,8 @@ func TestSectionErrorsNameTheKey(t *testing.T) {
 		{`{"server": {"mcp": {"listen": "x"}}}`, `config: server.mcp.listen: "x" is not HOST:PORT`},
 		{`{"server": {"mcp": {"lissen": "x"}}}`, "config: server.mcp.lissen: unknown key (check the spelling; see the README's config reference)"},
 		{`{"server": {"gracePeriod": -1}}`, "config: server.gracePeriod: must be >= 0 milliseconds"},
+		{`{"server": {"gcHeapFloorMiB": -1}}`, "config: server.gcHeapFloorMiB: must be 0 (Go's own pacing) to 65536 MiB, got -1"},
+		{`{"server": {"gcHeapFloorMiB": 1.5}}`, "config: server.gcHeapFloorMiB: must be an integer, not a number 1.5"},
 		{`{"server": {"port": 1}}`, "config: server.port: unknown key (check the spelling; see the README's config reference)"},
 		// debug
 		{`{"debug": "yes"}`, "config: debug: must be true or false"},
@@ -272,6 +274,15 @@ func TestServerSection(t *testing.T) {
 	}
 	if !s.TLS.Enabled() || s.TLS.ClientCA != "ca.pem" || s.MCP.Listen != "127.0.0.1:7001" || s.MCP.Tools[0] != "a*" {
 		t.Fatalf("tls %+v mcp %+v", s.TLS, s.MCP)
+	}
+	if s.GCHeapFloor != config.DefaultGCHeapFloorMiB<<20 {
+		t.Fatalf("gcHeapFloorMiB unset: %d bytes, want the default %d MiB", s.GCHeapFloor, config.DefaultGCHeapFloorMiB)
+	}
+	for in, want := range map[string]int64{`0`: 0, `48`: 48 << 20} {
+		cfg, err := parse(t, `{"server": {"gcHeapFloorMiB": `+in+`}}`)
+		if err != nil || cfg.Server.GCHeapFloor != want {
+			t.Fatalf("gcHeapFloorMiB %s: %d bytes, %v; want %d", in, cfg.Server.GCHeapFloor, err, want)
+		}
 	}
 	if got := cfg.Resolve("s.pem"); got != filepath.Join(cfg.BaseDir, "s.pem") {
 		t.Fatalf("Resolve relative = %s", got)

@@ -23,6 +23,14 @@ const (
 	DefaultMetricsListen   = "127.0.0.1:9464"
 )
 
+// DefaultGCHeapFloorMiB is the heap size (MiB) below which the garbage
+// collector does not run: a server with ~2 MiB of live heap otherwise
+// collects every few dozen MCP calls (see internal/gcfloor).
+const (
+	DefaultGCHeapFloorMiB = 32
+	maxGCHeapFloorMiB     = 64 << 10
+)
+
 // Limits is the `limits` section: global limits plus per-tool overrides.
 type Limits struct {
 	// Timeout bounds every call (0 = no limit beyond the caller's deadline).
@@ -250,6 +258,9 @@ type Server struct {
 	GracePeriod time.Duration
 	// WatchConfig reloads when the config file changes.
 	WatchConfig bool
+	// GCHeapFloor is server.gcHeapFloorMiB in bytes: the heap size below
+	// which the garbage collector does not run (0 = Go's own pacing).
+	GCHeapFloor int64
 	// Limits is server.limits: what one caller may hold open.
 	Limits ServerLimits
 }
@@ -273,7 +284,8 @@ type MCPGateway struct {
 }
 
 func parseServer(raw json.RawMessage) (Server, error) {
-	s := Server{Listen: DefaultListen, MetricsListen: DefaultMetricsListen, GracePeriod: DefaultGracePeriod, Limits: ServerLimits{WatchStreams: DefaultWatchStreams}}
+	s := Server{Listen: DefaultListen, MetricsListen: DefaultMetricsListen, GracePeriod: DefaultGracePeriod,
+		GCHeapFloor: DefaultGCHeapFloorMiB << 20, Limits: ServerLimits{WatchStreams: DefaultWatchStreams}}
 	if raw == nil {
 		return s, nil
 	}
@@ -284,6 +296,7 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		MCPRaw        json.RawMessage `json:"mcp"`
 		GracePeriod   *int64          `json:"gracePeriod"`
 		WatchConfig   bool            `json:"watchConfig"`
+		GCHeapFloor   *int64          `json:"gcHeapFloorMiB"`
 		LimitsRaw     json.RawMessage `json:"limits"`
 		TLS           TLS             `json:"-"`
 		MCP           MCPGateway      `json:"-"`
@@ -345,5 +358,11 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		s.GracePeriod = time.Duration(*r.GracePeriod) * time.Millisecond
 	}
 	s.WatchConfig = r.WatchConfig
+	if r.GCHeapFloor != nil {
+		if *r.GCHeapFloor < 0 || *r.GCHeapFloor > maxGCHeapFloorMiB {
+			return s, keyErr("server.gcHeapFloorMiB", "must be 0 (Go's own pacing) to %d MiB, got %d", maxGCHeapFloorMiB, *r.GCHeapFloor)
+		}
+		s.GCHeapFloor = *r.GCHeapFloor << 20
+	}
 	return s, nil
 }

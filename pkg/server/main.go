@@ -82,7 +82,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		return ExitConfig
 	}
 	opts := Options{ConfigPath: *configPath, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
-		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native}
+		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native, ManageHeap: true}
 	if *checkOnly {
 		warnings, err := Check(opts)
 		if err != nil {

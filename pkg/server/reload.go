@@ -58,6 +58,7 @@ func (s *Server) reload(ctx context.Context, trigger string) (rep core.Report, e
 	if tc != nil {
 		s.tlsConf.Store(tc)
 	}
+	s.heapFloor.Load().Set(cfg.Server.GCHeapFloor)
 	if s.mcp != nil {
 		s.mcp.Reconfigure(cfg.Server.MCP.Tools)
 	}

@@ -40,6 +40,7 @@ import (
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/gcfloor"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
@@ -78,6 +79,11 @@ type Options struct {
 	// AuditOutput is where the audit log goes when the config's audit
 	// section has no path (os.Stderr when nil).
 	AuditOutput io.Writer
+	// ManageHeap applies server.gcHeapFloorMiB to the process's garbage
+	// collector while serving. The collector is process-wide, so only the
+	// program that owns the process should set it; Main does. It is left
+	// alone when the GOGC environment variable is set: the operator chose.
+	ManageHeap bool
 }
 
 // Server is one toolnexus server.
@@ -108,6 +114,10 @@ type Server struct {
 
 	// tracing is the OpenTelemetry provider; nil when tracing is off.
 	tracing *telemetry.Provider
+
+	// heapFloor is the GC heap floor while serving (a reload may change
+	// it); nil when the heap is not managed.
+	heapFloor atomic.Pointer[gcfloor.Floor]
 }
 
 // New loads the config, starts every source and builds the gRPC server. A
@@ -162,6 +172,20 @@ func New(opts Options) (*Server, error) {
 			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil})
 	}
 	return s, nil
+}
+
+// startHeapFloor applies server.gcHeapFloorMiB (see internal/gcfloor) when
+// the program owns the process and GOGC does not say otherwise.
+func (s *Server) startHeapFloor() {
+	if !s.opts.ManageHeap {
+		return
+	}
+	if v, set := os.LookupEnv("GOGC"); set {
+		s.log.Info("GOGC is set: server.gcHeapFloorMiB is not applied", "GOGC", v)
+		return
+	}
+	// Started even at 0, so that a reload can raise it.
+	s.heapFloor.Store(gcfloor.Start(s.core.Config().Server.GCHeapFloor))
 }
 
 // streamWorkers is how many goroutines serve RPCs, each reused call after
@@ -221,6 +245,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, 3)
 	s.serveMetrics(errc)
 	s.serveMCP(errc)
+	s.startHeapFloor()
 	s.setServing(true)
 	go func() { errc <- s.grpc.Serve(s.lis) }()
 	stopWatch := s.watchConfigFile()
@@ -284,6 +309,7 @@ func (s *Server) Shutdown() {
 			s.log.Warn("closing sources", "error", err)
 		}
 		s.shutdownTracing()
+		s.heapFloor.Load().Stop()
 		s.log.Info("toolnexus stopped")
 	})
 }
