@@ -57,6 +57,26 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			rep.row("| 8 | … p50 latency | %d | %s | %s | %.2f× | ≤ 1.05× |", conc, us(ra.p50), us(rb.p50), float64(ra.p50)/float64(rb.p50))
 			rep.row("| 8 | … server CPU per call (/proc, MCP child not included) | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), float64(ra.cpuPerCall())/float64(rb.cpuPerCall()))
 		}
+		// The same pair with minproxy collecting as seldom as toolnexus does
+		// (its 32 MiB heap floor is GOGC=800 on a heap this small; minproxy applies BENCH_GOGC to itself, not to the MCP child it starts), so what
+		// is left is the work each does per call, not how often each collects.
+		mpf, err := serverproc.StartBaselineEnv(bins["minproxy"], []string{floorGOGC}, "echo", mcpecho)
+		if err != nil {
+			return err
+		}
+		defer mpf.Stop()
+		a, c, closeAC, err := executeCalls(tn.Addr, "echo_echo", mpf.Addr, "echo")
+		if err != nil {
+			return err
+		}
+		defer closeAC()
+		for _, conc := range []int{1, 16} {
+			ra, rc := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, c, mpf.Cmd.Process.Pid)
+			checkErrors(rep, "MCP via minproxy ("+floorGOGC+")", rc)
+			rep.row("| 8 | … the same, minproxy at toolnexus's GC pacing ("+floorGOGC+"): calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, ra.perSecond(), rc.perSecond(), ra.perSecond()/rc.perSecond())
+			rep.row("| 8 | … … p50 latency; server CPU per call | %d | %s; %s | %s; %s | %.2f×; %.2f× | — |", conc, us(ra.p50), us(ra.cpuPerCall()), us(rc.p50), us(rc.cpuPerCall()),
+				float64(ra.p50)/float64(rc.p50), float64(ra.cpuPerCall())/float64(rc.cpuPerCall()))
+		}
 	}
 
 	// 9. debug_echo vs the minimal echo server.
@@ -82,6 +102,21 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			rep.row("| 9 | debug_echo vs minimal echo server (bench/minecho), separate processes: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.92× |", conc, ra.perSecond(), rb.perSecond(), ra.perSecond()/rb.perSecond())
 			rep.row("| 9 | … p50 latency | %d | %s | %s | %.2f× | — |", conc, us(ra.p50), us(rb.p50), float64(ra.p50)/float64(rb.p50))
 			rep.row("| 9 | … server CPU per call (/proc) | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), float64(ra.cpuPerCall())/float64(rb.cpuPerCall()))
+		}
+		mef, err := serverproc.StartBaselineEnv(bins["minecho"], []string{floorGOGC})
+		if err != nil {
+			return err
+		}
+		defer mef.Stop()
+		a, c, closeAC, err := executeCalls(tn.Addr, "debug_echo", mef.Addr, "debug_echo")
+		if err != nil {
+			return err
+		}
+		defer closeAC()
+		for _, conc := range []int{1, 64} {
+			ra, rc := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, c, mef.Cmd.Process.Pid)
+			rep.row("| 9 | … the same, minecho at toolnexus's GC pacing ("+floorGOGC+"): calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, ra.perSecond(), rc.perSecond(), ra.perSecond()/rc.perSecond())
+			rep.row("| 9 | … … server CPU per call | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rc.cpuPerCall()), float64(ra.cpuPerCall())/float64(rc.cpuPerCall()))
 		}
 	}
 
@@ -111,6 +146,11 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 	}
 	return nil
 }
+
+// floorGOGC gives a baseline toolnexus's GC pacing: toolnexus keeps its
+// heap goal at server.gcHeapFloorMiB (32 MiB by default), which on a heap
+// of a few MiB is the runtime's 4 MiB minimum scaled by GOGC=800.
+const floorGOGC = "BENCH_GOGC=800"
 
 // baselineSet is the -rows flag: which baseline rows to run.
 var baselineSet = "8,9,10"

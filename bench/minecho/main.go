@@ -46,6 +46,7 @@ func (e echo) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteR
 
 func main() {
 	profile.Serve()
+	profile.Pace()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)

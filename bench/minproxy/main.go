@@ -46,6 +46,7 @@ func (p *proxy) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execut
 
 func main() {
 	profile.Serve()
+	profile.Pace()
 	if len(os.Args) < 3 {
 		log.Fatal("usage: minproxy TOOL COMMAND [ARG...]")
 	}

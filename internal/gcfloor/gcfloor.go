@@ -10,8 +10,7 @@
 // each cycle marked the whole live heap, shrank every idle goroutine's stack
 // (which the next call then grew again) and woke the idle processor. That
 // was a quarter of the server's CPU per call at one caller and over half at
-// 16. A floor of a few tens of MiB
-// makes cycles rare at the cost of that much memory.
+// 16. A floor of a few tens of MiB makes cycles rare, for that much memory.
 //
 // Go has no setting for a minimum heap goal, so Floor adjusts GOGC after
 // every collection: just high enough that the next goal reaches the floor,
