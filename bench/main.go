@@ -560,34 +560,34 @@ const analysis = `
   with the chain on or off; the production binary has no switch for it) on both sides.
   On this 2-vCPU VM shared with other work, the 1-caller rows are dominated by scheduler
   wake-ups and swing by ±30% between runs; read the 16- and 64-caller rows and the CPU per call.
-  At 1 caller an MCP call spends most of its CPU in the go-sdk (JSON-RPC encode/decode) and in
-  waking threads, and every allocated byte weighs more than in minproxy: the server's live heap
-  (~4 MB: registry, schemas, metric series, the seccomp tables) is above the runtime's 4 MB
-  minimum heap goal that minproxy stays under, so each collection marks more for the same
-  headroom, and on 2 cores the collector's idle workers take CPU the client and the MCP child
-  need. Allocation volume is therefore the lever at 1 caller. The go-sdk decodes each JSON-RPC
-  message through a streaming decoder over bytes it already holds, which allocates a fresh
-  32 KB read buffer per message; toolnexus now parses its stdio servers' lines in place with
-  the same JSON package and flags (same messages and errors, checked against the SDK's decoder
-  over a corpus and by fuzzing), which took an MCP call from 110.6 to 77.8 KiB of garbage and
-  row 8 at 1 caller from 0.86–0.88× calls/s, p50 1.11–1.13×, CPU per call 1.31–1.33× (two runs
-  before) to 0.89–1.01× calls/s, p50 0.97–1.10×, CPU 0.96–1.20× (seven runs after, four of them
-  ` + "`-baselines`" + ` and three whole ` + "`make bench`" + ` runs, this table the last; same-run ratios on a VM whose
-  neighbours came and went: the same binary pair measured 1,169 to 1,770 calls/s within the
-  hour). The 1-caller target is met in three of the seven runs and missed by up to 6% in the
-  others: what is left is ~40 µs of CPU per call, below. At 16 callers the server and the MCP
-  child each spend about the same CPU per call as minproxy and its child (server 0.83–1.02×,
-  child 0.95–1.07×), and calls/s is 0.90–1.20× (met in six of seven runs). The ~40 µs of CPU
-  per call left at 1 caller, from per-frame profiles of both processes: two 32 KB decoder
-  buffers per call inside the SDK's CallTool (the result, and CallToolResult.UnmarshalJSON
-  decoding it again), which minproxy pays too but which weigh more on the larger heap; and
-  ~16 µs of stack copying (runtime.newstack, against ~9 µs in minproxy) — the stream workers
-  take calls in turn (a channel's waiting receivers are served first-in first-out), so at
-  1 caller each of the 32 workers runs every 32nd call, the GC may have halved its idle stack
-  in between, and the SDK's JSON encoding deep in the call grows it again; fewer workers (2)
-  remove that at 1 caller but bring back the per-call stack growth of fresh goroutines at
-  16–64 callers (debug_echo: newstack 1.4–6% → 7–18% of the CPU), so the pool stays (4 and 1
-  per CPU were measured too: the difference was inside the noise). GOGC is not changed.
+  Rows 8 and 9 are each measured twice: against the baseline as it is (Go's default GC pacing),
+  which is the target, and against the baseline at toolnexus's pacing (` + "`BENCH_GOGC=800`" + `, what
+  the 32 MiB heap floor below amounts to on a heap of a few MiB; minproxy applies it to itself,
+  not to its MCP child), which shows what is left once both collect equally seldom: the work
+  each does per call.
+  **What decided the cost of a call was the garbage collector.** The server holds ~2 MiB of
+  live heap (compiled schemas, pre-created metric series, protobuf descriptors, seccomp tables:
+  library globals mostly) where minproxy holds under 1 MiB, and an MCP call allocates ~78 KiB,
+  64 KiB of it two 32 KB decoder buffers inside the go-sdk's CallTool. With Go's default pacing
+  (the next collection at twice the live heap, 4 MiB minimum) the server collected every ~25
+  calls — ~60 collections a second at 1 caller — and each one marked the whole live heap, woke
+  the idle core for its mark worker, and shrank the stacks of the idle stream workers, which
+  their next calls grew back (runtime.newstack 19 µs per call against 9 in minproxy; with
+  GODEBUG=gcshrinkstackoff=1 alone the server's CPU per call fell by ~30 µs). The server now
+  keeps the collector's goal at ` + "`server.gcHeapFloorMiB`" + ` (32 MiB by default; internal/gcfloor raises
+  GOGC after each collection just enough; GOGC in the environment turns it off; a memory limit
+  still caps the heap). Floor on vs off, same binary, alternating 3-second runs (four pairs
+  each): echo_echo server CPU per call 314–329 vs 422–450 µs at 1 caller (calls/s +12–20%),
+  131–145 vs 220–241 µs at 16 (+9–27%); debug_echo 14–15 vs 21–25 µs at 64 callers (+26%),
+  unchanged at 1 caller (it allocates 4 KiB per call). The price is memory: the heap may grow to
+  32 MiB before a collection, so a loaded server's RSS is up to ~30 MiB higher; an idle one is
+  unchanged (row 6). At equal pacing (the second pairs), toolnexus and minproxy spend the same
+  server CPU per call within the noise (0.96× at 1 caller, 1.15× at 16 in one run, 0.94× in
+  another), and toolnexus and minecho 0.94–1.00×. Before the floor, the in-place decode below
+  had brought row 8 at 1 caller from 0.86–0.88× to 0.89–1.01× calls/s (target met in three of
+  seven runs); with it, ` + "`-baselines`" + ` runs read 1.10–1.14× at 1 caller (p50 0.93–0.98×) and
+  1.34–1.61× at 16. The stream workers (32, taken first-in first-out) stay: fewer of them move
+  the stack cost from idle workers to fresh goroutines at 16–64 callers.
 - **Row 11**: a session's first call creates its directory and a small metadata file (and
   looks the session up under the manager's lock, once); every later call finds it with a
   lock-free map lookup and an atomic reference count. Both sides run the same glob in the
@@ -637,7 +637,8 @@ counts are exact.
 | arguments_json passed to the tool as the request string's own bytes (tool.Call.Arguments is read-only) | the string → []byte copy | 1 allocation and a copy of the arguments per call |
 | an MCP source returns one shared metadata map ({"server": NAME}; truncation adds to a copy); one-entry string metadata converts to a Struct built once per (key, value) and shared by every response | per MCP call: the map, the Struct, its field map and Value (structpb.NewStruct) | real server, echo_echo, 16 callers: 152.1 → 142.8 heap allocations per call (with the two changes above) |
 | a local MCP server's pipe read by our own connection (lineConn): the SDK's reader reads and decodes each line itself | per message: the go-sdk connection's reader goroutine and its channel hand-off (one goroutine wake-up), and a first decode as a batch that fails (a 32 KB decoder buffer, a type error) before the real one | real server, echo_echo, 16 callers: 142.8 → 133.2 allocations and 143.0 → 110.6 KiB per call (minproxy: 133.0, 142.4 KiB); BenchmarkExecuteGRPCMCPStdio (client included): 255 → 235 allocs/op, 152 → 118 KB/op, 1.06 → 0.79 ms/op |
-| a local MCP server's lines decoded in place (segmentio/encoding's Parse with the go-sdk's flags) instead of jsonrpc.DecodeMessage | per message: a streaming decoder and its fresh 32 KB read buffer, and the copies of params/result out of it | real server, echo_echo, 16 callers: 110.6 → 77.8 KiB and 133.2 → 129.6 allocations per call; BenchmarkExecuteGRPCMCPStdio: 235 → 231 allocs/op, 118 → 85 KB/op; row 8 at 1 caller 0.86–0.88× → 0.97–1.01× calls/s |
+| a local MCP server's lines decoded in place (segmentio/encoding's Parse with the go-sdk's flags) instead of jsonrpc.DecodeMessage | per message: a streaming decoder and its fresh 32 KB read buffer, and the copies of params/result out of it | real server, echo_echo, 16 callers: 110.6 → 77.8 KiB and 133.2 → 129.6 allocations per call; BenchmarkExecuteGRPCMCPStdio: 235 → 231 allocs/op, 118 → 85 KB/op; row 8 at 1 caller 0.86–0.88× → 0.89–1.01× calls/s (seven runs) |
+| a 32 MiB heap floor for the collector (server.gcHeapFloorMiB, internal/gcfloor) | ~25 calls per collection → ~300: the marking of the 2 MiB live heap, the mark worker's wake-ups, and the shrinking and regrowing of idle workers' stacks that came with each collection | server CPU per call, floor on vs off: echo_echo 314–329 vs 422–450 µs (1 caller), 131–145 vs 220–241 µs (16); debug_echo 14–15 vs 21–25 µs (64); row 8 at 1 caller 1.10–1.14× calls/s, p50 0.93–0.98× |
 
 Allocations per Execute of debug_echo, counted on the real server process at 16 callers:
 76.6 at first, 63.6 after the first five changes, **61.5** now; bench/minecho, the same proto
@@ -656,7 +657,11 @@ client included) 255 → 231 allocs/op, 152 → 85 KB/op.
 With these changes, on a quiet machine (load ~1, ` + "`-baselines -rows 8,9`" + `): row 8 at 16 callers
 1.07× calls/s, p50 0.93×, CPU per call 1.00× (was 0.87×, 1.16×, 1.28×); at 1 caller 0.90×,
 p50 1.06×, CPU 1.23× (was 0.76×, 1.29×, 1.55×). Row 9: 0.95× / 0.96× / 0.91× at 1 / 16 / 64
-callers, CPU per call 1.05× / 1.05× / 1.12× (was 0.98× / 0.91× / 0.87×, 1.01× / 1.17× / 1.20×).
+callers, CPU per call 1.05× / 1.05× / 1.12× (was 0.98× / 0.91× / 0.87×, 1.01× / 1.17× / 1.20×). With
+the heap floor as well (three ` + "`-baselines -rows 8,9`" + ` runs at load 1–3): row 8 1.10–1.14× calls/s
+at 1 caller (p50 0.93–0.98×, CPU 0.79–0.82×) and 1.34–1.61× at 16 (CPU 0.42–0.52×); row 9 0.88–1.04×
+at 1 caller, 1.10–1.26× at 16, 1.13–1.14× at 64 (CPU 0.77–0.82×). A loaded server collected 62
+times for 18,791 MCP calls at 16 callers (~300 calls each) with an RSS of 59 MiB.
 
 - **Rows 17–18** (what observing a call costs): every side is a real server process. Row 17 is
   tracing on — every call sampled, two spans per call (the otelgrpc server span and
