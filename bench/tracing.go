@@ -220,18 +220,20 @@ func countOK(call func(context.Context) error, n *atomic.Int64) func(context.Con
 // processor exporting over OTLP/gRPC to the same receiver (two spans per
 // call, every call sampled), against bench/minecho as it is. That is the
 // floor of the libraries the tracing is built on; the second row compares
-// toolnexus traced with it.
+// toolnexus traced with it. Both minecho processes collect at toolnexus's
+// pacing (its 32 MiB heap floor, floorGOGC), so the rows compare tracing,
+// not how often each program collects.
 func tracingFloorRows(rep *report, tmp, endpoint string, traced *serverproc.Proc, d time.Duration, reps int) error {
 	bin := filepath.Join(tmp, "minecho")
 	if err := serverproc.Build(bin, "minecho"); err != nil {
 		return err
 	}
-	plain, err := serverproc.StartBaseline(bin)
+	plain, err := serverproc.StartBaselineEnv(bin, []string{floorGOGC})
 	if err != nil {
 		return err
 	}
 	defer plain.Stop()
-	floor, err := serverproc.StartBaselineEnv(bin, []string{"MINECHO_OTLP_ENDPOINT=" + endpoint})
+	floor, err := serverproc.StartBaselineEnv(bin, []string{floorGOGC, "MINECHO_OTLP_ENDPOINT=" + endpoint})
 	if err != nil {
 		return err
 	}
