@@ -121,15 +121,13 @@ const minimumGoal = 4 << 20
 // live + scan × GOGC/100 and minimumGoal × GOGC/100, so either term may
 // reach the floor first.
 func Percent(floor int64, live, scan uint64, base int) int {
-	if floor <= 0 {
+	if floor <= 0 || uint64(floor) <= live {
 		return base
 	}
 	f := uint64(floor)
 	p := f * 100 / minimumGoal
-	if f > live && scan > 0 {
+	if scan > 0 {
 		p = min(p, (f-live)*100/scan)
-	} else if f <= live {
-		return base
 	}
 	if p <= uint64(base) {
 		return base
