@@ -9,7 +9,7 @@
 // buffers inside the MCP SDK: under load it collected every ~25 calls, and
 // each cycle marked the whole live heap, shrank every idle goroutine's stack
 // (which the next call then grew again) and woke the idle processor. That
-// was a quarter of the server's CPU per call at one caller and over half at
+// was a quarter of the server's CPU per call at one caller and two fifths at
 // 16. A floor of a few tens of MiB makes cycles rare, for that much memory.
 //
 // Go has no setting for a minimum heap goal, so Floor adjusts GOGC after
