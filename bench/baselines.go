@@ -39,16 +39,11 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			return err
 		}
 		defer tn.Stop()
-		mp, err := serverproc.StartBaseline(bins["minproxy"], "echo", mcpecho)
+		mp, a, b, stopMP, err := startBeside(tn.Addr, "echo_echo", bins["minproxy"], nil, "echo", "echo", mcpecho)
 		if err != nil {
 			return err
 		}
-		defer mp.Stop()
-		a, b, closeAB, err := executeCalls(tn.Addr, "echo_echo", mp.Addr, "echo")
-		if err != nil {
-			return err
-		}
-		defer closeAB()
+		defer stopMP()
 		for _, conc := range []int{1, 16} {
 			ra, rb := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, b, mp.Cmd.Process.Pid)
 			checkErrors(rep, "MCP via toolnexus (process)", ra)
@@ -58,18 +53,14 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			rep.row("| 8 | … server CPU per call (/proc, MCP child not included) | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), float64(ra.cpuPerCall())/float64(rb.cpuPerCall()))
 		}
 		// The same pair with minproxy collecting as seldom as toolnexus does
-		// (its 32 MiB heap floor is GOGC=800 on a heap this small; minproxy applies BENCH_GOGC to itself, not to the MCP child it starts), so what
-		// is left is the work each does per call, not how often each collects.
-		mpf, err := serverproc.StartBaselineEnv(bins["minproxy"], []string{floorGOGC}, "echo", mcpecho)
+		// (floorGOGC; minproxy applies it to itself, not to the MCP child it
+		// starts), so what is left is the work each does per call, not how
+		// often each collects.
+		mpf, a, c, stopMPF, err := startBeside(tn.Addr, "echo_echo", bins["minproxy"], []string{floorGOGC}, "echo", "echo", mcpecho)
 		if err != nil {
 			return err
 		}
-		defer mpf.Stop()
-		a, c, closeAC, err := executeCalls(tn.Addr, "echo_echo", mpf.Addr, "echo")
-		if err != nil {
-			return err
-		}
-		defer closeAC()
+		defer stopMPF()
 		for _, conc := range []int{1, 16} {
 			ra, rc := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, c, mpf.Cmd.Process.Pid)
 			checkErrors(rep, "MCP via minproxy ("+floorGOGC+")", rc)
@@ -86,16 +77,11 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			return err
 		}
 		defer tn.Stop()
-		me, err := serverproc.StartBaseline(bins["minecho"])
+		me, a, b, stopME, err := startBeside(tn.Addr, "debug_echo", bins["minecho"], nil, "debug_echo")
 		if err != nil {
 			return err
 		}
-		defer me.Stop()
-		a, b, closeAB, err := executeCalls(tn.Addr, "debug_echo", me.Addr, "debug_echo")
-		if err != nil {
-			return err
-		}
-		defer closeAB()
+		defer stopME()
 		for _, conc := range []int{1, 16, 64} {
 			ra, rb := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, b, me.Cmd.Process.Pid)
 			checkErrors(rep, "debug_echo (process)", ra)
@@ -103,18 +89,14 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 			rep.row("| 9 | … p50 latency | %d | %s | %s | %.2f× | — |", conc, us(ra.p50), us(rb.p50), float64(ra.p50)/float64(rb.p50))
 			rep.row("| 9 | … server CPU per call (/proc) | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), float64(ra.cpuPerCall())/float64(rb.cpuPerCall()))
 		}
-		mef, err := serverproc.StartBaselineEnv(bins["minecho"], []string{floorGOGC})
+		mef, a, c, stopMEF, err := startBeside(tn.Addr, "debug_echo", bins["minecho"], []string{floorGOGC}, "debug_echo")
 		if err != nil {
 			return err
 		}
-		defer mef.Stop()
-		a, c, closeAC, err := executeCalls(tn.Addr, "debug_echo", mef.Addr, "debug_echo")
-		if err != nil {
-			return err
-		}
-		defer closeAC()
+		defer stopMEF()
 		for _, conc := range []int{1, 64} {
 			ra, rc := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, c, mef.Cmd.Process.Pid)
+			checkErrors(rep, "debug_echo via minecho ("+floorGOGC+")", rc)
 			rep.row("| 9 | … the same, minecho at toolnexus's GC pacing ("+floorGOGC+"): calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, ra.perSecond(), rc.perSecond(), ra.perSecond()/rc.perSecond())
 			rep.row("| 9 | … … server CPU per call | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rc.cpuPerCall()), float64(ra.cpuPerCall())/float64(rc.cpuPerCall()))
 		}
@@ -174,6 +156,22 @@ func executeCall(addr, name string) (func(context.Context) error, func(), error)
 		return err
 	}
 	return call, func() { conn.Close() }, nil
+}
+
+// startBeside starts a baseline process (bin with env and args) and opens
+// the two sides of a comparison with it: a calls nameA at addrA, b calls
+// nameB on the baseline. stop closes both connections and the baseline.
+func startBeside(addrA, nameA, bin string, env []string, nameB string, args ...string) (base *serverproc.Baseline, a, b func(context.Context) error, stop func(), err error) {
+	base, err = serverproc.StartBaselineEnv(bin, env, args...)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	a, b, closeAB, err := executeCalls(addrA, nameA, base.Addr, nameB)
+	if err != nil {
+		base.Stop()
+		return nil, nil, nil, nil, err
+	}
+	return base, a, b, func() { closeAB(); base.Stop() }, nil
 }
 
 // executeCalls is executeCall for the two sides of a comparison; the

@@ -228,27 +228,16 @@ func tracingFloorRows(rep *report, tmp, endpoint string, traced *serverproc.Proc
 	if err := serverproc.Build(bin, "minecho"); err != nil {
 		return err
 	}
-	plain, err := serverproc.StartBaselineEnv(bin, []string{floorGOGC})
+	floor, t, f, stopFloor, err := startBeside(traced.Addr, "debug_echo", bin, []string{floorGOGC, "MINECHO_OTLP_ENDPOINT=" + endpoint}, "debug_echo")
 	if err != nil {
 		return err
 	}
-	defer plain.Stop()
-	floor, err := serverproc.StartBaselineEnv(bin, []string{floorGOGC, "MINECHO_OTLP_ENDPOINT=" + endpoint})
+	defer stopFloor()
+	plain, a, b, stopPlain, err := startBeside(floor.Addr, "debug_echo", bin, []string{floorGOGC}, "debug_echo")
 	if err != nil {
 		return err
 	}
-	defer floor.Stop()
-
-	a, b, closeAB, err := executeCalls(floor.Addr, "debug_echo", plain.Addr, "debug_echo")
-	if err != nil {
-		return err
-	}
-	defer closeAB()
-	t, f, closeTF, err := executeCalls(traced.Addr, "debug_echo", floor.Addr, "debug_echo")
-	if err != nil {
-		return err
-	}
-	defer closeTF()
+	defer stopPlain()
 	var made atomic.Int64
 	a, f = countOK(a, &made), countOK(f, &made)
 	defer func() { floorSpans = 2 * float64(made.Load()) }()
