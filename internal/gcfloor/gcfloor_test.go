@@ -61,6 +61,28 @@ func waitGoal(t *testing.T, lo, hi uint64) {
 	}
 }
 
+func gogc() uint64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// waitPercent collects until the floor's cleanup has set GOGC to want.
+func waitPercent(t *testing.T, want uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		if gogc() == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC %d, want %d", gogc(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestFloorHoldsTheGoalAndStopRestoresIt(t *testing.T) {
 	f := gcfloor.Start(64 * mib)
 	if f == nil {
@@ -68,10 +90,21 @@ func TestFloorHoldsTheGoalAndStopRestoresIt(t *testing.T) {
 	}
 	waitGoal(t, 64*mib, 72*mib)
 
-	// Many collections later it still holds: every cycle re-arms the next.
+	// The floor follows the live heap from collection to collection
+	// without being told: with 48 MiB live, base GOGC already passes 64 MiB,
+	// so the percent falls back to 100; with it gone the floor returns.
+	// Twenty collections in between show each cycle re-arms the next.
 	for range 20 {
 		runtime.GC()
 	}
+	ballast := make([]*[mib]byte, 48)
+	for i := range ballast {
+		ballast[i] = new([mib]byte)
+	}
+	waitPercent(t, 100)
+	runtime.KeepAlive(ballast)
+	ballast = nil
+	waitPercent(t, 1600)
 	waitGoal(t, 64*mib, 72*mib)
 
 	f.Set(24 * mib) // a reload
