@@ -32,6 +32,11 @@ type Sessions struct {
 	// (relative to the config file's directory); empty means beside the
 	// workspace, "<workspace>.sessions". See Config.SessionsRoot.
 	Root string
+	// Shared says Root is one volume every replica mounts (NFSv4, CephFS,
+	// ...): any replica serves any session, so the metadata, quota, cap
+	// and idle cleanup are kept on the volume under file locks, and /mcp
+	// runs stateless. See docs/sessions.md.
+	Shared bool
 }
 
 func defaultSessions() Sessions {
@@ -49,6 +54,7 @@ func parseSessions(raw json.RawMessage) (Sessions, error) {
 		Max         *int    `json:"max"`
 		MaxBytes    *int64  `json:"maxBytes"`
 		Root        *string `json:"root"`
+		Shared      *bool   `json:"shared"`
 	}
 	if err := strictDecode("sessions", raw, &r); err != nil {
 		return s, err
@@ -79,6 +85,9 @@ func parseSessions(raw json.RawMessage) (Sessions, error) {
 			return s, keyErr("sessions.root", "must be a directory path (default: beside the workspace, <workspace>.sessions)")
 		}
 		s.Root = *r.Root
+	}
+	if r.Shared != nil {
+		s.Shared = *r.Shared
 	}
 	return s, nil
 }

@@ -19,6 +19,10 @@
 // A call in an existing session takes no lock: a lookup in a sync.Map and
 // an atomic reference count. Creating and deleting sessions take the
 // manager's mutex.
+//
+// On a shared root (sessions.shared) every replica serves every session;
+// file locks on the volume then keep the quota, the cap and the idle
+// cleanup exact across replicas (shared.go).
 package session
 
 import (
@@ -93,6 +97,7 @@ type Options struct {
 // Manager owns every session's workspace.
 type Manager struct {
 	root     string
+	shared   bool // sessions.shared at New: the root is every replica's
 	log      *slog.Logger
 	now      func() time.Time
 	onDelete func(Info, string)
@@ -120,6 +125,7 @@ type Session struct {
 	dir       string // the workspace, symlinks resolved
 	meta      string
 	created   time.Time
+	sh        *sharedFiles // on a shared root; nil otherwise
 
 	// refs counts the calls running in the session; -1 once deleted.
 	refs      atomic.Int32
@@ -141,7 +147,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
-	m := &Manager{root: root, log: opts.Logger, now: opts.Now, onDelete: opts.OnDelete, counts: map[string]int{},
+	m := &Manager{root: root, shared: opts.Limits.Shared, log: opts.Logger, now: opts.Now, onDelete: opts.OnDelete, counts: map[string]int{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -151,8 +157,14 @@ func New(opts Options) (*Manager, error) {
 	}
 	lim := opts.Limits
 	m.limits.Store(&lim)
-	_ = os.RemoveAll(filepath.Join(root, trashDir))
-	m.rediscover()
+	if m.shared {
+		// Other replicas may be emptying their own entries of .trash right
+		// now; the sessions are found on the volume when asked for.
+		m.emptyTrash()
+	} else {
+		_ = os.RemoveAll(filepath.Join(root, trashDir))
+		m.rediscover()
+	}
 	if opts.Metrics != nil {
 		opts.Metrics.MustRegister(m.collectors()...)
 	}
@@ -194,7 +206,18 @@ func (m *Manager) Acquire(principal, id string) (*Lease, error) {
 	k := key{principal, id}
 	if v, ok := m.sessions.Load(k); ok {
 		if s := v.(*Session); s.enter() {
-			return &Lease{s: s}, nil
+			if s.sh == nil {
+				return &Lease{s: s}, nil
+			}
+			err := s.hold()
+			if err == nil {
+				return &Lease{s: s}, nil
+			}
+			s.refs.Add(-1)
+			if !errors.Is(err, errGone) {
+				return nil, err
+			}
+			m.drop(s)
 		}
 	}
 	s, err := m.create(k)
@@ -225,8 +248,22 @@ func (m *Manager) create(k key) (*Session, error) {
 	// here is live.
 	if v, ok := m.sessions.Load(k); ok {
 		if s := v.(*Session); s.enter() {
-			return s, nil
+			if s.sh == nil {
+				return s, nil
+			}
+			err := s.hold()
+			if err == nil {
+				return s, nil
+			}
+			s.refs.Add(-1)
+			if !errors.Is(err, errGone) {
+				return nil, err
+			}
+			m.unlist(s)
 		}
+	}
+	if m.shared {
+		return m.createShared(k)
 	}
 	if max := m.Limits().Max; max > 0 && m.counts[k.principal] >= max {
 		return nil, fmt.Errorf("%w: principal %q already has %d sessions (sessions.max); delete one with DeleteSession or let an idle one expire", ErrTooMany, displayName(k.principal), max)
@@ -302,19 +339,28 @@ func (l *Lease) Dir() string {
 // calls share the room left; the measurement after the call corrects it.
 func (l *Lease) Grow(n int64) error {
 	limit := l.s.m.Limits().MaxBytes
+	if l.s.sh != nil && limit > 0 && n != 0 {
+		return l.growShared(n, limit)
+	}
 	if limit <= 0 || n <= 0 {
 		l.s.bytes.Add(n)
 		return nil
 	}
 	used := l.s.bytes.Load()
 	if used+n > limit {
-		if used >= limit {
-			return fmt.Errorf("the session's workspace is over its quota: %d of %d bytes used (sessions.maxBytes); delete files to make room before writing", used, limit)
-		}
-		return fmt.Errorf("the session's workspace quota would be exceeded: this write needs %d more bytes and %d of %d are used (sessions.maxBytes); delete files to make room", n, used, limit)
+		return quotaError(used, n, limit)
 	}
 	l.s.bytes.Add(n)
 	return nil
+}
+
+// quotaError refuses a write of n more bytes to a workspace using used of
+// limit, in words for the model.
+func quotaError(used, n, limit int64) error {
+	if used >= limit {
+		return fmt.Errorf("the session's workspace is over its quota: %d of %d bytes used (sessions.maxBytes); delete files to make room before writing", used, limit)
+	}
+	return fmt.Errorf("the session's workspace quota would be exceeded: this write needs %d more bytes and %d of %d are used (sessions.maxBytes); delete files to make room", n, used, limit)
 }
 
 // FileSizeLimit is what is left of the quota, or -1 without one.
@@ -322,6 +368,9 @@ func (l *Lease) FileSizeLimit() int64 {
 	limit := l.s.m.Limits().MaxBytes
 	if limit <= 0 {
 		return -1
+	}
+	if l.s.sh != nil {
+		return max(limit-l.s.sharedBytes(), 0)
 	}
 	return max(limit-l.s.bytes.Load(), 0)
 }
@@ -331,6 +380,10 @@ func (l *Lease) FileSizeLimit() int64 {
 // other call runs in it.
 func (l *Lease) Release() {
 	s := l.s
+	if s.sh != nil {
+		l.releaseShared()
+		return
+	}
 	if l.touched.Load() {
 		s.bytes.Store(measure(s.dir))
 	}
@@ -367,12 +420,16 @@ func (s *Session) Dir() string { return s.dir }
 // set, sorted by principal then id.
 func (m *Manager) List(principal string, all bool) []Info {
 	var out []Info
-	m.sessions.Range(func(k, v any) bool {
-		if all || k.(key).principal == principal {
-			out = append(out, v.(*Session).Info())
-		}
-		return true
-	})
+	if m.shared {
+		out = m.listShared(principal, all)
+	} else {
+		m.sessions.Range(func(k, v any) bool {
+			if all || k.(key).principal == principal {
+				out = append(out, v.(*Session).Info())
+			}
+			return true
+		})
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Principal != out[j].Principal {
 			return out[i].Principal < out[j].Principal
@@ -385,6 +442,9 @@ func (m *Manager) List(principal string, all bool) []Info {
 // Delete deletes a session and its workspace now: ErrNotFound when there is
 // no such session, ErrBusy while a call in it runs.
 func (m *Manager) Delete(principal, id string) error {
+	if m.shared {
+		return m.removeShared(principal, id, ReasonDeleted, nil)
+	}
 	v, ok := m.sessions.Load(key{principal, id})
 	if !ok {
 		return fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
@@ -412,21 +472,7 @@ func (m *Manager) remove(s *Session, reason string, cond func(*Session) bool) bo
 	}
 	// The workspace leaves its place before the session leaves the list,
 	// so a session no longer listed has no directory either.
-	trash := filepath.Join(m.root, trashDir)
-	gone := ""
-	if err := os.MkdirAll(trash, 0o755); err == nil {
-		if tmp, err := os.MkdirTemp(trash, "s-"); err == nil {
-			if os.Rename(s.dir, filepath.Join(tmp, "w")) == nil {
-				gone = tmp
-			}
-		}
-	}
-	var rmErr error
-	if gone == "" {
-		// It could not be moved aside: remove it in place, before a new
-		// session of the same id can be created there.
-		rmErr = os.RemoveAll(s.dir)
-	}
+	gone := m.moveToTrash(s.dir)
 	_ = os.Remove(s.meta)
 	k := key{s.principal, s.id}
 	if v, ok := m.sessions.Load(k); ok && v == s {
@@ -441,18 +487,50 @@ func (m *Manager) remove(s *Session, reason string, cond func(*Session) bool) bo
 	_ = os.Remove(filepath.Join(m.root, s.pdir))
 	_ = os.Remove(filepath.Dir(s.meta))
 	m.mu.Unlock()
+	m.finishRemoval(s.Info(), reason, s.dir, gone)
+	return true
+}
+
+// moveToTrash moves a workspace out of its place with one rename and
+// returns where it went; "" when it could not be moved and was removed in
+// place instead (before a new session of the same id can be created there).
+func (m *Manager) moveToTrash(dir string) string {
+	trash := filepath.Join(m.root, trashDir)
+	if err := os.MkdirAll(trash, 0o755); err == nil {
+		if tmp, err := os.MkdirTemp(trash, "s-"); err == nil {
+			if os.Rename(dir, filepath.Join(tmp, "w")) == nil {
+				return tmp
+			}
+			_ = os.Remove(tmp)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		m.log.Warn("session workspace not fully removed", "dir", dir, "error", err)
+	}
+	return ""
+}
+
+// finishRemoval removes what moveToTrash moved aside and reports the
+// deletion.
+func (m *Manager) finishRemoval(info Info, reason, dir, gone string) {
 	if gone != "" {
-		rmErr = os.RemoveAll(gone)
+		if err := os.RemoveAll(gone); err != nil {
+			m.log.Warn("session workspace not fully removed", "principal", info.Principal, "session", info.ID, "dir", dir, "error", err)
+		}
 	}
-	if err := rmErr; err != nil {
-		m.log.Warn("session workspace not fully removed", "principal", s.principal, "session", s.id, "error", err)
-	}
-	info := s.Info()
-	m.log.Info("session deleted", "principal", s.principal, "session", s.id, "reason", reason, "bytes", info.Bytes)
+	m.log.Info("session deleted", "principal", info.Principal, "session", info.ID, "reason", reason, "bytes", info.Bytes)
 	if m.onDelete != nil {
 		m.onDelete(info, reason)
 	}
-	return true
+}
+
+// emptyTrash removes what earlier runs left in .trash, entry by entry.
+func (m *Manager) emptyTrash() {
+	trash := filepath.Join(m.root, trashDir)
+	es, _ := os.ReadDir(trash)
+	for _, e := range es {
+		_ = os.RemoveAll(filepath.Join(trash, e.Name()))
+	}
 }
 
 // janitor deletes idle sessions until Close. It looks every quarter of the
@@ -481,6 +559,10 @@ func (m *Manager) interval() time.Duration {
 // Sweep deletes every session idle for longer than the idle timeout and
 // records the last use of the others. The janitor calls it; tests may too.
 func (m *Manager) Sweep() {
+	if m.shared {
+		m.sweepShared()
+		return
+	}
 	idle := m.Limits().IdleTimeout
 	now := m.now()
 	expired := func(s *Session) bool { return now.Sub(time.Unix(0, s.lastUsed.Load())) >= idle }
@@ -517,16 +599,22 @@ func readCreated(meta string) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	ns, err := strconv.ParseInt(string(trimNL(b)), 10, 64)
-	if err != nil {
+	r, ok := parseMeta(b)
+	if !ok {
 		return time.Time{}, false
 	}
-	return time.Unix(0, ns), true
+	return time.Unix(0, r.created), true
 }
 
+// persistAll records every session's last use; on a shared root that is
+// done at each call, and this closes the sessions' files instead.
 func (m *Manager) persistAll() {
 	m.sessions.Range(func(_, v any) bool {
-		_ = v.(*Session).persist()
+		if s := v.(*Session); s.sh != nil {
+			s.sh.close()
+		} else {
+			_ = s.persist()
+		}
 		return true
 	})
 }

@@ -1,0 +1,483 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A shared root (sessions.shared) is one volume that every replica mounts,
+// so any replica serves any session. What a single replica keeps in memory
+// then lives beside the workspaces, and file locks stand in for its mutex:
+//
+//	.locks/<principal>/<id>       the session's call lock: every replica with
+//	                              a call running in the session holds it
+//	                              shared; removing the session takes it
+//	                              exclusively, so nothing is removed while a
+//	                              call runs anywhere
+//	.locks/.principals/<principal> taken exclusively to create a session, so
+//	                              sessions.max is counted exactly across
+//	                              replicas
+//	.meta/<principal>/<id>        "created\nbytes\ndirty\n"; its mtime is the
+//	                              last use. Locked exclusively to change the
+//	                              bytes, so every write of every replica is
+//	                              checked against one figure
+//
+// This replica keeps the sessions it has served in its map as a cache of
+// open files: one descriptor for the call lock and one for the metadata,
+// so a hot session neither opens nor looks up a path per call.
+
+const locksDir = ".locks"
+
+// principalLocks holds the per-principal creation locks; no principal
+// directory can be named this (they are "anonymous" or start with "u-").
+const principalLocks = ".principals"
+
+// errGone: the session was removed by another replica while this one had
+// no call running in it; the caller starts a fresh one.
+var errGone = errors.New("session removed elsewhere")
+
+// errNotIdle: a removal for idleness found the session used after all.
+var errNotIdle = errors.New("session in use")
+
+// sharedFiles is a session's open files on a shared root.
+type sharedFiles struct {
+	lockPath string
+
+	// mu orders the call lock's changes between "a call runs here" and
+	// "none does" (the reference count alone cannot: a call ending and one
+	// starting may interleave). It is taken once per call.
+	mu   sync.Mutex
+	lock *os.File // the call lock, held shared while held is set
+	meta *os.File
+	held bool
+	gone bool // the files are closed; the session was removed
+
+	// metaMu orders this replica's uses of the metadata's lock: a flock
+	// belongs to the open file, so two goroutines sharing the descriptor
+	// would both "hold" it. Only writes that ask the quota take it.
+	metaMu sync.Mutex
+
+	// dirty: a call here used the workspace since it was last measured.
+	dirty atomic.Bool
+}
+
+func (sh *sharedFiles) closeLocked() {
+	sh.gone = true
+	if sh.lock != nil {
+		_ = sh.lock.Close()
+	}
+	if sh.meta != nil {
+		_ = sh.meta.Close()
+	}
+}
+
+func (sh *sharedFiles) close() {
+	sh.mu.Lock()
+	sh.closeLocked()
+	sh.mu.Unlock()
+}
+
+// hold takes the call lock for a call that entered the session: the first
+// running call on this replica takes it shared, the others find it held.
+// The use is recorded at once, so a replica killed mid-call still leaves
+// its last use on the volume.
+func (s *Session) hold() error {
+	sh := s.sh
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.gone {
+		return errGone
+	}
+	if sh.held {
+		return nil
+	}
+	if err := lockShared(sh.lock); err != nil {
+		return fmt.Errorf("session %q: cannot lock it: %w", s.id, err)
+	}
+	if !sameFile(sh.lock, sh.lockPath) {
+		sh.closeLocked()
+		return errGone
+	}
+	sh.held = true
+	_ = touch(sh.meta, s.m.now())
+	return nil
+}
+
+// releaseShared ends a call on a shared root. The last call to end here
+// lets go of the call lock; if it can take the lock exclusively no call
+// runs in the session on any replica, and it records the measured bytes
+// (when any call used the workspace) and the last use.
+func (l *Lease) releaseShared() {
+	s, sh := l.s, l.s.sh
+	if l.touched.Load() {
+		sh.dirty.Store(true)
+	}
+	s.lastUsed.Store(s.m.now().UnixNano())
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if s.refs.Load() != 0 || !sh.held || sh.gone {
+		return
+	}
+	sh.held = false
+	if tryLockExclusive(sh.lock) != nil {
+		// Calls run on other replicas: the last of them measures. A
+		// command here may have grown the workspace, so tell it to.
+		_ = unlock(sh.lock)
+		if sh.dirty.Swap(false) {
+			_ = s.updateMeta(func(r *metaRecord) { r.dirty = true })
+		}
+		return
+	}
+	_ = s.updateMeta(func(r *metaRecord) {
+		if sh.dirty.Swap(false) || r.dirty {
+			r.bytes = measure(s.dir)
+			r.dirty = false
+		}
+		s.bytes.Store(r.bytes)
+	})
+	_ = unlock(sh.lock)
+}
+
+// updateMeta changes the metadata under its exclusive lock and records
+// now as the last use.
+func (s *Session) updateMeta(change func(*metaRecord)) error {
+	s.sh.metaMu.Lock()
+	defer s.sh.metaMu.Unlock()
+	f := s.sh.meta
+	if err := lockExclusive(f); err != nil {
+		return err
+	}
+	defer unlock(f) //nolint:errcheck // closing would release it as well
+	r, err := readMeta(f)
+	if err != nil {
+		return err
+	}
+	change(&r)
+	return writeMeta(f, r, s.m.now())
+}
+
+// growShared admits n more bytes against the figure on the volume, which
+// every replica's writes are checked against and added to under the
+// metadata's lock: two replicas writing into one session at once share
+// the room left and cannot pass the quota.
+func (l *Lease) growShared(n, limit int64) error {
+	var refused error
+	err := l.s.updateMeta(func(r *metaRecord) {
+		if n > 0 && r.bytes+n > limit {
+			refused = quotaError(r.bytes, n, limit)
+			return
+		}
+		r.bytes = max(r.bytes+n, 0)
+		l.s.bytes.Store(r.bytes)
+	})
+	if refused != nil {
+		return refused
+	}
+	if err != nil {
+		return fmt.Errorf("the session's quota cannot be checked: %v", err)
+	}
+	return nil
+}
+
+// sharedBytes is the session's bytes as the volume has them.
+func (s *Session) sharedBytes() int64 {
+	s.sh.metaMu.Lock()
+	defer s.sh.metaMu.Unlock()
+	f := s.sh.meta
+	if lockShared(f) != nil {
+		return s.bytes.Load()
+	}
+	r, err := readMeta(f)
+	_ = unlock(f)
+	if err != nil {
+		return s.bytes.Load()
+	}
+	s.bytes.Store(r.bytes)
+	return r.bytes
+}
+
+// createShared opens (or adopts) a session on a shared root and enters it.
+// The caller holds m.mu.
+func (m *Manager) createShared(k key) (*Session, error) {
+	pdir := principalDir(k.principal)
+	s := &Session{m: m, id: k.id, principal: k.principal, pdir: pdir, dir: filepath.Join(m.root, pdir, k.id),
+		meta: filepath.Join(m.root, metaDir, pdir, k.id),
+		sh:   &sharedFiles{lockPath: filepath.Join(m.root, locksDir, pdir, k.id)}}
+	for _, d := range []string{filepath.Dir(s.sh.lockPath), filepath.Dir(s.meta), filepath.Join(m.root, locksDir, principalLocks)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("session %q: cannot create %s: %w", k.id, d, err)
+		}
+	}
+	// Holding the call lock shared, no replica can remove the session
+	// while it is adopted or made.
+	lock, err := openLocked(s.sh.lockPath, lockShared)
+	if err != nil {
+		return nil, fmt.Errorf("session %q: cannot lock it: %w", k.id, err)
+	}
+	s.sh.lock = lock
+	fail := func(err error) (*Session, error) {
+		s.sh.closeLocked()
+		return nil, err
+	}
+	if _, err := os.Stat(s.dir); err != nil {
+		if err := m.makeSharedDir(k, s.dir); err != nil {
+			// A refused session leaves no lock file behind (unless a
+			// replica is creating it right now).
+			if tryLockExclusive(lock) == nil {
+				_ = os.Remove(s.sh.lockPath)
+			}
+			return fail(err)
+		}
+	}
+	if s.sh.meta, err = os.OpenFile(s.meta, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		return fail(fmt.Errorf("session %q: cannot record it: %w", k.id, err))
+	}
+	now := m.now()
+	err = s.updateMeta(func(r *metaRecord) {
+		if r.created == 0 { // new, or made by a version without metadata
+			r.created = now.UnixNano()
+			r.bytes = measure(s.dir)
+		}
+		s.created = time.Unix(0, r.created)
+		s.bytes.Store(r.bytes)
+	})
+	if err != nil {
+		return fail(fmt.Errorf("session %q: cannot record it: %w", k.id, err))
+	}
+	s.sh.held = true
+	s.lastUsed.Store(now.UnixNano())
+	s.refs.Store(1)
+	m.sessions.Store(k, s)
+	m.counts[k.principal]++
+	return s, nil
+}
+
+// makeSharedDir creates a session's workspace under its principal's
+// creation lock, where the principal's sessions on the volume are counted
+// against sessions.max. Another replica may have made it meanwhile.
+func (m *Manager) makeSharedDir(k key, dir string) error {
+	pl, err := openLocked(filepath.Join(m.root, locksDir, principalLocks, principalDir(k.principal)), lockExclusive)
+	if err != nil {
+		return fmt.Errorf("session %q: cannot lock its principal: %w", k.id, err)
+	}
+	defer pl.Close()
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if max := m.Limits().Max; max > 0 {
+		if n := countDirs(filepath.Dir(dir)); n >= max {
+			return fmt.Errorf("%w: principal %q already has %d sessions (sessions.max); delete one with DeleteSession or let an idle one expire", ErrTooMany, displayName(k.principal), max)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("session %q: cannot create its workspace: %w", k.id, err)
+	}
+	return nil
+}
+
+func countDirs(dir string) int {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range es {
+		if e.IsDir() && Validate(e.Name()) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// drop forgets a session this replica found removed elsewhere.
+func (m *Manager) drop(s *Session) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unlist(s)
+}
+
+// unlist takes s out of the map (when it is still there); m.mu is held.
+func (m *Manager) unlist(s *Session) {
+	k := key{s.principal, s.id}
+	if v, ok := m.sessions.Load(k); ok && v == s {
+		m.sessions.Delete(k)
+		m.counts[s.principal]--
+		if m.counts[s.principal] <= 0 {
+			delete(m.counts, s.principal)
+		}
+	}
+}
+
+// removeShared removes a session from the shared root when no call runs
+// in it on any replica (its call lock taken exclusively, without waiting)
+// and, for an expiry, when the metadata under that lock still says it is
+// idle: exactly one replica removes it, by one rename into .trash.
+func (m *Manager) removeShared(principal, id, reason string, stillIdle func(last time.Time) bool) error {
+	k := key{principal, id}
+	pdir := principalDir(principal)
+	dir := filepath.Join(m.root, pdir, id)
+	meta := filepath.Join(m.root, metaDir, pdir, id)
+	lockPath := filepath.Join(m.root, locksDir, pdir, id)
+	notFound := fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
+
+	m.mu.Lock()
+	var local *Session
+	if v, ok := m.sessions.Load(k); ok {
+		local = v.(*Session)
+		if !local.refs.CompareAndSwap(0, -1) {
+			m.mu.Unlock()
+			return fmt.Errorf("%w: session %q is in use; delete it when its calls are over", ErrBusy, id)
+		}
+	}
+	keep := func() {
+		if local != nil {
+			local.refs.Store(0)
+		}
+		m.mu.Unlock()
+	}
+	if _, err := os.Stat(dir); err != nil {
+		keep()
+		return notFound
+	}
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o755); err != nil {
+		keep()
+		return err
+	}
+	lock, err := openLocked(lockPath, tryLockExclusive)
+	if err != nil {
+		keep()
+		if errors.Is(err, errLocked) {
+			return fmt.Errorf("%w: session %q is in use on a replica; delete it when its calls are over", ErrBusy, id)
+		}
+		return err
+	}
+	// No call runs in the session anywhere now, and none can start.
+	info, _ := readInfo(principal, id, dir, meta)
+	if _, err := os.Stat(dir); err != nil || (stillIdle != nil && !stillIdle(info.LastUsedAt)) {
+		if err != nil {
+			_ = os.Remove(lockPath)
+		}
+		lock.Close()
+		keep()
+		if err != nil {
+			return notFound
+		}
+		return errNotIdle
+	}
+	gone := m.moveToTrash(dir)
+	_ = os.Remove(meta)
+	_ = os.Remove(lockPath)
+	lock.Close()
+	if local != nil {
+		m.unlist(local)
+		local.sh.close()
+	}
+	m.mu.Unlock()
+	m.finishRemoval(info, reason, dir, gone)
+	return nil
+}
+
+// forgetIdle closes the files of sessions this replica has not used for
+// the idle timeout; they stay on the volume for any replica to adopt.
+func (m *Manager) forgetIdle(now time.Time, idle time.Duration) {
+	m.sessions.Range(func(_, v any) bool {
+		s := v.(*Session)
+		if now.Sub(time.Unix(0, s.lastUsed.Load())) < idle {
+			return true
+		}
+		m.mu.Lock()
+		if s.refs.CompareAndSwap(0, -1) {
+			m.unlist(s)
+			s.sh.close()
+		}
+		m.mu.Unlock()
+		return true
+	})
+}
+
+// sweepShared removes every session on the volume that is idle everywhere.
+// Every replica sweeps; the call lock decides which one removes a session.
+func (m *Manager) sweepShared() {
+	idle := m.Limits().IdleTimeout
+	now := m.now()
+	m.forgetIdle(now, idle)
+	expired := func(last time.Time) bool { return now.Sub(last) >= idle }
+	m.walkShared("", true, func(principal, pdir, id string) {
+		last := lastUse(filepath.Join(m.root, metaDir, pdir, id), filepath.Join(m.root, pdir, id))
+		if expired(last) {
+			_ = m.removeShared(principal, id, ReasonExpired, expired)
+		}
+	})
+}
+
+// walkShared calls fn for every session directory on the volume: the
+// principal's, or every principal's when all is set.
+func (m *Manager) walkShared(principal string, all bool, fn func(principal, pdir, id string)) {
+	var pdirs []string
+	if all {
+		es, _ := os.ReadDir(m.root)
+		for _, e := range es {
+			if _, ok := principalFromDir(e.Name()); ok && e.IsDir() {
+				pdirs = append(pdirs, e.Name())
+			}
+		}
+	} else {
+		pdirs = []string{principalDir(principal)}
+	}
+	for _, pd := range pdirs {
+		p, _ := principalFromDir(pd)
+		ids, _ := os.ReadDir(filepath.Join(m.root, pd))
+		for _, e := range ids {
+			if e.IsDir() && Validate(e.Name()) == nil {
+				fn(p, pd, e.Name())
+			}
+		}
+	}
+}
+
+// listShared reads the sessions off the volume, whichever replica made them.
+func (m *Manager) listShared(principal string, all bool) []Info {
+	var out []Info
+	m.walkShared(principal, all, func(p, pd, id string) {
+		if info, ok := readInfo(p, id, filepath.Join(m.root, pd, id), filepath.Join(m.root, metaDir, pd, id)); ok {
+			out = append(out, info)
+		}
+	})
+	return out
+}
+
+// readInfo describes a session from its files on the volume.
+func readInfo(principal, id, dir, meta string) (Info, bool) {
+	info := Info{ID: id, Principal: displayName(principal)}
+	info.LastUsedAt = lastUse(meta, dir)
+	if info.LastUsedAt.IsZero() {
+		return info, false
+	}
+	info.CreatedAt = info.LastUsedAt
+	if b, err := os.ReadFile(meta); err == nil {
+		if r, ok := parseMeta(b); ok {
+			info.CreatedAt, info.Bytes = time.Unix(0, r.created), r.bytes
+		}
+	}
+	return info, true
+}
+
+// lastUse is the metadata's mtime, else the workspace's; zero when
+// neither exists.
+func lastUse(meta, dir string) time.Time {
+	if fi, err := os.Stat(meta); err == nil {
+		return fi.ModTime()
+	}
+	if fi, err := os.Stat(dir); err == nil {
+		return fi.ModTime()
+	}
+	return time.Time{}
+}
