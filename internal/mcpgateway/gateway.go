@@ -132,6 +132,7 @@ type Gateway struct {
 	hardStop   context.Context
 	hardCancel context.CancelFunc
 	closeOnce  sync.Once
+	stateless  bool // see stateless.go
 }
 
 // Options configures the gateway (the server.mcp section).
@@ -147,6 +148,9 @@ type Options struct {
 	// call params, else from the POST's traceparent header. Off, neither is
 	// read.
 	Tracing bool
+	// Stateless serves /mcp so that any replica answers any request
+	// (sessions.shared): see stateless.go.
+	Stateless bool
 }
 
 // New builds the gateway over c and starts keeping its tool set in step
@@ -162,7 +166,7 @@ func New(c *core.Core, opts Options) *Gateway {
 	if log == nil {
 		log = slog.Default()
 	}
-	g := &Gateway{core: c, log: log, tracing: opts.Tracing, have: map[string]*tool.Tool{}, reconf: make(chan struct{}, 1), syncDone: make(chan struct{})}
+	g := &Gateway{core: c, log: log, tracing: opts.Tracing, stateless: opts.Stateless, have: map[string]*tool.Tool{}, reconf: make(chan struct{}, 1), syncDone: make(chan struct{})}
 	g.hardStop, g.hardCancel = context.WithCancel(context.Background())
 	sdkLog := slog.New(sdkLogHandler{log.Handler()}).With("component", "mcp-gateway")
 	g.sdk = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
@@ -175,6 +179,7 @@ func New(c *core.Core, opts Options) *Gateway {
 		Logger:              sdkLog,
 		SessionTimeout:      sessionTimeout,
 		MaxRequestBodyBytes: max(opts.MaxBodyBytes, 0), // 0 = the SDK default
+		Stateless:           opts.Stateless,
 	})
 	// The SDK's bearer middleware is the only way to attach a TokenInfo
 	// (which binds a session to its token and reaches every handler as
@@ -571,7 +576,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	au := g.core.Authenticator()
 	if au == nil {
-		g.unauthed.ServeHTTP(w, r)
+		g.serveSDK(g.unauthed, w, r)
 		return
 	}
 	p, err := au.CheckHeader(r.Header.Get("Authorization"))
@@ -586,7 +591,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w, "invalid bearer token")
 		return
 	}
-	g.handler.ServeHTTP(w, r.WithContext(auth.With(r.Context(), p)))
+	g.serveSDK(g.handler, w, r.WithContext(auth.With(r.Context(), p)))
+}
+
+// serveSDK hands an authenticated request to the SDK's handler h, naming
+// its toolnexus session first when /mcp is stateless.
+func (g *Gateway) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	if g.stateless {
+		var ok bool
+		if r, ok = g.statelessSession(w, r); !ok {
+			return
+		}
+	}
+	h.ServeHTTP(w, r)
 }
 
 func unauthorized(w http.ResponseWriter, msg string) {

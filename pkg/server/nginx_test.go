@@ -79,19 +79,39 @@ func freeAddr(t *testing.T) string {
 // stops it with the test.
 func startNginx(t *testing.T, upstreams []string) string {
 	t.Helper()
-	bin := nginxPath(t)
-	dir := t.TempDir()
+	addr, _ := startNginxWith(t, nginxConfig, upstreams, nil)
+	return addr
+}
+
+// upstreamLines are an nginx upstream block's server lines.
+func upstreamLines(addrs []string) string {
 	var servers strings.Builder
-	for _, u := range upstreams {
+	for _, u := range addrs {
 		fmt.Fprintf(&servers, "        server %s;\n", u)
 	}
+	return servers.String()
+}
+
+// startNginxWith runs nginx with the config template tmpl (arguments: the
+// user line, its directory, the gRPC upstream lines, the gRPC address, and
+// when httpUpstreams is set the HTTP upstream lines and address) and
+// returns the addresses it listens on.
+func startNginxWith(t *testing.T, tmpl string, upstreams, httpUpstreams []string) (addr, httpAddr string) {
+	t.Helper()
+	bin := nginxPath(t)
+	dir := t.TempDir()
 	user := ""
 	if os.Geteuid() == 0 {
 		user = "user root;" // the worker writes its temp files in dir, which only we may enter
 	}
-	addr := freeAddr(t)
+	addr = freeAddr(t)
+	args := []any{user, dir, upstreamLines(upstreams), addr}
+	if httpUpstreams != nil {
+		httpAddr = freeAddr(t)
+		args = append(args, upstreamLines(httpUpstreams), httpAddr)
+	}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(nginxConfig, user, dir, servers.String(), addr)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(tmpl, args...)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	logs := filepath.Join(dir, "error.log")
@@ -119,7 +139,7 @@ func startNginx(t *testing.T, upstreams []string) string {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return addr
+			return addr, httpAddr
 		}
 		select {
 		case err := <-exited:
