@@ -157,6 +157,7 @@ http {
             proxy_pass http://toolnexus_mcp;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
             proxy_buffering off;
         }
     }

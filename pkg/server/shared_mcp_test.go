@@ -1,0 +1,129 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus/pkg/server"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// tallyTool reports progress three times, then appends one byte to a file
+// in the call's session workspace and answers with the replica's name and
+// the file's length: the count goes up by one per call only if every
+// replica works in the same session.
+func tallyTool(replica string) tool.Tool {
+	return tool.Must(tool.Native("tally", func(ctx context.Context, _ map[string]any) (any, error) {
+		ws := tool.WorkspaceFrom(ctx)
+		if ws == nil {
+			return nil, errors.New("the call has no session")
+		}
+		for i := 1; i <= 3; i++ {
+			tool.Progress(ctx, float64(i), 3, "step")
+		}
+		path := filepath.Join(ws.Dir(), "tally")
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		_, err = f.WriteString("x")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		return fmt.Sprintf("%s %d", replica, fi.Size()), nil
+	}, tool.WithDescription("Counts its calls in the session's workspace.")))
+}
+
+func TestSharedMCPSessionWorksOnEveryReplicaBehindRoundRobin(t *testing.T) {
+	missing := func(what string) {
+		t.Helper()
+		if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
+			t.Fatalf("%s; TOOLNEXUS_REQUIRE_E2E=1 requires it (run npm ci --prefix e2e/node)", what)
+		}
+		t.Skipf("%s; skipping (run npm ci --prefix e2e/node, or set TOOLNEXUS_REQUIRE_E2E=1 to fail instead)", what)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not on PATH")
+	}
+	nodeDir, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		missing("e2e/node/node_modules/@modelcontextprotocol/sdk is not installed")
+	}
+	nginxPath(t)
+	root := t.TempDir()
+	cfg := fmt.Sprintf(`{"builtins": false, "skills": [], "sessions": {"shared": true, "root": %q}}`, root)
+	var grpcAddrs, mcpAddrs []string
+	for i := range 3 {
+		srv, _, _ := launch(t, cfg, func(o *server.Options) {
+			o.Native = []tool.Tool{tallyTool(fmt.Sprintf("r%d", i))}
+			o.MetricsListen = "-"
+			o.MCPListen = "127.0.0.1:0"
+		})
+		grpcAddrs, mcpAddrs = append(grpcAddrs, srv.Addr().String()), append(mcpAddrs, srv.MCPAddr().String())
+	}
+	_, lb := startNginxWith(t, nginxRoundRobin, grpcAddrs, mcpAddrs)
+
+	const calls = 50
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second) // a guard against a wedged child only
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "mcp-roundrobin-client.mjs"), nodeDir,
+		"http://"+lb+server.MCPPath, "tally", fmt.Sprint(calls))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("TypeScript client through nginx: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		SessionID string `json:"sessionId"`
+		Calls     []struct {
+			Text     string    `json:"text"`
+			IsError  bool      `json:"isError"`
+			Progress []float64 `json:"progress"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("client output %q: %v", stdout.String(), err)
+	}
+	if out.SessionID == "" || len(out.Calls) != calls {
+		t.Fatalf("session %q, %d calls", out.SessionID, len(out.Calls))
+	}
+	replicas := map[string]int{}
+	for i, c := range out.Calls {
+		name, count, _ := strings.Cut(c.Text, " ")
+		if c.IsError || count != fmt.Sprint(i+1) {
+			t.Errorf("call %d: %q (error %v); want the count %d", i+1, c.Text, c.IsError, i+1)
+		}
+		if fmt.Sprint(c.Progress) != "[1 2 3]" {
+			t.Errorf("call %d on %s: progress %v; want [1 2 3]", i+1, name, c.Progress)
+		}
+		replicas[name]++
+	}
+	t.Logf("MCP session %s: calls per replica %v", out.SessionID, replicas)
+	if len(replicas) != 3 {
+		t.Errorf("round robin used %v; want all three replicas", replicas)
+	}
+	// The MCP session is a toolnexus session on the shared root.
+	if _, err := os.Stat(filepath.Join(root, "anonymous", out.SessionID, "tally")); err != nil {
+		t.Errorf("the MCP session's workspace: %v", err)
+	}
+}
