@@ -132,23 +132,25 @@ func (l *Lease) releaseShared() {
 		// command here may have grown the workspace, so tell it to.
 		_ = unlock(sh.lock)
 		if sh.dirty.Swap(false) {
-			_ = s.updateMeta(func(r *metaRecord) { r.dirty = true })
+			_ = s.updateMeta(func(r *metaRecord) bool { r.dirty = true; return true })
 		}
 		return
 	}
-	_ = s.updateMeta(func(r *metaRecord) {
-		if sh.dirty.Swap(false) || r.dirty {
-			r.bytes = measure(s.dir)
-			r.dirty = false
+	_ = s.updateMeta(func(r *metaRecord) bool {
+		if !sh.dirty.Swap(false) && !r.dirty {
+			return false
 		}
+		r.bytes = measure(s.dir)
+		r.dirty = false
 		s.bytes.Store(r.bytes)
+		return true
 	})
 	_ = unlock(sh.lock)
 }
 
-// updateMeta changes the metadata under its exclusive lock and records
-// now as the last use.
-func (s *Session) updateMeta(change func(*metaRecord)) error {
+// updateMeta changes the metadata under its exclusive lock (change
+// reports whether it did) and records now as the last use.
+func (s *Session) updateMeta(change func(*metaRecord) bool) error {
 	s.sh.metaMu.Lock()
 	defer s.sh.metaMu.Unlock()
 	f := s.sh.meta
@@ -160,7 +162,9 @@ func (s *Session) updateMeta(change func(*metaRecord)) error {
 	if err != nil {
 		return err
 	}
-	change(&r)
+	if !change(&r) {
+		return touch(f, s.m.now())
+	}
 	return writeMeta(f, r, s.m.now())
 }
 
@@ -170,13 +174,14 @@ func (s *Session) updateMeta(change func(*metaRecord)) error {
 // the room left and cannot pass the quota.
 func (l *Lease) growShared(n, limit int64) error {
 	var refused error
-	err := l.s.updateMeta(func(r *metaRecord) {
+	err := l.s.updateMeta(func(r *metaRecord) bool {
 		if n > 0 && r.bytes+n > limit {
 			refused = quotaError(r.bytes, n, limit)
-			return
+			return false
 		}
 		r.bytes = max(r.bytes+n, 0)
 		l.s.bytes.Store(r.bytes)
+		return true
 	})
 	if refused != nil {
 		return refused
@@ -241,13 +246,15 @@ func (m *Manager) createShared(k key) (*Session, error) {
 		return fail(fmt.Errorf("session %q: cannot record it: %w", k.id, err))
 	}
 	now := m.now()
-	err = s.updateMeta(func(r *metaRecord) {
-		if r.created == 0 { // new, or made by a version without metadata
+	err = s.updateMeta(func(r *metaRecord) bool {
+		fresh := r.created == 0 // new, or made by a version without metadata
+		if fresh {
 			r.created = now.UnixNano()
 			r.bytes = measure(s.dir)
 		}
 		s.created = time.Unix(0, r.created)
 		s.bytes.Store(r.bytes)
+		return fresh
 	})
 	if err != nil {
 		return fail(fmt.Errorf("session %q: cannot record it: %w", k.id, err))
@@ -454,18 +461,25 @@ func (m *Manager) listShared(principal string, all bool) []Info {
 	return out
 }
 
-// readInfo describes a session from its files on the volume.
+// readInfo describes a session from its files on the volume: one open
+// of the metadata gives both its record and its mtime, the last use.
 func readInfo(principal, id, dir, meta string) (Info, bool) {
 	info := Info{ID: id, Principal: displayName(principal)}
-	info.LastUsedAt = lastUse(meta, dir)
-	if info.LastUsedAt.IsZero() {
+	f, err := os.Open(meta)
+	if err != nil {
+		// No metadata (yet): the workspace's own times stand in.
+		info.LastUsedAt = lastUse(meta, dir)
+		info.CreatedAt = info.LastUsedAt
+		return info, !info.LastUsedAt.IsZero()
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
 		return info, false
 	}
-	info.CreatedAt = info.LastUsedAt
-	if b, err := os.ReadFile(meta); err == nil {
-		if r, ok := parseMeta(b); ok {
-			info.CreatedAt, info.Bytes = time.Unix(0, r.created), r.bytes
-		}
+	info.LastUsedAt, info.CreatedAt = fi.ModTime(), fi.ModTime()
+	if r, err := readMeta(f); err == nil && r.created != 0 {
+		info.CreatedAt, info.Bytes = time.Unix(0, r.created), r.bytes
 	}
 	return info, true
 }
