@@ -16,11 +16,11 @@ func TestSessionsDefaults(t *testing.T) {
 	if cfg.Sessions != want {
 		t.Fatalf("sessions = %+v, want %+v", cfg.Sessions, want)
 	}
-	cfg, err = parse(t, `{"sessions": {"required": true, "idleTimeout": 1500, "max": 0, "maxBytes": 4096}}`)
+	cfg, err = parse(t, `{"sessions": {"required": true, "idleTimeout": 1500, "max": 0, "maxBytes": 4096, "shared": true}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = config.Sessions{Required: true, IdleTimeout: 1500 * time.Millisecond, MaxBytes: 4096}
+	want = config.Sessions{Required: true, IdleTimeout: 1500 * time.Millisecond, MaxBytes: 4096, Shared: true}
 	if cfg.Sessions != want {
 		t.Fatalf("sessions = %+v, want %+v", cfg.Sessions, want)
 	}
@@ -34,6 +34,7 @@ func TestSessionsErrorsNameTheKey(t *testing.T) {
 		{`{"sessions": {"max": -1}}`, "config: sessions.max: must be >= 0 (0 = no cap on sessions per principal)"},
 		{`{"sessions": {"maxBytes": -1}}`, "config: sessions.maxBytes: must be >= 0 bytes (0 = no quota)"},
 		{`{"sessions": {"required": "yes"}}`, "config: sessions.required: must be true or false, not a string"},
+		{`{"sessions": {"shared": "nfs"}}`, "config: sessions.shared: must be true or false, not a string"},
 		{`{"sessions": {"ttl": 5}}`, "config: sessions.ttl: unknown key (check the spelling; see the README's config reference)"},
 	}
 	for _, c := range cases {
