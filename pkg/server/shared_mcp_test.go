@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,5 +127,85 @@ func TestSharedMCPSessionWorksOnEveryReplicaBehindRoundRobin(t *testing.T) {
 	// The MCP session is a toolnexus session on the shared root.
 	if _, err := os.Stat(filepath.Join(root, "anonymous", out.SessionID, "tally")); err != nil {
 		t.Errorf("the MCP session's workspace: %v", err)
+	}
+}
+
+// mcpPost sends one JSON-RPC request to a stateless /mcp as a bare HTTP
+// client would, and returns the status and body.
+func mcpPost(t *testing.T, url, token, sessionID, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", sessionID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// On a stateless /mcp the Mcp-Session-Id is only a name: a hostile client
+// that sends another token's session id gets a workspace of its own, and
+// one that sends a path gets 400.
+func TestSharedMCPSessionIDCannotReachAnotherPrincipal(t *testing.T) {
+	t.Setenv("TN_SHARED_A", "token-of-agent-a-0123456789")
+	t.Setenv("TN_SHARED_B", "token-of-agent-b-0123456789")
+	root := t.TempDir()
+	srv, _, _ := launch(t, fmt.Sprintf(`{"skills": [], "builtins": {"tools": {"webfetch": false}},
+  "auth": {"tokens": [{"name": "a", "token": "${TN_SHARED_A}"}, {"name": "b", "token": "${TN_SHARED_B}"}]},
+  "sessions": {"shared": true, "root": %q}}`, root), func(o *server.Options) {
+		o.MetricsListen = "-"
+		o.MCPListen = "127.0.0.1:0"
+	})
+	url := "http://" + srv.MCPAddr().String() + server.MCPPath
+	call := func(tool, args string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
+	}
+
+	// initialize names a fresh session for the client to keep.
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer token-of-agent-a-0123456789")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d, Mcp-Session-Id %q", resp.StatusCode, id)
+	}
+
+	if code, body := mcpPost(t, url, "token-of-agent-a-0123456789", id, call("write", `{"path":"secret.txt","content":"a's secret"}`)); code != http.StatusOK || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("a writes: %d %s", code, body)
+	}
+	if code, body := mcpPost(t, url, "token-of-agent-a-0123456789", id, call("read", `{"path":"secret.txt"}`)); !strings.Contains(body, "a's secret") {
+		t.Fatalf("a reads its own file back: %d %s", code, body)
+	}
+	// b presents a's session id: its own, empty workspace.
+	if _, body := mcpPost(t, url, "token-of-agent-b-0123456789", id, call("read", `{"path":"secret.txt"}`)); strings.Contains(body, "a's secret") || !strings.Contains(body, `"isError":true`) {
+		t.Errorf("b read a's file through a's session id: %s", body)
+	}
+	if _, body := mcpPost(t, url, "token-of-agent-b-0123456789", id, call("bash", `{"command":"cat ../../u-a/*/secret.txt; cat `+root+`/u-a/*/secret.txt"}`)); strings.Contains(body, "a's secret") {
+		t.Errorf("b's bash read a's file: %s", body)
+	}
+	for _, bad := range []string{"../u-a", "a/b", strings.Repeat("x", 65)} {
+		if code, body := mcpPost(t, url, "token-of-agent-b-0123456789", bad, call("read", `{"path":"secret.txt"}`)); code != http.StatusBadRequest || !strings.Contains(body, "Mcp-Session-Id") {
+			t.Errorf("Mcp-Session-Id %q: %d %s", bad, code, body)
+		}
+	}
+	// Without a token nothing is served, id or not.
+	if code, _ := mcpPost(t, url, "", id, call("read", `{"path":"secret.txt"}`)); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", code)
 	}
 }
