@@ -42,7 +42,10 @@ func flock(f *os.File, how int) error {
 
 // sameFile reports whether f is still the file at path: a lock file that
 // was unlinked (its session removed) while we waited for its lock is a
-// lock on nothing, and the caller must start over with a fresh one.
+// lock on nothing, and the caller must start over with a fresh one. The
+// path is compared, not only the link count: an NFS client that unlinks a
+// file it still has open renames it to .nfsXXXX instead, and its link
+// count stays 1.
 func sameFile(f *os.File, path string) bool {
 	var a, b unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &a) != nil || unix.Stat(path, &b) != nil {
