@@ -362,8 +362,12 @@ func TestSharedIdleCleanupSparesACallOnAnotherReplica(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // waiting for the janitors; no timing is asserted
 	}
-	// The removal is logged right after the rename that did it; a second
-	// janitor would have to find the session to log another.
+	// Each removal is logged just after it; once both replicas have
+	// exited, every line they wrote has been read.
+	for _, r := range []*replicaProc{busy, other} {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		<-r.exited
+	}
 	deleted := strings.Count(busy.logText(), "session deleted") + strings.Count(other.logText(), "session deleted")
 	if deleted != 1 {
 		t.Errorf("the session was deleted %d times; want once", deleted)
