@@ -94,6 +94,9 @@ func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
 func (s *Source) caller(original, name string) tool.Func {
 	return func(ctx context.Context, call tool.Call) tool.Result {
 		meta := s.meta
+		if call.Answer != nil {
+			return s.resume(ctx, call, name)
+		}
 		sess := s.live.Load()
 		if sess == nil {
 			// Down: answer now rather than wait for a timeout.
@@ -111,28 +114,37 @@ func (s *Source) caller(original, name string) tool.Func {
 			// headers); streamable HTTP carries the headers too.
 			params.Meta = telemetry.InjectMeta(ctx, params.Meta)
 		}
-		res, err := sess.cs.CallTool(ctx, params)
-		if err != nil {
-			if ctx.Err() != nil {
-				r := tool.ContextResult(ctx, name)
-				r.Metadata = meta
-				return r
-			}
-			var wire *jsonrpc.Error
-			if errors.As(err, &wire) {
-				// Either the server answered and refused this call, or the
-				// SDK judged the HTTP failure transient (502, 503, 504, 429,
-				// a dropped connection) and kept the session: this call
-				// failed, the server is not down.
-				return tool.Failure(s.redact.Apply(err.Error()), meta)
-			}
-			// The session itself broke (the process died, the server
-			// forgot the session): start over.
-			s.sessionDown(sess, err)
-			return tool.Failure(s.redact.Apply(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err)), meta)
+		if s.suspends() {
+			return s.callFlight(ctx, sess, params, call, name)
 		}
+		res, err := sess.cs.CallTool(ctx, params)
+		return s.finish(ctx, sess, name, res, err)
+	}
+}
+
+// finish turns what CallTool returned into the call's result.
+func (s *Source) finish(ctx context.Context, sess *session, name string, res *sdk.CallToolResult, err error) tool.Result {
+	meta := s.meta
+	if err == nil {
 		return capOutput(mapResult(res, meta), s.maxOutput)
 	}
+	if ctx.Err() != nil {
+		r := tool.ContextResult(ctx, name)
+		r.Metadata = meta
+		return r
+	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		// Either the server answered and refused this call, or the
+		// SDK judged the HTTP failure transient (502, 503, 504, 429,
+		// a dropped connection) and kept the session: this call
+		// failed, the server is not down.
+		return tool.Failure(s.redact.Apply(err.Error()), meta)
+	}
+	// The session itself broke (the process died, the server forgot the
+	// session): start over.
+	s.sessionDown(sess, err)
+	return tool.Failure(s.redact.Apply(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err)), meta)
 }
 
 // capOutput cuts an output longer than the configured cap on a character
