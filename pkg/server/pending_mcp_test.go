@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +134,44 @@ func TestEverythingExpiryOverGRPC(t *testing.T) {
 func waitUntilPast(t *testing.T, at time.Time) {
 	t.Helper()
 	time.Sleep(time.Until(at) + time.Millisecond)
+}
+
+// TestEverythingPendingOverExecuteStream: ExecuteStream emits the server's
+// request as a pending event and ends with the PENDING result carrying the
+// same request; the answer, sent on a second stream, finishes the call.
+func TestEverythingPendingOverExecuteStream(t *testing.T) {
+	f := everythingPending(t, "")
+	alice := bearer(aliceSecret)
+	const name = "everything_trigger-elicitation-request"
+	events := func(ans *pb.Answer) []*pb.ExecuteEvent {
+		st, err := f.reg.ExecuteStream(alice, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}, Answer: ans})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*pb.ExecuteEvent
+		for {
+			ev, err := st.Recv()
+			if err != nil {
+				if err != io.EOF {
+					t.Fatalf("stream: %v", err)
+				}
+				return out
+			}
+			out = append(out, ev)
+		}
+	}
+	evs := events(nil)
+	if len(evs) < 2 {
+		t.Fatalf("events = %v", evs)
+	}
+	pendingEv, last := evs[len(evs)-2].GetPending(), evs[len(evs)-1].GetResult()
+	p := pendingOf(t, last, "elicitation")
+	if pendingEv == nil || pendingEv.GetId() != p.GetId() || pendingEv.GetPrompt() != p.GetPrompt() {
+		t.Fatalf("pending event %v, result %v", pendingEv, last)
+	}
+	evs = events(&pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, map[string]any{"name": "Grace Hopper"})})
+	r := evs[len(evs)-1].GetResult()
+	if r.GetIsError() || !strings.Contains(r.GetOutput(), "- Name: Grace Hopper") {
+		t.Fatalf("answered over a stream: %v", r)
+	}
 }
