@@ -64,6 +64,11 @@ type Tool struct {
 	InputSchema json.RawMessage
 	// Source labels where the tool came from; metrics break down by it.
 	Source string
+	// Annotations are hints about what the tool does; nil when unknown.
+	Annotations *Annotations
+	// OutputSchema is the JSON Schema of Result.StructuredContent, when
+	// the tool declares one; nil otherwise.
+	OutputSchema json.RawMessage
 	// Run executes a call. Prefer Tool.Execute, which also contains panics.
 	Run Func
 }

@@ -148,22 +148,15 @@ func samplingResult(v any) (*sdk.CreateMessageResult, error) {
 
 // validateAgainst checks v against a JSON Schema given as plain JSON values.
 func validateAgainst(schema any, v any) error {
-	sb, err := json.Marshal(schema)
+	sch, err := compileSchema(schema)
 	if err != nil {
-		return err
+		return fmt.Errorf("the server's schema does not compile: %v", err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(sb))
-	if err != nil {
-		return err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("requestedSchema.json", doc); err != nil {
-		return err
-	}
-	sch, err := c.Compile("requestedSchema.json")
-	if err != nil {
-		return fmt.Errorf("the server's requestedSchema does not compile: %v", err)
-	}
+	return validateCompiled(sch, v)
+}
+
+// validateCompiled checks v (plain JSON values) against a compiled schema.
+func validateCompiled(sch *jsonschema.Schema, v any) error {
 	vb, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -173,6 +166,23 @@ func validateAgainst(schema any, v any) error {
 		return err
 	}
 	return sch.Validate(inst)
+}
+
+// compileSchema compiles a JSON Schema given as plain JSON values.
+func compileSchema(schema any) (*jsonschema.Schema, error) {
+	sb, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(sb))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("schema.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("schema.json")
 }
 
 // lastUserText is the text of the last user message of a sampling request:

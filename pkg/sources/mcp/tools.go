@@ -76,13 +76,7 @@ func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
 				schema = b
 			}
 		}
-		out = append(out, tool.Tool{
-			Name:        name,
-			Description: t.Description,
-			InputSchema: schema,
-			Source:      SourceLabel,
-			Run:         s.caller(t.Name, name),
-		})
+		out = append(out, s.buildTool(t, name, schema))
 	}
 	for _, w := range s.cfg.Tools.Unknown(s.name, names) {
 		s.log.Warn(w)
@@ -90,12 +84,27 @@ func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
 	return out
 }
 
+// buildTool is one registry tool: the server's name, description, input
+// and output schemas and annotations, under the registry name.
+func (s *Source) buildTool(t *sdk.Tool, name string, schema json.RawMessage) tool.Tool {
+	out := newOutputChecker(t)
+	return tool.Tool{
+		Name:         name,
+		Description:  t.Description,
+		InputSchema:  schema,
+		Source:       SourceLabel,
+		Annotations:  annotationsOf(t),
+		OutputSchema: out.raw(),
+		Run:          s.caller(t.Name, name, out),
+	}
+}
+
 // caller is the Run function of one tool.
-func (s *Source) caller(original, name string) tool.Func {
+func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 	return func(ctx context.Context, call tool.Call) tool.Result {
 		meta := s.meta
 		if call.Answer != nil {
-			return s.resume(ctx, call, name)
+			return out.check(s.resume(ctx, call, name))
 		}
 		sess := s.live.Load()
 		if sess == nil {
@@ -115,10 +124,10 @@ func (s *Source) caller(original, name string) tool.Func {
 			params.Meta = telemetry.InjectMeta(ctx, params.Meta)
 		}
 		if s.suspends() {
-			return s.callFlight(ctx, sess, params, call, name)
+			return out.check(s.callFlight(ctx, sess, params, call, name))
 		}
 		res, err := sess.cs.CallTool(ctx, params)
-		return s.finish(ctx, sess, name, res, err)
+		return out.check(s.finish(ctx, sess, name, res, err))
 	}
 }
 
@@ -177,6 +186,9 @@ func capOutput(r tool.Result, max int) tool.Result {
 func mapResult(res *sdk.CallToolResult, meta map[string]any) tool.Result {
 	r := mapText(res, meta)
 	r.Content = richContent(res.Content)
+	if !r.IsError && res.StructuredContent != nil {
+		r.StructuredContent, _ = plainJSON(res.StructuredContent).(map[string]any)
+	}
 	return r
 }
 
