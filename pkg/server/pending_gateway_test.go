@@ -3,10 +3,15 @@ package server_test
 //lint:file-ignore SA1019 sampling is deprecated in the newest MCP protocol; these tests relay it on purpose.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,5 +47,47 @@ func TestEverythingRelayedThroughMCPGateway(t *testing.T) {
 	res = callMCP(t, plainClient, "everything_trigger-elicitation-request", map[string]any{})
 	if res.IsError || !strings.Contains(text(t, res), "User declined") {
 		t.Fatalf("a client without elicitation: %q", text(t, res))
+	}
+}
+
+// TestEverythingRelayedToTheTypeScriptClient: the official TypeScript SDK
+// client (an older protocol than toolnexus's newest, so the server asks it
+// with elicitation/create and sampling/createMessage during the call)
+// answers server-everything's requests through /mcp, and its answers come
+// back in the results.
+func TestEverythingRelayedToTheTypeScriptClient(t *testing.T) {
+	entry := everythingServer(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	nodeDir, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "mcp-answering-client.mjs"), nodeDir, g.url)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		Elicitation, Sampling map[string]any
+		Asked                 []string
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("stdout %q: %v", stdout.String(), err)
+	}
+	if e := fmt.Sprint(out.Elicitation["content"]); out.Elicitation["isError"] == true || !strings.Contains(e, "- Name: Dorothy Vaughan") {
+		t.Errorf("elicitation result: %v", out.Elicitation)
+	}
+	if s := fmt.Sprint(out.Sampling["content"]); out.Sampling["isError"] == true || !strings.Contains(s, "sampled by the TypeScript client") {
+		t.Errorf("sampling result: %v", out.Sampling)
+	}
+	if len(out.Asked) != 2 || !strings.HasPrefix(out.Asked[0], "elicitation: Please provide inputs") || !strings.Contains(out.Asked[1], "from ts") {
+		t.Errorf("asked: %q", out.Asked)
 	}
 }
