@@ -8,9 +8,12 @@
 //   npx tsx agent.ts [ADDR] [TOOL ARGS_JSON]
 //
 // ADDR defaults to $TOOLNEXUS_ADDR, then 127.0.0.1:50051. $TOOLNEXUS_TOKEN,
-// when set, is sent as a bearer token. Exit codes: 0 the call succeeded,
+// when set, is sent as a bearer token. A call that suspends (OUTCOME_PENDING)
+// is resumed with $TOOLNEXUS_ANSWER (a JSON value) when it is set. Exit codes: 0 the call succeeded,
 // 1 the tool reported a failure (is_error), 2 the server could not be used.
 
+import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { ExportFormat, OutputStream, RegistryService } from "./gen/toolnexus/v1/registry_service_pb.js";
@@ -73,6 +76,41 @@ function replayedCall(names: Set<string>): OpenAIToolCall {
   };
 }
 
+/**
+ * A call that suspended (OUTCOME_PENDING: an MCP server's elicitation or
+ * sampling, the question tool) waits for an answer. Show what it asks; when
+ * $TOOLNEXUS_ANSWER holds one (any JSON value: the elicitation's content, a
+ * sampling CreateMessageResult...), send it with the same name and
+ * arguments, and return what the call does next.
+ */
+async function resume(call: OpenAIToolCall, result: ToolResult): Promise<ToolResult> {
+  const answer = process.env.TOOLNEXUS_ANSWER;
+  while (result.outcome === Outcome.PENDING && result.pending) {
+    const p = result.pending;
+    console.log(`pending: ${p.kind} ${JSON.stringify(p.prompt)}`);
+    if (answer === undefined) {
+      return result;
+    }
+    const resp = await registry.execute(
+      {
+        name: call.function.name,
+        input: { case: "argumentsJson", value: call.function.arguments },
+        callId: call.id,
+        answer: { id: p.id, ok: true, data: fromJson(ValueSchema, JSON.parse(answer) as JsonValue) },
+      },
+      { timeoutMs: 60_000 },
+    );
+    if (!resp.result) {
+      throw new Error("Execute returned no result");
+    }
+    if (resp.result.outcome === Outcome.PENDING && resp.result.pending?.id === p.id) {
+      return resp.result; // the answer was refused; it says why
+    }
+    result = resp.result;
+  }
+  return result;
+}
+
 async function main(): Promise<number> {
   const { tools, revision } = await listTools();
   console.log(`connected to ${addr} (registry revision ${revision})`);
@@ -122,6 +160,7 @@ async function main(): Promise<number> {
   if (!result) {
     throw new Error("ExecuteStream ended without a result");
   }
+  result = await resume(call, result);
   // A failing tool is a normal result: the model reads the output and retries.
   const outcome = Outcome[result.outcome]?.toLowerCase() ?? String(result.outcome);
   console.log(`result: ${outcome} is_error=${result.isError} output=${JSON.stringify(result.output)}`);

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +196,27 @@ func TestNodeAgentBearerToken(t *testing.T) {
 	}
 	if strings.Contains(out+errOut, token) {
 		t.Error("the token appears in the script's output")
+	}
+}
+
+// TestNodeAgentAnswersElicitation: server-everything asks for input
+// mid-call; the Node agent sees OUTCOME_PENDING, answers over gRPC, and the
+// answer's text comes back in the result.
+func TestNodeAgentAnswersElicitation(t *testing.T) {
+	requireNode(t)
+	entry, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err == nil {
+		_, err = os.Stat(entry)
+	}
+	if err != nil {
+		if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
+			t.Fatalf("server-everything is not installed (npm ci --prefix e2e/node): %v", err)
+		}
+		t.Skipf("server-everything is not installed (npm ci --prefix e2e/node): %v", err)
+	}
+	addr := serve(t, `{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [`+strconv.Quote(entry)+`, "stdio"], "timeout": 60000}}}`)
+	out, errOut, code := agent(t, []string{`TOOLNEXUS_ANSWER={"name": "Annie Easley"}`}, addr, "everything_trigger-elicitation-request", `{}`)
+	if code != 0 || !strings.Contains(out, `pending: elicitation "Please provide inputs for the following fields:"`) || !strings.Contains(out, "- Name: Annie Easley") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }

@@ -10,7 +10,8 @@ tool call is replayed from a fixed value (or from the command line).
     python3 agent.py [ADDR] [TOOL ARGS_JSON]
 
 ADDR defaults to $TOOLNEXUS_ADDR, then 127.0.0.1:50051. $TOOLNEXUS_TOKEN,
-when set, is sent as a bearer token. Exit codes: 0 the call succeeded, 1 the
+when set, is sent as a bearer token. A call that suspends (OUTCOME_PENDING)
+is resumed with $TOOLNEXUS_ANSWER (a JSON value) when it is set. Exit codes: 0 the call succeeded, 1 the
 tool reported a failure (is_error), 2 the server could not be used.
 
 The stubs in gen/ are generated from proto/ by buf with protoc's Python
@@ -55,6 +56,27 @@ def replayed_call(names, tool, args):
         "name": "todowrite", "arguments": '{"todos":[{"id":"1","text":"call toolnexus from python","completed":true}]}'}}
 
 
+def resume(registry, metadata, req, result):
+    """A call that suspended (an MCP server's elicitation or sampling, the
+    question tool) waits for an answer. Show what it asks; when
+    $TOOLNEXUS_ANSWER holds one (any JSON value: the elicitation's content, a
+    sampling CreateMessageResult...), send it with the same name and
+    arguments, and return what the call does next."""
+    while result.outcome == tool_pb2.OUTCOME_PENDING:
+        p = result.pending
+        print(f"pending: {p.kind} {json.dumps(p.prompt)}")
+        answer = os.environ.get("TOOLNEXUS_ANSWER")
+        if answer is None:
+            return result
+        ans = tool_pb2.Answer(id=p.id, ok=True)
+        json_format.Parse(answer, ans.data)
+        req = rs.ExecuteRequest(name=req.name, arguments_json=req.arguments_json, call_id=req.call_id, answer=ans)
+        result = registry.Execute(req, metadata=metadata, timeout=60).result
+        if result.outcome == tool_pb2.OUTCOME_PENDING and result.pending.id == p.id:
+            return result
+    return result
+
+
 def run(addr, tool, args):
     metadata = []
     token = os.environ.get("TOOLNEXUS_TOKEN")
@@ -96,6 +118,8 @@ def run(addr, tool, args):
                 result = event.result  # always the last event
         if result is None:
             raise RuntimeError("ExecuteStream ended without a result")
+
+        result = resume(registry, metadata, req, result)
 
         # A failing tool is a normal result: the model reads it and retries.
         outcome = tool_pb2.Outcome.Name(result.outcome).removeprefix("OUTCOME_").lower()

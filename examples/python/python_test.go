@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,12 @@ func serve(t *testing.T, cfgJSON string) string {
 
 func agent(t *testing.T, py string, args ...string) (string, string, int) {
 	t.Helper()
+	return agentWith(t, py, nil, args...)
+}
+
+// agentWith runs agent.py with extra TOOLNEXUS_* variables.
+func agentWith(t *testing.T, py string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, append([]string{"agent.py"}, args...)...)
@@ -97,6 +104,7 @@ func agent(t *testing.T, py string, args ...string) (string, string, int) {
 		}
 	}
 	cmd.Env = append(cmd.Env, "PYTHONDONTWRITEBYTECODE=1") // no __pycache__ in the source tree
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -152,6 +160,25 @@ func TestPythonAgentListsExportsAndStreams(t *testing.T) {
 	}
 	if _, errOut, code := agent(t, py, "127.0.0.1:1"); code != 2 || !strings.Contains(errOut, "unavailable") {
 		t.Fatalf("no server: exit %d, stderr %s", code, errOut)
+	}
+}
+
+// TestPythonAgentAnswersElicitation: server-everything asks for input
+// mid-call; the Python agent sees OUTCOME_PENDING, answers over gRPC, and
+// the answer's text comes back in the result.
+func TestPythonAgentAnswersElicitation(t *testing.T) {
+	py := python(t)
+	entry, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err == nil {
+		_, err = os.Stat(entry)
+	}
+	if _, nodeErr := exec.LookPath("node"); err != nil || nodeErr != nil {
+		missing(t, "server-everything is not installed (npm ci --prefix e2e/node)")
+	}
+	addr := serve(t, `{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [`+strconv.Quote(entry)+`, "stdio"], "timeout": 60000}}}`)
+	out, errOut, code := agentWith(t, py, []string{`TOOLNEXUS_ANSWER={"name": "Mary Jackson"}`}, addr, "everything_trigger-elicitation-request", `{}`)
+	if code != 0 || !strings.Contains(out, `pending: elicitation "Please provide inputs for the following fields:"`) || !strings.Contains(out, "- Name: Mary Jackson") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
 

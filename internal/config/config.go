@@ -41,6 +41,8 @@ type Config struct {
 	HTTP     http.Config
 	Agents   map[string]a2a.AgentConfig
 	Limits   Limits
+	// Pending is limits.pendingTimeout and limits.maxPending.
+	Pending  Pending
 	Auth     Auth
 	Server   Server
 	Sessions Sessions
@@ -195,7 +197,11 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 	}
 	cfg.Warnings = append(cfg.Warnings, prefix("agents", warns)...)
 
-	if cfg.Limits, err = parseLimits(nonNull(top["limits"])); err != nil {
+	limitsRaw := nonNull(top["limits"])
+	if cfg.Pending, limitsRaw, err = splitPending(limitsRaw); err != nil {
+		return nil, err
+	}
+	if cfg.Limits, err = parseLimits(limitsRaw); err != nil {
 		return nil, err
 	}
 	applyDefaultToolCaps(&cfg.Limits)

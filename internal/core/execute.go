@@ -65,7 +65,8 @@ func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source 
 
 // execute is Execute without the trace span and the audit line.
 func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
-	req := executor.Request{Name: call.Name, Arguments: call.Arguments, Answer: call.Answer, Protocol: call.Protocol}
+	req := executor.Request{Name: call.Name, Arguments: call.Arguments, Answer: call.Answer, Protocol: call.Protocol,
+		Owner: tool.Owner{Principal: principalName(call), Session: call.Session}}
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows
 	}

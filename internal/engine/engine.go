@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/pending"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -69,6 +70,10 @@ type Engine struct {
 	instances map[registry.LayerID]*instance
 	skills    *skill.Source
 	closed    bool
+
+	// pending is shared by every source and outlives reloads, so a
+	// suspended call stays answerable across one (pending.go).
+	pending *pending.Store
 }
 
 // refresher is a source that can re-read what its unchanged config points
@@ -93,7 +98,8 @@ func New(reg *registry.Registry, opts Options) *Engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	drainCtx, drainCancel := context.WithCancel(context.Background())
 	return &Engine{reg: reg, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
-		drainCtx: drainCtx, drainCancel: drainCancel, instances: map[registry.LayerID]*instance{}}
+		drainCtx: drainCtx, drainCancel: drainCancel, instances: map[registry.LayerID]*instance{},
+		pending: pending.New(pending.Limits{})}
 }
 
 // Registry returns the registry the engine publishes into.
@@ -222,6 +228,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		BaseDir:        cfg.BaseDir,
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
 		Tracing:        e.opts.Tracing,
+		Pending:        e.pendingFor(cfg),
 	}
 	ws, err := e.workspace(cfg)
 	if err != nil {

@@ -54,6 +54,8 @@ type Request struct {
 	Protocol string
 	// Allow is the caller's allowlist (nil = every tool).
 	Allow Allow
+	// Owner is who calls (handed to the tool as tool.Call.Owner).
+	Owner tool.Owner
 }
 
 // Executor runs calls against a registry under the configured limits.
@@ -192,7 +194,7 @@ func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Reque
 	}
 	// Run, not Execute: a panic unwinds to Execute's recover above, which
 	// logs the stack to this server's logger rather than slog.Default.
-	res := st.entry.Tool.Run(callCtx, tool.Call{Name: req.Name, Arguments: args, Answer: req.Answer})
+	res := st.entry.Tool.Run(callCtx, tool.Call{Name: req.Name, Arguments: args, Answer: req.Answer, Owner: req.Owner})
 	if err := callCtx.Err(); err != nil && res.Outcome != tool.OutcomePending {
 		res.IsError = true
 		switch {

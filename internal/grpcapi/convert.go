@@ -112,7 +112,31 @@ func toolToProto(t *tool.Tool) *pb.Tool {
 		// show the model the permissive default rather than nothing.
 		schema, _ = structpb.NewStruct(map[string]any{"type": "object"})
 	}
-	return &pb.Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Source: t.Source}
+	out := &pb.Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Source: t.Source,
+		Annotations: annotationsToProto(t.Annotations)}
+	if len(t.OutputSchema) > 0 {
+		os := &structpb.Struct{}
+		if protojson.Unmarshal(t.OutputSchema, os) == nil {
+			out.OutputSchema = os
+		}
+	}
+	return out
+}
+
+func annotationsToProto(a *tool.Annotations) *pb.ToolAnnotations {
+	if a == nil {
+		return nil
+	}
+	// Copies: the message must not share the tool's hints.
+	hint := func(b *bool) *bool {
+		if b == nil {
+			return nil
+		}
+		v := *b
+		return &v
+	}
+	return &pb.ToolAnnotations{Title: a.Title, ReadOnlyHint: hint(a.ReadOnly), DestructiveHint: hint(a.Destructive),
+		IdempotentHint: hint(a.Idempotent), OpenWorldHint: hint(a.OpenWorld)}
 }
 
 var outcomeToProto = [...]pb.Outcome{
@@ -141,6 +165,9 @@ func resultToProto(r tool.Result) *pb.ToolResult {
 	}
 	if len(r.Content) > 0 {
 		out.Content = contentToProto(r.Content)
+	}
+	if r.StructuredContent != nil {
+		out.StructuredContent = toStruct(r.StructuredContent)
 	}
 	if r.Pending != nil {
 		p := r.Pending

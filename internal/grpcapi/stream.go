@@ -41,9 +41,16 @@ func (r *registryService) ExecuteStream(req *pb.ExecuteRequest, stream grpc.Serv
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}
-	msg := &pb.ExecuteEvent{Event: &pb.ExecuteEvent_Result{Result: resultToProto(res)}}
+	result := resultToProto(res)
+	if result.GetPending() != nil {
+		// The pending event names what the call waits for; the result
+		// that ends the stream carries the same request.
+		if err := stream.Send(&pb.ExecuteEvent{Event: &pb.ExecuteEvent_Pending{Pending: result.GetPending()}}); err != nil {
+			return err
+		}
+	}
 	resultSent = true
-	return stream.Send(msg)
+	return stream.Send(&pb.ExecuteEvent{Event: &pb.ExecuteEvent_Result{Result: result}})
 }
 
 // eventSender turns a call's events into stream messages. A gRPC stream

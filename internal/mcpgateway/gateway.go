@@ -335,7 +335,8 @@ func (g *Gateway) sync(snap *registry.Snapshot) {
 }
 
 func sameForMCP(a, b *tool.Tool) bool {
-	return a.Name == b.Name && a.Description == b.Description && a.Source == b.Source && bytes.Equal(a.InputSchema, b.InputSchema)
+	return a.Name == b.Name && a.Description == b.Description && a.Source == b.Source && bytes.Equal(a.InputSchema, b.InputSchema) &&
+		sameDescription(a, b)
 }
 
 // addTool registers one tool with the SDK. Every tool shares one handler:
@@ -348,12 +349,14 @@ func (g *Gateway) addTool(t *tool.Tool) (ok bool) {
 			ok = false
 		}
 	}()
-	g.sdk.AddTool(&mcp.Tool{
+	mt := &mcp.Tool{
 		Name:        t.Name,
 		Description: t.Description,
 		InputSchema: mcpSchema(t.InputSchema),
 		Meta:        mcp.Meta{MetaSource: t.Source},
-	}, g.callTool)
+	}
+	describe(mt, t)
+	g.sdk.AddTool(mt, g.callTool)
 	return true
 }
 
@@ -462,6 +465,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		}
 		call.Answer = ans
 	}
+	call.Answer = answerFromInput(req, call.Answer)
 	start := time.Now()
 	execCtx := ctx
 	if sink := g.sinkFor(ctx, req); sink != nil {
@@ -470,6 +474,10 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		defer sink.stop() // before the result goes out: nothing follows it
 	}
 	r, source := g.core.Execute(execCtx, call)
+	r, source, asks := g.relay(execCtx, req, call, r, source)
+	if asks != nil {
+		return &mcp.CallToolResult{InputRequests: asks}, nil
+	}
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.logCall(ctx, name, source, r, start, call.Caller)
 	}
@@ -528,6 +536,7 @@ func toCallToolResult(r tool.Result) *mcp.CallToolResult {
 	if len(r.Content) > 0 {
 		out.Content = toContent(r.Content)
 	}
+	structured(out, r)
 	if len(r.Metadata) > 0 {
 		// Marshalled here so that a value JSON cannot encode costs the
 		// metadata, not the whole response.

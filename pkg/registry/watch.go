@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"reflect"
 	"sort"
 	"sync"
 )
@@ -149,5 +150,6 @@ func Diff(prev, next *Snapshot) (added, removed, changed []string) {
 
 func sameTool(a, b *Entry) bool {
 	return a.Layer == b.Layer && a.Tool.Description == b.Tool.Description &&
-		a.Tool.Source == b.Tool.Source && string(a.Tool.InputSchema) == string(b.Tool.InputSchema)
+		a.Tool.Source == b.Tool.Source && string(a.Tool.InputSchema) == string(b.Tool.InputSchema) &&
+		string(a.Tool.OutputSchema) == string(b.Tool.OutputSchema) && reflect.DeepEqual(a.Tool.Annotations, b.Tool.Annotations)
 }

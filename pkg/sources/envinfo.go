@@ -3,6 +3,7 @@ package sources
 import (
 	"log/slog"
 
+	"github.com/toolnexus/toolnexus/internal/pending"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -27,6 +28,10 @@ type Env struct {
 	// Sandbox confines the commands a source starts for a model (bash,
 	// sandboxed stdio MCP servers); nil runs them unconfined.
 	Sandbox *sandbox.Runner `json:"-"`
+	// Pending holds the requests of suspended calls (an MCP server's
+	// elicitation or sampling); shared by every source so limits.maxPending
+	// counts per principal across them. Nil: each source keeps its own.
+	Pending *pending.Store `json:"-"`
 }
 
 // DefaultMaxOutputBytes is the output cap when none is configured.

@@ -65,6 +65,10 @@ type Result struct {
 	// resources) in order; Output is then its text view. Nil for a
 	// text-only result. Build it with Rich.
 	Content []Content
+	// StructuredContent is the result as a JSON object (MCP
+	// structuredContent), when the tool returns one; Output then holds its
+	// JSON text. Plain JSON values only, read-only like Metadata.
+	StructuredContent map[string]any
 	// Refusal is set when a sandbox guard or limit refused the call
 	// (counted in toolnexus_sandbox_refusals_total); see Refusal.
 	Refusal Refusal

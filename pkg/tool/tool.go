@@ -32,6 +32,17 @@ type Call struct {
 	Arguments json.RawMessage
 	// Answer is set when the call resumes an earlier OutcomePending result.
 	Answer *Answer
+	// Owner is who made the call. A tool that keeps a suspended call open
+	// between two requests gives its answer only to the same owner.
+	Owner Owner
+}
+
+// Owner names the caller of one call: its principal (the token name, "" when
+// auth is off) and its session id ("" for none). Plain strings, so setting
+// it costs the call path nothing.
+type Owner struct {
+	Principal string
+	Session   string
 }
 
 // Decode unmarshals the arguments into v.
@@ -53,6 +64,11 @@ type Tool struct {
 	InputSchema json.RawMessage
 	// Source labels where the tool came from; metrics break down by it.
 	Source string
+	// Annotations are hints about what the tool does; nil when unknown.
+	Annotations *Annotations
+	// OutputSchema is the JSON Schema of Result.StructuredContent, when
+	// the tool declares one; nil otherwise.
+	OutputSchema json.RawMessage
 	// Run executes a call. Prefer Tool.Execute, which also contains panics.
 	Run Func
 }

@@ -492,6 +492,7 @@ type ExecuteEvent struct {
 	//	*ExecuteEvent_Log
 	//	*ExecuteEvent_Output
 	//	*ExecuteEvent_Result
+	//	*ExecuteEvent_Pending
 	Event         isExecuteEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -570,6 +571,15 @@ func (x *ExecuteEvent) GetResult() *ToolResult {
 	return nil
 }
 
+func (x *ExecuteEvent) GetPending() *PendingRequest {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteEvent_Pending); ok {
+			return x.Pending
+		}
+	}
+	return nil
+}
+
 type isExecuteEvent_Event interface {
 	isExecuteEvent_Event()
 }
@@ -594,6 +604,14 @@ type ExecuteEvent_Result struct {
 	Result *ToolResult `protobuf:"bytes,4,opt,name=result,proto3,oneof"`
 }
 
+type ExecuteEvent_Pending struct {
+	// The tool suspended and waits for an answer (the same request as the
+	// final result's pending, sent as soon as it is known). The stream then
+	// ends with that OUTCOME_PENDING result; resume with Execute or
+	// ExecuteStream and ExecuteRequest.answer.
+	Pending *PendingRequest `protobuf:"bytes,5,opt,name=pending,proto3,oneof"`
+}
+
 func (*ExecuteEvent_Progress) isExecuteEvent_Event() {}
 
 func (*ExecuteEvent_Log) isExecuteEvent_Event() {}
@@ -601,6 +619,8 @@ func (*ExecuteEvent_Log) isExecuteEvent_Event() {}
 func (*ExecuteEvent_Output) isExecuteEvent_Event() {}
 
 func (*ExecuteEvent_Result) isExecuteEvent_Event() {}
+
+func (*ExecuteEvent_Pending) isExecuteEvent_Event() {}
 
 // ProgressEvent reports how far a tool has come.
 type ProgressEvent struct {
@@ -1198,12 +1218,13 @@ const file_toolnexus_v1_registry_service_proto_rawDesc = "" +
 	"\x0earguments_json\x18\x03 \x01(\tH\x00R\rargumentsJson\x12,\n" +
 	"\x06answer\x18\x04 \x01(\v2\x14.toolnexus.v1.AnswerR\x06answer\x12\x17\n" +
 	"\acall_id\x18\x05 \x01(\tR\x06callIdB\a\n" +
-	"\x05input\"\xe7\x01\n" +
+	"\x05input\"\xa1\x02\n" +
 	"\fExecuteEvent\x129\n" +
 	"\bprogress\x18\x01 \x01(\v2\x1b.toolnexus.v1.ProgressEventH\x00R\bprogress\x12*\n" +
 	"\x03log\x18\x02 \x01(\v2\x16.toolnexus.v1.LogEventH\x00R\x03log\x123\n" +
 	"\x06output\x18\x03 \x01(\v2\x19.toolnexus.v1.OutputEventH\x00R\x06output\x122\n" +
-	"\x06result\x18\x04 \x01(\v2\x18.toolnexus.v1.ToolResultH\x00R\x06resultB\a\n" +
+	"\x06result\x18\x04 \x01(\v2\x18.toolnexus.v1.ToolResultH\x00R\x06result\x128\n" +
+	"\apending\x18\x05 \x01(\v2\x1c.toolnexus.v1.PendingRequestH\x00R\apendingB\a\n" +
 	"\x05event\"[\n" +
 	"\rProgressEvent\x12\x1a\n" +
 	"\bprogress\x18\x01 \x01(\x01R\bprogress\x12\x14\n" +
@@ -1293,7 +1314,8 @@ var file_toolnexus_v1_registry_service_proto_goTypes = []any{
 	(*structpb.Struct)(nil),         // 19: google.protobuf.Struct
 	(*Answer)(nil),                  // 20: toolnexus.v1.Answer
 	(*ToolResult)(nil),              // 21: toolnexus.v1.ToolResult
-	(*structpb.Value)(nil),          // 22: google.protobuf.Value
+	(*PendingRequest)(nil),          // 22: toolnexus.v1.PendingRequest
+	(*structpb.Value)(nil),          // 23: google.protobuf.Value
 }
 var file_toolnexus_v1_registry_service_proto_depIdxs = []int32{
 	18, // 0: toolnexus.v1.ListToolsResponse.tools:type_name -> toolnexus.v1.Tool
@@ -1304,30 +1326,31 @@ var file_toolnexus_v1_registry_service_proto_depIdxs = []int32{
 	9,  // 5: toolnexus.v1.ExecuteEvent.log:type_name -> toolnexus.v1.LogEvent
 	10, // 6: toolnexus.v1.ExecuteEvent.output:type_name -> toolnexus.v1.OutputEvent
 	21, // 7: toolnexus.v1.ExecuteEvent.result:type_name -> toolnexus.v1.ToolResult
-	22, // 8: toolnexus.v1.LogEvent.data:type_name -> google.protobuf.Value
-	0,  // 9: toolnexus.v1.OutputEvent.stream:type_name -> toolnexus.v1.OutputStream
-	21, // 10: toolnexus.v1.ExecuteResponse.result:type_name -> toolnexus.v1.ToolResult
-	18, // 11: toolnexus.v1.WatchToolsResponse.tools:type_name -> toolnexus.v1.Tool
-	1,  // 12: toolnexus.v1.ExportToolsRequest.format:type_name -> toolnexus.v1.ExportFormat
-	2,  // 13: toolnexus.v1.RegistryService.ListTools:input_type -> toolnexus.v1.ListToolsRequest
-	4,  // 14: toolnexus.v1.RegistryService.GetTool:input_type -> toolnexus.v1.GetToolRequest
-	6,  // 15: toolnexus.v1.RegistryService.Execute:input_type -> toolnexus.v1.ExecuteRequest
-	6,  // 16: toolnexus.v1.RegistryService.ExecuteStream:input_type -> toolnexus.v1.ExecuteRequest
-	12, // 17: toolnexus.v1.RegistryService.WatchTools:input_type -> toolnexus.v1.WatchToolsRequest
-	14, // 18: toolnexus.v1.RegistryService.ExportTools:input_type -> toolnexus.v1.ExportToolsRequest
-	16, // 19: toolnexus.v1.RegistryService.GetSkillsPrompt:input_type -> toolnexus.v1.GetSkillsPromptRequest
-	3,  // 20: toolnexus.v1.RegistryService.ListTools:output_type -> toolnexus.v1.ListToolsResponse
-	5,  // 21: toolnexus.v1.RegistryService.GetTool:output_type -> toolnexus.v1.GetToolResponse
-	11, // 22: toolnexus.v1.RegistryService.Execute:output_type -> toolnexus.v1.ExecuteResponse
-	7,  // 23: toolnexus.v1.RegistryService.ExecuteStream:output_type -> toolnexus.v1.ExecuteEvent
-	13, // 24: toolnexus.v1.RegistryService.WatchTools:output_type -> toolnexus.v1.WatchToolsResponse
-	15, // 25: toolnexus.v1.RegistryService.ExportTools:output_type -> toolnexus.v1.ExportToolsResponse
-	17, // 26: toolnexus.v1.RegistryService.GetSkillsPrompt:output_type -> toolnexus.v1.GetSkillsPromptResponse
-	20, // [20:27] is the sub-list for method output_type
-	13, // [13:20] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	22, // 8: toolnexus.v1.ExecuteEvent.pending:type_name -> toolnexus.v1.PendingRequest
+	23, // 9: toolnexus.v1.LogEvent.data:type_name -> google.protobuf.Value
+	0,  // 10: toolnexus.v1.OutputEvent.stream:type_name -> toolnexus.v1.OutputStream
+	21, // 11: toolnexus.v1.ExecuteResponse.result:type_name -> toolnexus.v1.ToolResult
+	18, // 12: toolnexus.v1.WatchToolsResponse.tools:type_name -> toolnexus.v1.Tool
+	1,  // 13: toolnexus.v1.ExportToolsRequest.format:type_name -> toolnexus.v1.ExportFormat
+	2,  // 14: toolnexus.v1.RegistryService.ListTools:input_type -> toolnexus.v1.ListToolsRequest
+	4,  // 15: toolnexus.v1.RegistryService.GetTool:input_type -> toolnexus.v1.GetToolRequest
+	6,  // 16: toolnexus.v1.RegistryService.Execute:input_type -> toolnexus.v1.ExecuteRequest
+	6,  // 17: toolnexus.v1.RegistryService.ExecuteStream:input_type -> toolnexus.v1.ExecuteRequest
+	12, // 18: toolnexus.v1.RegistryService.WatchTools:input_type -> toolnexus.v1.WatchToolsRequest
+	14, // 19: toolnexus.v1.RegistryService.ExportTools:input_type -> toolnexus.v1.ExportToolsRequest
+	16, // 20: toolnexus.v1.RegistryService.GetSkillsPrompt:input_type -> toolnexus.v1.GetSkillsPromptRequest
+	3,  // 21: toolnexus.v1.RegistryService.ListTools:output_type -> toolnexus.v1.ListToolsResponse
+	5,  // 22: toolnexus.v1.RegistryService.GetTool:output_type -> toolnexus.v1.GetToolResponse
+	11, // 23: toolnexus.v1.RegistryService.Execute:output_type -> toolnexus.v1.ExecuteResponse
+	7,  // 24: toolnexus.v1.RegistryService.ExecuteStream:output_type -> toolnexus.v1.ExecuteEvent
+	13, // 25: toolnexus.v1.RegistryService.WatchTools:output_type -> toolnexus.v1.WatchToolsResponse
+	15, // 26: toolnexus.v1.RegistryService.ExportTools:output_type -> toolnexus.v1.ExportToolsResponse
+	17, // 27: toolnexus.v1.RegistryService.GetSkillsPrompt:output_type -> toolnexus.v1.GetSkillsPromptResponse
+	21, // [21:28] is the sub-list for method output_type
+	14, // [14:21] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_toolnexus_v1_registry_service_proto_init() }
@@ -1345,6 +1368,7 @@ func file_toolnexus_v1_registry_service_proto_init() {
 		(*ExecuteEvent_Log)(nil),
 		(*ExecuteEvent_Output)(nil),
 		(*ExecuteEvent_Result)(nil),
+		(*ExecuteEvent_Pending)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

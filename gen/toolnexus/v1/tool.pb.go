@@ -117,7 +117,14 @@ type Tool struct {
 	InputSchema *structpb.Struct `protobuf:"bytes,3,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	// The source kind that provides the tool: "builtin", "skill", "mcp", "http",
 	// "a2a", "debug", or whatever label a native tool was given ("custom" by default).
-	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	// Hints about what the tool does (MCP tool annotations). Unset when the
+	// source says nothing; each hint is unset when unknown.
+	Annotations *ToolAnnotations `protobuf:"bytes,5,opt,name=annotations,proto3" json:"annotations,omitempty"`
+	// The JSON Schema of ToolResult.structured_content, when the tool
+	// declares one. A result whose structured_content does not match it is an
+	// is_error result naming the mismatch.
+	OutputSchema  *structpb.Struct `protobuf:"bytes,6,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -180,6 +187,104 @@ func (x *Tool) GetSource() string {
 	return ""
 }
 
+func (x *Tool) GetAnnotations() *ToolAnnotations {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *Tool) GetOutputSchema() *structpb.Struct {
+	if x != nil {
+		return x.OutputSchema
+	}
+	return nil
+}
+
+// ToolAnnotations are hints about a tool's behaviour, for a client deciding
+// whether to ask a person before calling it. They are hints: never a
+// security guarantee.
+type ToolAnnotations struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A human-readable title for the tool; may be empty.
+	Title string `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	// The tool does not change its environment.
+	ReadOnlyHint *bool `protobuf:"varint,2,opt,name=read_only_hint,json=readOnlyHint,proto3,oneof" json:"read_only_hint,omitempty"`
+	// The tool may destroy or overwrite things (meaningful when not read-only).
+	DestructiveHint *bool `protobuf:"varint,3,opt,name=destructive_hint,json=destructiveHint,proto3,oneof" json:"destructive_hint,omitempty"`
+	// Calling the tool again with the same arguments has no further effect.
+	IdempotentHint *bool `protobuf:"varint,4,opt,name=idempotent_hint,json=idempotentHint,proto3,oneof" json:"idempotent_hint,omitempty"`
+	// The tool reaches an open world (the internet) rather than a closed one.
+	OpenWorldHint *bool `protobuf:"varint,5,opt,name=open_world_hint,json=openWorldHint,proto3,oneof" json:"open_world_hint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolAnnotations) Reset() {
+	*x = ToolAnnotations{}
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolAnnotations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolAnnotations) ProtoMessage() {}
+
+func (x *ToolAnnotations) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolAnnotations.ProtoReflect.Descriptor instead.
+func (*ToolAnnotations) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ToolAnnotations) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ToolAnnotations) GetReadOnlyHint() bool {
+	if x != nil && x.ReadOnlyHint != nil {
+		return *x.ReadOnlyHint
+	}
+	return false
+}
+
+func (x *ToolAnnotations) GetDestructiveHint() bool {
+	if x != nil && x.DestructiveHint != nil {
+		return *x.DestructiveHint
+	}
+	return false
+}
+
+func (x *ToolAnnotations) GetIdempotentHint() bool {
+	if x != nil && x.IdempotentHint != nil {
+		return *x.IdempotentHint
+	}
+	return false
+}
+
+func (x *ToolAnnotations) GetOpenWorldHint() bool {
+	if x != nil && x.OpenWorldHint != nil {
+		return *x.OpenWorldHint
+	}
+	return false
+}
+
 // ToolResult is what a tool call produced. A failing tool is a normal result
 // with is_error = true, never a gRPC error: the model reads it and retries.
 type ToolResult struct {
@@ -199,14 +304,17 @@ type ToolResult struct {
 	// resources. output stays the text view of the same result (the text parts
 	// joined), so a client that reads only output sees no change. Empty when the
 	// result is text only and was not split into parts.
-	Content       []*Content `protobuf:"bytes,6,rep,name=content,proto3" json:"content,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Content []*Content `protobuf:"bytes,6,rep,name=content,proto3" json:"content,omitempty"`
+	// The result as a JSON object, when the tool returns one (MCP
+	// structuredContent); output then carries its JSON text too.
+	StructuredContent *structpb.Struct `protobuf:"bytes,7,opt,name=structured_content,json=structuredContent,proto3" json:"structured_content,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[1]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -218,7 +326,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[1]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -231,7 +339,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{1}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ToolResult) GetOutput() string {
@@ -276,6 +384,13 @@ func (x *ToolResult) GetContent() []*Content {
 	return nil
 }
 
+func (x *ToolResult) GetStructuredContent() *structpb.Struct {
+	if x != nil {
+		return x.StructuredContent
+	}
+	return nil
+}
+
 // Content is one part of a tool result.
 type Content struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -294,7 +409,7 @@ type Content struct {
 
 func (x *Content) Reset() {
 	*x = Content{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[2]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +421,7 @@ func (x *Content) String() string {
 func (*Content) ProtoMessage() {}
 
 func (x *Content) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[2]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +434,7 @@ func (x *Content) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Content.ProtoReflect.Descriptor instead.
 func (*Content) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{2}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Content) GetKind() isContent_Kind {
@@ -408,7 +523,7 @@ type TextContent struct {
 
 func (x *TextContent) Reset() {
 	*x = TextContent{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -420,7 +535,7 @@ func (x *TextContent) String() string {
 func (*TextContent) ProtoMessage() {}
 
 func (x *TextContent) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -433,7 +548,7 @@ func (x *TextContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextContent.ProtoReflect.Descriptor instead.
 func (*TextContent) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{3}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TextContent) GetText() string {
@@ -456,7 +571,7 @@ type MediaContent struct {
 
 func (x *MediaContent) Reset() {
 	*x = MediaContent{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[4]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -468,7 +583,7 @@ func (x *MediaContent) String() string {
 func (*MediaContent) ProtoMessage() {}
 
 func (x *MediaContent) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[4]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -481,7 +596,7 @@ func (x *MediaContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaContent.ProtoReflect.Descriptor instead.
 func (*MediaContent) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{4}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *MediaContent) GetMimeType() string {
@@ -518,7 +633,7 @@ type ResourceContent struct {
 
 func (x *ResourceContent) Reset() {
 	*x = ResourceContent{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -530,7 +645,7 @@ func (x *ResourceContent) String() string {
 func (*ResourceContent) ProtoMessage() {}
 
 func (x *ResourceContent) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -543,7 +658,7 @@ func (x *ResourceContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceContent.ProtoReflect.Descriptor instead.
 func (*ResourceContent) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{5}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ResourceContent) GetUri() string {
@@ -625,7 +740,7 @@ type PendingRequest struct {
 
 func (x *PendingRequest) Reset() {
 	*x = PendingRequest{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +752,7 @@ func (x *PendingRequest) String() string {
 func (*PendingRequest) ProtoMessage() {}
 
 func (x *PendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +765,7 @@ func (x *PendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingRequest.ProtoReflect.Descriptor instead.
 func (*PendingRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{6}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PendingRequest) GetId() string {
@@ -712,7 +827,7 @@ type Answer struct {
 
 func (x *Answer) Reset() {
 	*x = Answer{}
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[7]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -724,7 +839,7 @@ func (x *Answer) String() string {
 func (*Answer) ProtoMessage() {}
 
 func (x *Answer) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_tool_proto_msgTypes[7]
+	mi := &file_toolnexus_v1_tool_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -737,7 +852,7 @@ func (x *Answer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Answer.ProtoReflect.Descriptor instead.
 func (*Answer) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{7}
+	return file_toolnexus_v1_tool_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Answer) GetId() string {
@@ -772,12 +887,24 @@ var File_toolnexus_v1_tool_proto protoreflect.FileDescriptor
 
 const file_toolnexus_v1_tool_proto_rawDesc = "" +
 	"\n" +
-	"\x17toolnexus/v1/tool.proto\x12\ftoolnexus.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x01\n" +
+	"\x17toolnexus/v1/tool.proto\x12\ftoolnexus.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8f\x02\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12:\n" +
 	"\finput_schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x12\x16\n" +
-	"\x06source\x18\x04 \x01(\tR\x06source\"\x8e\x02\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\x12?\n" +
+	"\vannotations\x18\x05 \x01(\v2\x1d.toolnexus.v1.ToolAnnotationsR\vannotations\x12<\n" +
+	"\routput_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\foutputSchema\"\xad\x02\n" +
+	"\x0fToolAnnotations\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12)\n" +
+	"\x0eread_only_hint\x18\x02 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
+	"\x10destructive_hint\x18\x03 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01\x12,\n" +
+	"\x0fidempotent_hint\x18\x04 \x01(\bH\x02R\x0eidempotentHint\x88\x01\x01\x12+\n" +
+	"\x0fopen_world_hint\x18\x05 \x01(\bH\x03R\ropenWorldHint\x88\x01\x01B\x11\n" +
+	"\x0f_read_only_hintB\x13\n" +
+	"\x11_destructive_hintB\x12\n" +
+	"\x10_idempotent_hintB\x12\n" +
+	"\x10_open_world_hint\"\xd6\x02\n" +
 	"\n" +
 	"ToolResult\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12\x19\n" +
@@ -785,7 +912,8 @@ const file_toolnexus_v1_tool_proto_rawDesc = "" +
 	"\bmetadata\x18\x03 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12/\n" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x15.toolnexus.v1.OutcomeR\aoutcome\x126\n" +
 	"\apending\x18\x05 \x01(\v2\x1c.toolnexus.v1.PendingRequestR\apending\x12/\n" +
-	"\acontent\x18\x06 \x03(\v2\x15.toolnexus.v1.ContentR\acontent\"\xe7\x01\n" +
+	"\acontent\x18\x06 \x03(\v2\x15.toolnexus.v1.ContentR\acontent\x12F\n" +
+	"\x12structured_content\x18\a \x01(\v2\x17.google.protobuf.StructR\x11structuredContent\"\xe7\x01\n" +
 	"\aContent\x12/\n" +
 	"\x04text\x18\x01 \x01(\v2\x19.toolnexus.v1.TextContentH\x00R\x04text\x122\n" +
 	"\x05image\x18\x02 \x01(\v2\x1a.toolnexus.v1.MediaContentH\x00R\x05image\x122\n" +
@@ -843,39 +971,43 @@ func file_toolnexus_v1_tool_proto_rawDescGZIP() []byte {
 }
 
 var file_toolnexus_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_toolnexus_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_toolnexus_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_toolnexus_v1_tool_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: toolnexus.v1.Outcome
 	(*Tool)(nil),                  // 1: toolnexus.v1.Tool
-	(*ToolResult)(nil),            // 2: toolnexus.v1.ToolResult
-	(*Content)(nil),               // 3: toolnexus.v1.Content
-	(*TextContent)(nil),           // 4: toolnexus.v1.TextContent
-	(*MediaContent)(nil),          // 5: toolnexus.v1.MediaContent
-	(*ResourceContent)(nil),       // 6: toolnexus.v1.ResourceContent
-	(*PendingRequest)(nil),        // 7: toolnexus.v1.PendingRequest
-	(*Answer)(nil),                // 8: toolnexus.v1.Answer
-	(*structpb.Struct)(nil),       // 9: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 11: google.protobuf.Value
+	(*ToolAnnotations)(nil),       // 2: toolnexus.v1.ToolAnnotations
+	(*ToolResult)(nil),            // 3: toolnexus.v1.ToolResult
+	(*Content)(nil),               // 4: toolnexus.v1.Content
+	(*TextContent)(nil),           // 5: toolnexus.v1.TextContent
+	(*MediaContent)(nil),          // 6: toolnexus.v1.MediaContent
+	(*ResourceContent)(nil),       // 7: toolnexus.v1.ResourceContent
+	(*PendingRequest)(nil),        // 8: toolnexus.v1.PendingRequest
+	(*Answer)(nil),                // 9: toolnexus.v1.Answer
+	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 12: google.protobuf.Value
 }
 var file_toolnexus_v1_tool_proto_depIdxs = []int32{
-	9,  // 0: toolnexus.v1.Tool.input_schema:type_name -> google.protobuf.Struct
-	9,  // 1: toolnexus.v1.ToolResult.metadata:type_name -> google.protobuf.Struct
-	0,  // 2: toolnexus.v1.ToolResult.outcome:type_name -> toolnexus.v1.Outcome
-	7,  // 3: toolnexus.v1.ToolResult.pending:type_name -> toolnexus.v1.PendingRequest
-	3,  // 4: toolnexus.v1.ToolResult.content:type_name -> toolnexus.v1.Content
-	4,  // 5: toolnexus.v1.Content.text:type_name -> toolnexus.v1.TextContent
-	5,  // 6: toolnexus.v1.Content.image:type_name -> toolnexus.v1.MediaContent
-	5,  // 7: toolnexus.v1.Content.audio:type_name -> toolnexus.v1.MediaContent
-	6,  // 8: toolnexus.v1.Content.resource:type_name -> toolnexus.v1.ResourceContent
-	9,  // 9: toolnexus.v1.PendingRequest.data:type_name -> google.protobuf.Struct
-	10, // 10: toolnexus.v1.PendingRequest.expires_at:type_name -> google.protobuf.Timestamp
-	11, // 11: toolnexus.v1.Answer.data:type_name -> google.protobuf.Value
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	10, // 0: toolnexus.v1.Tool.input_schema:type_name -> google.protobuf.Struct
+	2,  // 1: toolnexus.v1.Tool.annotations:type_name -> toolnexus.v1.ToolAnnotations
+	10, // 2: toolnexus.v1.Tool.output_schema:type_name -> google.protobuf.Struct
+	10, // 3: toolnexus.v1.ToolResult.metadata:type_name -> google.protobuf.Struct
+	0,  // 4: toolnexus.v1.ToolResult.outcome:type_name -> toolnexus.v1.Outcome
+	8,  // 5: toolnexus.v1.ToolResult.pending:type_name -> toolnexus.v1.PendingRequest
+	4,  // 6: toolnexus.v1.ToolResult.content:type_name -> toolnexus.v1.Content
+	10, // 7: toolnexus.v1.ToolResult.structured_content:type_name -> google.protobuf.Struct
+	5,  // 8: toolnexus.v1.Content.text:type_name -> toolnexus.v1.TextContent
+	6,  // 9: toolnexus.v1.Content.image:type_name -> toolnexus.v1.MediaContent
+	6,  // 10: toolnexus.v1.Content.audio:type_name -> toolnexus.v1.MediaContent
+	7,  // 11: toolnexus.v1.Content.resource:type_name -> toolnexus.v1.ResourceContent
+	10, // 12: toolnexus.v1.PendingRequest.data:type_name -> google.protobuf.Struct
+	11, // 13: toolnexus.v1.PendingRequest.expires_at:type_name -> google.protobuf.Timestamp
+	12, // 14: toolnexus.v1.Answer.data:type_name -> google.protobuf.Value
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_toolnexus_v1_tool_proto_init() }
@@ -883,13 +1015,14 @@ func file_toolnexus_v1_tool_proto_init() {
 	if File_toolnexus_v1_tool_proto != nil {
 		return
 	}
-	file_toolnexus_v1_tool_proto_msgTypes[2].OneofWrappers = []any{
+	file_toolnexus_v1_tool_proto_msgTypes[1].OneofWrappers = []any{}
+	file_toolnexus_v1_tool_proto_msgTypes[3].OneofWrappers = []any{
 		(*Content_Text)(nil),
 		(*Content_Image)(nil),
 		(*Content_Audio)(nil),
 		(*Content_Resource)(nil),
 	}
-	file_toolnexus_v1_tool_proto_msgTypes[5].OneofWrappers = []any{
+	file_toolnexus_v1_tool_proto_msgTypes[6].OneofWrappers = []any{
 		(*ResourceContent_Text)(nil),
 		(*ResourceContent_Blob)(nil),
 	}
@@ -899,7 +1032,7 @@ func file_toolnexus_v1_tool_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolnexus_v1_tool_proto_rawDesc), len(file_toolnexus_v1_tool_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

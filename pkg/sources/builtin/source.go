@@ -72,6 +72,7 @@ func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
 			run = t.perCall(spec.method)
 		}
 		out = append(out, tool.Must(tool.New(spec.name, run,
+			tool.WithAnnotations(hints(spec.name)),
 			tool.WithSource(Source),
 			tool.WithDescription(spec.description),
 			tool.WithInputSchema(spec.schema))))

@@ -59,6 +59,7 @@ func declared(tc ToolConfig, client *http.Client, maxBytes int) (tool.Tool, erro
 		schema = deriveSchema(tmpl.names, tc.Query, e.body == BodyRaw)
 	}
 	return tool.New(tc.Name, e.run,
+		tool.WithAnnotations(methodHints(method)),
 		tool.WithDescription(tc.Description),
 		tool.WithInputSchema(schema),
 		tool.WithSource(SourceLabel))

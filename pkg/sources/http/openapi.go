@@ -269,6 +269,7 @@ func (l *specLoader) operation(base, path, method, id string, item *openapi3.Pat
 		return tool.Tool{}, warns, fmt.Errorf("cannot build its input schema: %v", err)
 	}
 	t, err := tool.New(name, e.run,
+		tool.WithAnnotations(methodHints(method)),
 		tool.WithDescription(describe(op, method, path)),
 		tool.WithInputSchema(schemaJSON),
 		tool.WithSource(SourceLabel))

@@ -72,6 +72,11 @@ type ServerConfig struct {
 	// Sandbox, when set, runs a local server in the command sandbox
 	// ("sandbox": true, or an object that tunes it).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// Elicitation and Sampling, when false, stop offering the server that
+	// client capability (nil = offered): its requests then never reach a
+	// caller, and the server may hide the tools that need them.
+	Elicitation *bool `json:"elicitation,omitempty"`
+	Sampling    *bool `json:"sampling,omitempty"`
 }
 
 // Sandbox is a local server's "sandbox" setting: it runs confined like a
@@ -162,6 +167,7 @@ var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "environment": true, "env": true,
 	"cwd": true, "url": true, "headers": true, "enabled": true, "disabled": true,
 	"timeout": true, "tools": true, "restart": true, "prefix": true, "sandbox": true,
+	"elicitation": true, "sampling": true,
 }
 
 func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, error) {
@@ -244,6 +250,9 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 	}
 	// disabled:true wins; otherwise enabled:false turns the server off.
 	sc.Disabled = (disabled != nil && *disabled) || (enabled != nil && !*enabled)
+	if sc.Elicitation, sc.Sampling, err = parseAnswering(name, fields); err != nil {
+		return sc, nil, err
+	}
 
 	if v, ok := fields["timeout"]; ok && !field.IsNull(v) {
 		ms, ok := field.PositiveMillis(v)

@@ -72,6 +72,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"fs": {"command": "x", "tools": {"a": "yes"}}}`, `fs.tools.a: must be true or false`},
 		{`{"fs": {"command": "x", "tools": []}}`, `fs.tools: must be an object of tool names to true or false`},
 		{`{"fs": {"command": "x", "disabled": "yes"}}`, `fs.disabled: must be true or false`},
+		{`{"fs": {"command": "x", "elicitation": "no"}}`, `fs.elicitation: must be true or false`},
+		{`{"fs": {"command": "x", "sampling": 0}}`, `fs.sampling: must be true or false`},
 		{`{"fs": {"command": "x", "restart": {"initial": 5}}}`, `fs.restart.initial: unknown setting; use initialBackoff, maxBackoff or resetAfter`},
 		{`{"fs": {"type": "pipe", "command": "x"}}`, `fs.type: "pipe" is not a server type; use "local" (a command run over stdio) or "remote" (a URL)`},
 		{`{"fs": {}}`, `fs: needs "command" (a local server) or "url" (a remote server)`},

@@ -39,6 +39,8 @@ type session struct {
 	listChanged chan struct{}
 	// relay routes progress and log notifications to streaming calls.
 	relay *relay
+	// flights are the calls a server request may belong to (suspend.go).
+	flights flights
 
 	downOnce sync.Once
 	dead     chan struct{} // closed when the session is found broken
@@ -144,7 +146,7 @@ func (s *Source) dial(ctx context.Context, headers map[string]string) (*session,
 		cancel()
 		sess.killGroup()
 	})
-	client := sdk.NewClient(&sdk.Implementation{Name: "toolnexus", Version: "1"}, &sdk.ClientOptions{
+	opts := &sdk.ClientOptions{
 		Logger: s.sdkLog,
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			select {
@@ -154,9 +156,12 @@ func (s *Source) dial(ctx context.Context, headers map[string]string) (*session,
 		},
 		ProgressNotificationHandler: sess.relay.progress,
 		LoggingMessageHandler:       sess.relay.message,
-		// No roots, sampling or elicitation: toolnexus only calls tools.
+		// No roots. Elicitation and sampling unless the server's config
+		// opts out: their requests suspend the call (suspend.go).
 		Capabilities: &sdk.ClientCapabilities{},
-	})
+	}
+	s.offerAnswers(opts, sess)
+	client := sdk.NewClient(&sdk.Implementation{Name: "toolnexus", Version: "1"}, opts)
 
 	var err error
 	if s.cfg.Type == TypeLocal {

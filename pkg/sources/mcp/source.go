@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/pending"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -45,6 +46,8 @@ type Source struct {
 	// meta is every result's metadata, {"server": NAME}: made once and
 	// shared, never changed (capOutput adds to a copy).
 	meta map[string]any
+	// pending holds the server requests suspended calls wait on.
+	pending *pending.Store
 
 	// live is the session calls go to; nil while the server is down, so a
 	// call fails at once instead of waiting for a timeout.
@@ -93,6 +96,9 @@ func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
 	}
 	if cfg.Prefix != nil {
 		s.prefix = *cfg.Prefix
+	}
+	if s.pending = env.Pending; s.pending == nil {
+		s.pending = pending.New(pending.Limits{})
 	}
 	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
 	s.sandboxNote = s.sandboxSummary()

@@ -76,13 +76,7 @@ func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
 				schema = b
 			}
 		}
-		out = append(out, tool.Tool{
-			Name:        name,
-			Description: t.Description,
-			InputSchema: schema,
-			Source:      SourceLabel,
-			Run:         s.caller(t.Name, name),
-		})
+		out = append(out, s.buildTool(t, name, schema))
 	}
 	for _, w := range s.cfg.Tools.Unknown(s.name, names) {
 		s.log.Warn(w)
@@ -90,10 +84,28 @@ func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
 	return out
 }
 
+// buildTool is one registry tool: the server's name, description, input
+// and output schemas and annotations, under the registry name.
+func (s *Source) buildTool(t *sdk.Tool, name string, schema json.RawMessage) tool.Tool {
+	out := newOutputChecker(t)
+	return tool.Tool{
+		Name:         name,
+		Description:  t.Description,
+		InputSchema:  schema,
+		Source:       SourceLabel,
+		Annotations:  annotationsOf(t),
+		OutputSchema: out.raw(),
+		Run:          s.caller(t.Name, name, out),
+	}
+}
+
 // caller is the Run function of one tool.
-func (s *Source) caller(original, name string) tool.Func {
+func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 	return func(ctx context.Context, call tool.Call) tool.Result {
 		meta := s.meta
+		if call.Answer != nil {
+			return out.check(s.resume(ctx, call, name))
+		}
 		sess := s.live.Load()
 		if sess == nil {
 			// Down: answer now rather than wait for a timeout.
@@ -111,28 +123,37 @@ func (s *Source) caller(original, name string) tool.Func {
 			// headers); streamable HTTP carries the headers too.
 			params.Meta = telemetry.InjectMeta(ctx, params.Meta)
 		}
-		res, err := sess.cs.CallTool(ctx, params)
-		if err != nil {
-			if ctx.Err() != nil {
-				r := tool.ContextResult(ctx, name)
-				r.Metadata = meta
-				return r
-			}
-			var wire *jsonrpc.Error
-			if errors.As(err, &wire) {
-				// Either the server answered and refused this call, or the
-				// SDK judged the HTTP failure transient (502, 503, 504, 429,
-				// a dropped connection) and kept the session: this call
-				// failed, the server is not down.
-				return tool.Failure(s.redact.Apply(err.Error()), meta)
-			}
-			// The session itself broke (the process died, the server
-			// forgot the session): start over.
-			s.sessionDown(sess, err)
-			return tool.Failure(s.redact.Apply(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err)), meta)
+		if s.suspends() {
+			return out.check(s.callFlight(ctx, sess, params, call, name))
 		}
+		res, err := sess.cs.CallTool(ctx, params)
+		return out.check(s.finish(ctx, sess, name, res, err))
+	}
+}
+
+// finish turns what CallTool returned into the call's result.
+func (s *Source) finish(ctx context.Context, sess *session, name string, res *sdk.CallToolResult, err error) tool.Result {
+	meta := s.meta
+	if err == nil {
 		return capOutput(mapResult(res, meta), s.maxOutput)
 	}
+	if ctx.Err() != nil {
+		r := tool.ContextResult(ctx, name)
+		r.Metadata = meta
+		return r
+	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		// Either the server answered and refused this call, or the
+		// SDK judged the HTTP failure transient (502, 503, 504, 429,
+		// a dropped connection) and kept the session: this call
+		// failed, the server is not down.
+		return tool.Failure(s.redact.Apply(err.Error()), meta)
+	}
+	// The session itself broke (the process died, the server forgot the
+	// session): start over.
+	s.sessionDown(sess, err)
+	return tool.Failure(s.redact.Apply(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err)), meta)
 }
 
 // capOutput cuts an output longer than the configured cap on a character
@@ -165,6 +186,9 @@ func capOutput(r tool.Result, max int) tool.Result {
 func mapResult(res *sdk.CallToolResult, meta map[string]any) tool.Result {
 	r := mapText(res, meta)
 	r.Content = richContent(res.Content)
+	if !r.IsError && res.StructuredContent != nil {
+		r.StructuredContent, _ = plainJSON(res.StructuredContent).(map[string]any)
+	}
 	return r
 }
 

@@ -40,6 +40,7 @@ type rendered struct {
 // catalog and needs no lock.
 func newTool(c *catalog) tool.Tool {
 	return tool.Must(tool.New(ToolName, c.run,
+		tool.WithAnnotations(tool.ReadOnlyHints()),
 		tool.WithSource(SourceLabel),
 		tool.WithDescription(ToolDescription),
 		tool.WithInputSchema(json.RawMessage(inputSchema))))

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file toolnexus/v1/tool.proto.
  */
 export const file_toolnexus_v1_tool: GenFile = /*@__PURE__*/
-  fileDesc("Chd0b29sbmV4dXMvdjEvdG9vbC5wcm90bxIMdG9vbG5leHVzLnYxImgKBFRvb2wSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgxpbnB1dF9zY2hlbWEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnNvdXJjZRgEIAEoCSLYAQoKVG9vbFJlc3VsdBIOCgZvdXRwdXQYASABKAkSEAoIaXNfZXJyb3IYAiABKAgSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKB291dGNvbWUYBCABKA4yFS50b29sbmV4dXMudjEuT3V0Y29tZRItCgdwZW5kaW5nGAUgASgLMhwudG9vbG5leHVzLnYxLlBlbmRpbmdSZXF1ZXN0EiYKB2NvbnRlbnQYBiADKAsyFS50b29sbmV4dXMudjEuQ29udGVudCLJAQoHQ29udGVudBIpCgR0ZXh0GAEgASgLMhkudG9vbG5leHVzLnYxLlRleHRDb250ZW50SAASKwoFaW1hZ2UYAiABKAsyGi50b29sbmV4dXMudjEuTWVkaWFDb250ZW50SAASKwoFYXVkaW8YAyABKAsyGi50b29sbmV4dXMudjEuTWVkaWFDb250ZW50SAASMQoIcmVzb3VyY2UYBCABKAsyHS50b29sbmV4dXMudjEuUmVzb3VyY2VDb250ZW50SABCBgoEa2luZCIbCgtUZXh0Q29udGVudBIMCgR0ZXh0GAEgASgJIi8KDE1lZGlhQ29udGVudBIRCgltaW1lX3R5cGUYASABKAkSDAoEZGF0YRgCIAEoDCJdCg9SZXNvdXJjZUNvbnRlbnQSCwoDdXJpGAEgASgJEhEKCW1pbWVfdHlwZRgCIAEoCRIOCgR0ZXh0GAMgASgJSAASDgoEYmxvYhgEIAEoDEgAQgoKCGNvbnRlbnRzIp4BCg5QZW5kaW5nUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEg4KBnByb21wdBgDIAEoCRILCgN1cmwYBCABKAkSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoGQW5zd2VyEgoKAmlkGAEgASgJEgoKAm9rGAIgASgIEiQKBGRhdGEYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDgoGcmVhc29uGAQgASgJKuoBCgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABIOCgpPVVRDT01FX09LEAESFgoST1VUQ09NRV9UT09MX0VSUk9SEAISGAoUT1VUQ09NRV9VTktOT1dOX1RPT0wQAxIRCg1PVVRDT01FX1BBTklDEAQSEwoPT1VUQ09NRV9USU1FT1VUEAUSFAoQT1VUQ09NRV9DQU5DRUxFRBAGEh0KGU9VVENPTUVfSU5WQUxJRF9BUkdVTUVOVFMQBxISCg5PVVRDT01FX0RFTklFRBAIEhMKD09VVENPTUVfUEVORElORxAJQj1aO2dpdGh1Yi5jb20vdG9vbG5leHVzL3Rvb2xuZXh1cy9nZW4vdG9vbG5leHVzL3YxO3Rvb2xuZXh1c3YxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Chd0b29sbmV4dXMvdjEvdG9vbC5wcm90bxIMdG9vbG5leHVzLnYxIswBCgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLQoMaW5wdXRfc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIOCgZzb3VyY2UYBCABKAkSMgoLYW5ub3RhdGlvbnMYBSABKAsyHS50b29sbmV4dXMudjEuVG9vbEFubm90YXRpb25zEi4KDW91dHB1dF9zY2hlbWEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IugBCg9Ub29sQW5ub3RhdGlvbnMSDQoFdGl0bGUYASABKAkSGwoOcmVhZF9vbmx5X2hpbnQYAiABKAhIAIgBARIdChBkZXN0cnVjdGl2ZV9oaW50GAMgASgISAGIAQESHAoPaWRlbXBvdGVudF9oaW50GAQgASgISAKIAQESHAoPb3Blbl93b3JsZF9oaW50GAUgASgISAOIAQFCEQoPX3JlYWRfb25seV9oaW50QhMKEV9kZXN0cnVjdGl2ZV9oaW50QhIKEF9pZGVtcG90ZW50X2hpbnRCEgoQX29wZW5fd29ybGRfaGludCKNAgoKVG9vbFJlc3VsdBIOCgZvdXRwdXQYASABKAkSEAoIaXNfZXJyb3IYAiABKAgSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKB291dGNvbWUYBCABKA4yFS50b29sbmV4dXMudjEuT3V0Y29tZRItCgdwZW5kaW5nGAUgASgLMhwudG9vbG5leHVzLnYxLlBlbmRpbmdSZXF1ZXN0EiYKB2NvbnRlbnQYBiADKAsyFS50b29sbmV4dXMudjEuQ29udGVudBIzChJzdHJ1Y3R1cmVkX2NvbnRlbnQYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IskBCgdDb250ZW50EikKBHRleHQYASABKAsyGS50b29sbmV4dXMudjEuVGV4dENvbnRlbnRIABIrCgVpbWFnZRgCIAEoCzIaLnRvb2xuZXh1cy52MS5NZWRpYUNvbnRlbnRIABIrCgVhdWRpbxgDIAEoCzIaLnRvb2xuZXh1cy52MS5NZWRpYUNvbnRlbnRIABIxCghyZXNvdXJjZRgEIAEoCzIdLnRvb2xuZXh1cy52MS5SZXNvdXJjZUNvbnRlbnRIAEIGCgRraW5kIhsKC1RleHRDb250ZW50EgwKBHRleHQYASABKAkiLwoMTWVkaWFDb250ZW50EhEKCW1pbWVfdHlwZRgBIAEoCRIMCgRkYXRhGAIgASgMIl0KD1Jlc291cmNlQ29udGVudBILCgN1cmkYASABKAkSEQoJbWltZV90eXBlGAIgASgJEg4KBHRleHQYAyABKAlIABIOCgRibG9iGAQgASgMSABCCgoIY29udGVudHMingEKDlBlbmRpbmdSZXF1ZXN0EgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGcHJvbXB0GAMgASgJEgsKA3VybBgEIAEoCRIlCgRkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIuCgpleHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJWCgZBbnN3ZXISCgoCaWQYASABKAkSCgoCb2sYAiABKAgSJAoEZGF0YRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIOCgZyZWFzb24YBCABKAkq6gEKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg4KCk9VVENPTUVfT0sQARIWChJPVVRDT01FX1RPT0xfRVJST1IQAhIYChRPVVRDT01FX1VOS05PV05fVE9PTBADEhEKDU9VVENPTUVfUEFOSUMQBBITCg9PVVRDT01FX1RJTUVPVVQQBRIUChBPVVRDT01FX0NBTkNFTEVEEAYSHQoZT1VUQ09NRV9JTlZBTElEX0FSR1VNRU5UUxAHEhIKDk9VVENPTUVfREVOSUVEEAgSEwoPT1VUQ09NRV9QRU5ESU5HEAlCPVo7Z2l0aHViLmNvbS90b29sbmV4dXMvdG9vbG5leHVzL2dlbi90b29sbmV4dXMvdjE7dG9vbG5leHVzdjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Tool is one callable tool as an LLM sees it: a name, a description and a
@@ -49,6 +49,23 @@ export type Tool = Message<"toolnexus.v1.Tool"> & {
    * @generated from field: string source = 4;
    */
   source: string;
+
+  /**
+   * Hints about what the tool does (MCP tool annotations). Unset when the
+   * source says nothing; each hint is unset when unknown.
+   *
+   * @generated from field: toolnexus.v1.ToolAnnotations annotations = 5;
+   */
+  annotations?: ToolAnnotations | undefined;
+
+  /**
+   * The JSON Schema of ToolResult.structured_content, when the tool
+   * declares one. A result whose structured_content does not match it is an
+   * is_error result naming the mismatch.
+   *
+   * @generated from field: google.protobuf.Struct output_schema = 6;
+   */
+  outputSchema?: JsonObject | undefined;
 };
 
 /**
@@ -57,6 +74,57 @@ export type Tool = Message<"toolnexus.v1.Tool"> & {
  */
 export const ToolSchema: GenMessage<Tool> = /*@__PURE__*/
   messageDesc(file_toolnexus_v1_tool, 0);
+
+/**
+ * ToolAnnotations are hints about a tool's behaviour, for a client deciding
+ * whether to ask a person before calling it. They are hints: never a
+ * security guarantee.
+ *
+ * @generated from message toolnexus.v1.ToolAnnotations
+ */
+export type ToolAnnotations = Message<"toolnexus.v1.ToolAnnotations"> & {
+  /**
+   * A human-readable title for the tool; may be empty.
+   *
+   * @generated from field: string title = 1;
+   */
+  title: string;
+
+  /**
+   * The tool does not change its environment.
+   *
+   * @generated from field: optional bool read_only_hint = 2;
+   */
+  readOnlyHint?: boolean | undefined;
+
+  /**
+   * The tool may destroy or overwrite things (meaningful when not read-only).
+   *
+   * @generated from field: optional bool destructive_hint = 3;
+   */
+  destructiveHint?: boolean | undefined;
+
+  /**
+   * Calling the tool again with the same arguments has no further effect.
+   *
+   * @generated from field: optional bool idempotent_hint = 4;
+   */
+  idempotentHint?: boolean | undefined;
+
+  /**
+   * The tool reaches an open world (the internet) rather than a closed one.
+   *
+   * @generated from field: optional bool open_world_hint = 5;
+   */
+  openWorldHint?: boolean | undefined;
+};
+
+/**
+ * Describes the message toolnexus.v1.ToolAnnotations.
+ * Use `create(ToolAnnotationsSchema)` to create a new message.
+ */
+export const ToolAnnotationsSchema: GenMessage<ToolAnnotations> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_tool, 1);
 
 /**
  * ToolResult is what a tool call produced. A failing tool is a normal result
@@ -110,6 +178,14 @@ export type ToolResult = Message<"toolnexus.v1.ToolResult"> & {
    * @generated from field: repeated toolnexus.v1.Content content = 6;
    */
   content: Content[];
+
+  /**
+   * The result as a JSON object, when the tool returns one (MCP
+   * structuredContent); output then carries its JSON text too.
+   *
+   * @generated from field: google.protobuf.Struct structured_content = 7;
+   */
+  structuredContent?: JsonObject | undefined;
 };
 
 /**
@@ -117,7 +193,7 @@ export type ToolResult = Message<"toolnexus.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 1);
+  messageDesc(file_toolnexus_v1_tool, 2);
 
 /**
  * Content is one part of a tool result.
@@ -170,7 +246,7 @@ export type Content = Message<"toolnexus.v1.Content"> & {
  * Use `create(ContentSchema)` to create a new message.
  */
 export const ContentSchema: GenMessage<Content> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 2);
+  messageDesc(file_toolnexus_v1_tool, 3);
 
 /**
  * TextContent is a text part.
@@ -191,7 +267,7 @@ export type TextContent = Message<"toolnexus.v1.TextContent"> & {
  * Use `create(TextContentSchema)` to create a new message.
  */
 export const TextContentSchema: GenMessage<TextContent> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 3);
+  messageDesc(file_toolnexus_v1_tool, 4);
 
 /**
  * MediaContent is binary media with its type.
@@ -219,7 +295,7 @@ export type MediaContent = Message<"toolnexus.v1.MediaContent"> & {
  * Use `create(MediaContentSchema)` to create a new message.
  */
 export const MediaContentSchema: GenMessage<MediaContent> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 4);
+  messageDesc(file_toolnexus_v1_tool, 5);
 
 /**
  * ResourceContent is an embedded resource: text or bytes identified by a URI.
@@ -270,7 +346,7 @@ export type ResourceContent = Message<"toolnexus.v1.ResourceContent"> & {
  * Use `create(ResourceContentSchema)` to create a new message.
  */
 export const ResourceContentSchema: GenMessage<ResourceContent> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 5);
+  messageDesc(file_toolnexus_v1_tool, 6);
 
 /**
  * PendingRequest describes what a suspended tool call needs from a person or
@@ -327,7 +403,7 @@ export type PendingRequest = Message<"toolnexus.v1.PendingRequest"> & {
  * Use `create(PendingRequestSchema)` to create a new message.
  */
 export const PendingRequestSchema: GenMessage<PendingRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 6);
+  messageDesc(file_toolnexus_v1_tool, 7);
 
 /**
  * Answer resumes a suspended call (see PendingRequest).
@@ -369,7 +445,7 @@ export type Answer = Message<"toolnexus.v1.Answer"> & {
  * Use `create(AnswerSchema)` to create a new message.
  */
 export const AnswerSchema: GenMessage<Answer> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_tool, 7);
+  messageDesc(file_toolnexus_v1_tool, 8);
 
 /**
  * Outcome classifies how a call ended. It refines is_error: every outcome but

@@ -15,7 +15,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17toolnexus/v1/tool.proto\x12\x0ctoolnexus.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x01\n\x04Tool\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12:\n\x0cinput_schema\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x0binputSchema\x12\x16\n\x06source\x18\x04 \x01(\tR\x06source\"\x8e\x02\n\nToolResult\x12\x16\n\x06output\x18\x01 \x01(\tR\x06output\x12\x19\n\x08is_error\x18\x02 \x01(\x08R\x07isError\x12\x33\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12/\n\x07outcome\x18\x04 \x01(\x0e\x32\x15.toolnexus.v1.OutcomeR\x07outcome\x12\x36\n\x07pending\x18\x05 \x01(\x0b\x32\x1c.toolnexus.v1.PendingRequestR\x07pending\x12/\n\x07\x63ontent\x18\x06 \x03(\x0b\x32\x15.toolnexus.v1.ContentR\x07\x63ontent\"\xe7\x01\n\x07\x43ontent\x12/\n\x04text\x18\x01 \x01(\x0b\x32\x19.toolnexus.v1.TextContentH\x00R\x04text\x12\x32\n\x05image\x18\x02 \x01(\x0b\x32\x1a.toolnexus.v1.MediaContentH\x00R\x05image\x12\x32\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x1a.toolnexus.v1.MediaContentH\x00R\x05\x61udio\x12;\n\x08resource\x18\x04 \x01(\x0b\x32\x1d.toolnexus.v1.ResourceContentH\x00R\x08resourceB\x06\n\x04kind\"!\n\x0bTextContent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\"?\n\x0cMediaContent\x12\x1b\n\tmime_type\x18\x01 \x01(\tR\x08mimeType\x12\x12\n\x04\x64\x61ta\x18\x02 \x01(\x0cR\x04\x64\x61ta\"x\n\x0fResourceContent\x12\x10\n\x03uri\x18\x01 \x01(\tR\x03uri\x12\x1b\n\tmime_type\x18\x02 \x01(\tR\x08mimeType\x12\x14\n\x04text\x18\x03 \x01(\tH\x00R\x04text\x12\x14\n\x04\x62lob\x18\x04 \x01(\x0cH\x00R\x04\x62lobB\n\n\x08\x63ontents\"\xc6\x01\n\x0ePendingRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n\x06prompt\x18\x03 \x01(\tR\x06prompt\x12\x10\n\x03url\x18\x04 \x01(\tR\x03url\x12+\n\x04\x64\x61ta\x18\x05 \x01(\x0b\x32\x17.google.protobuf.StructR\x04\x64\x61ta\x12\x39\n\nexpires_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\texpiresAt\"l\n\x06\x41nswer\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x0e\n\x02ok\x18\x02 \x01(\x08R\x02ok\x12*\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x64\x61ta\x12\x16\n\x06reason\x18\x04 \x01(\tR\x06reason*\xea\x01\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x0e\n\nOUTCOME_OK\x10\x01\x12\x16\n\x12OUTCOME_TOOL_ERROR\x10\x02\x12\x18\n\x14OUTCOME_UNKNOWN_TOOL\x10\x03\x12\x11\n\rOUTCOME_PANIC\x10\x04\x12\x13\n\x0fOUTCOME_TIMEOUT\x10\x05\x12\x14\n\x10OUTCOME_CANCELED\x10\x06\x12\x1d\n\x19OUTCOME_INVALID_ARGUMENTS\x10\x07\x12\x12\n\x0eOUTCOME_DENIED\x10\x08\x12\x13\n\x0fOUTCOME_PENDING\x10\tB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17toolnexus/v1/tool.proto\x12\x0ctoolnexus.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8f\x02\n\x04Tool\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12:\n\x0cinput_schema\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x0binputSchema\x12\x16\n\x06source\x18\x04 \x01(\tR\x06source\x12?\n\x0b\x61nnotations\x18\x05 \x01(\x0b\x32\x1d.toolnexus.v1.ToolAnnotationsR\x0b\x61nnotations\x12<\n\routput_schema\x18\x06 \x01(\x0b\x32\x17.google.protobuf.StructR\x0coutputSchema\"\xad\x02\n\x0fToolAnnotations\x12\x14\n\x05title\x18\x01 \x01(\tR\x05title\x12)\n\x0eread_only_hint\x18\x02 \x01(\x08H\x00R\x0creadOnlyHint\x88\x01\x01\x12.\n\x10\x64\x65structive_hint\x18\x03 \x01(\x08H\x01R\x0f\x64\x65structiveHint\x88\x01\x01\x12,\n\x0fidempotent_hint\x18\x04 \x01(\x08H\x02R\x0eidempotentHint\x88\x01\x01\x12+\n\x0fopen_world_hint\x18\x05 \x01(\x08H\x03R\ropenWorldHint\x88\x01\x01\x42\x11\n\x0f_read_only_hintB\x13\n\x11_destructive_hintB\x12\n\x10_idempotent_hintB\x12\n\x10_open_world_hint\"\xd6\x02\n\nToolResult\x12\x16\n\x06output\x18\x01 \x01(\tR\x06output\x12\x19\n\x08is_error\x18\x02 \x01(\x08R\x07isError\x12\x33\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12/\n\x07outcome\x18\x04 \x01(\x0e\x32\x15.toolnexus.v1.OutcomeR\x07outcome\x12\x36\n\x07pending\x18\x05 \x01(\x0b\x32\x1c.toolnexus.v1.PendingRequestR\x07pending\x12/\n\x07\x63ontent\x18\x06 \x03(\x0b\x32\x15.toolnexus.v1.ContentR\x07\x63ontent\x12\x46\n\x12structured_content\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x11structuredContent\"\xe7\x01\n\x07\x43ontent\x12/\n\x04text\x18\x01 \x01(\x0b\x32\x19.toolnexus.v1.TextContentH\x00R\x04text\x12\x32\n\x05image\x18\x02 \x01(\x0b\x32\x1a.toolnexus.v1.MediaContentH\x00R\x05image\x12\x32\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x1a.toolnexus.v1.MediaContentH\x00R\x05\x61udio\x12;\n\x08resource\x18\x04 \x01(\x0b\x32\x1d.toolnexus.v1.ResourceContentH\x00R\x08resourceB\x06\n\x04kind\"!\n\x0bTextContent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\"?\n\x0cMediaContent\x12\x1b\n\tmime_type\x18\x01 \x01(\tR\x08mimeType\x12\x12\n\x04\x64\x61ta\x18\x02 \x01(\x0cR\x04\x64\x61ta\"x\n\x0fResourceContent\x12\x10\n\x03uri\x18\x01 \x01(\tR\x03uri\x12\x1b\n\tmime_type\x18\x02 \x01(\tR\x08mimeType\x12\x14\n\x04text\x18\x03 \x01(\tH\x00R\x04text\x12\x14\n\x04\x62lob\x18\x04 \x01(\x0cH\x00R\x04\x62lobB\n\n\x08\x63ontents\"\xc6\x01\n\x0ePendingRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n\x06prompt\x18\x03 \x01(\tR\x06prompt\x12\x10\n\x03url\x18\x04 \x01(\tR\x03url\x12+\n\x04\x64\x61ta\x18\x05 \x01(\x0b\x32\x17.google.protobuf.StructR\x04\x64\x61ta\x12\x39\n\nexpires_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\texpiresAt\"l\n\x06\x41nswer\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x0e\n\x02ok\x18\x02 \x01(\x08R\x02ok\x12*\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x64\x61ta\x12\x16\n\x06reason\x18\x04 \x01(\tR\x06reason*\xea\x01\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x0e\n\nOUTCOME_OK\x10\x01\x12\x16\n\x12OUTCOME_TOOL_ERROR\x10\x02\x12\x18\n\x14OUTCOME_UNKNOWN_TOOL\x10\x03\x12\x11\n\rOUTCOME_PANIC\x10\x04\x12\x13\n\x0fOUTCOME_TIMEOUT\x10\x05\x12\x14\n\x10OUTCOME_CANCELED\x10\x06\x12\x1d\n\x19OUTCOME_INVALID_ARGUMENTS\x10\x07\x12\x12\n\x0eOUTCOME_DENIED\x10\x08\x12\x13\n\x0fOUTCOME_PENDING\x10\tB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolnexus.v1.tool_pb2', globals())
@@ -23,22 +23,24 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1'
-  _OUTCOME._serialized_start=1292
-  _OUTCOME._serialized_end=1526
+  _OUTCOME._serialized_start=1795
+  _OUTCOME._serialized_end=2029
   _TOOL._serialized_start=105
-  _TOOL._serialized_end=249
-  _TOOLRESULT._serialized_start=252
-  _TOOLRESULT._serialized_end=522
-  _CONTENT._serialized_start=525
-  _CONTENT._serialized_end=756
-  _TEXTCONTENT._serialized_start=758
-  _TEXTCONTENT._serialized_end=791
-  _MEDIACONTENT._serialized_start=793
-  _MEDIACONTENT._serialized_end=856
-  _RESOURCECONTENT._serialized_start=858
-  _RESOURCECONTENT._serialized_end=978
-  _PENDINGREQUEST._serialized_start=981
-  _PENDINGREQUEST._serialized_end=1179
-  _ANSWER._serialized_start=1181
-  _ANSWER._serialized_end=1289
+  _TOOL._serialized_end=376
+  _TOOLANNOTATIONS._serialized_start=379
+  _TOOLANNOTATIONS._serialized_end=680
+  _TOOLRESULT._serialized_start=683
+  _TOOLRESULT._serialized_end=1025
+  _CONTENT._serialized_start=1028
+  _CONTENT._serialized_end=1259
+  _TEXTCONTENT._serialized_start=1261
+  _TEXTCONTENT._serialized_end=1294
+  _MEDIACONTENT._serialized_start=1296
+  _MEDIACONTENT._serialized_end=1359
+  _RESOURCECONTENT._serialized_start=1361
+  _RESOURCECONTENT._serialized_end=1481
+  _PENDINGREQUEST._serialized_start=1484
+  _PENDINGREQUEST._serialized_end=1682
+  _ANSWER._serialized_start=1684
+  _ANSWER._serialized_end=1792
 # @@protoc_insertion_point(module_scope)

@@ -1,0 +1,13 @@
+package engine
+
+import (
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/pending"
+)
+
+// pendingFor applies limits.pendingTimeout and limits.maxPending to the
+// shared store (requests opened from now on) and returns it.
+func (e *Engine) pendingFor(cfg *config.Config) *pending.Store {
+	e.pending.SetLimits(pending.Limits{Timeout: cfg.Pending.Timeout, MaxPerPrincipal: cfg.Pending.MaxPerPrincipal})
+	return e.pending
+}
