@@ -19,7 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/limits"
 	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -66,7 +66,7 @@ type Executor struct {
 	unsubscribe func()
 
 	mu     sync.Mutex // serialises table rebuilds (writers only)
-	limits config.Limits
+	limits limits.Limits
 	global chan struct{}            // global concurrency cap, nil = none
 	sems   map[string]chan struct{} // per-tool caps by name, kept across rebuilds
 	metas  map[string]*toolMeta     // per-tool metric handles and schemas, kept across rebuilds
@@ -77,13 +77,13 @@ type Executor struct {
 
 // New makes an executor for reg and subscribes it to reg's changes, so its
 // table follows every published snapshot; Close unsubscribes.
-func New(reg *registry.Registry, m *metrics.Metrics, limits config.Limits, log *slog.Logger) *Executor {
+func New(reg *registry.Registry, m *metrics.Metrics, lim limits.Limits, log *slog.Logger) *Executor {
 	if log == nil {
 		log = slog.Default()
 	}
 	x := &Executor{reg: reg, metrics: m, log: log, sems: map[string]chan struct{}{}, metas: map[string]*toolMeta{}}
 	x.unsubscribe = reg.Subscribe(func(_, next *registry.Snapshot) { x.rebuild(next) })
-	x.SetLimits(limits) // builds the first table from the current snapshot
+	x.SetLimits(lim) // builds the first table from the current snapshot
 	return x
 }
 
@@ -94,7 +94,7 @@ func (x *Executor) Close() { x.unsubscribe() }
 func (x *Executor) Rebuild() { x.rebuild(x.reg.Snapshot()) }
 
 // SetLimits swaps the limits (on reload) and rebuilds the table.
-func (x *Executor) SetLimits(l config.Limits) {
+func (x *Executor) SetLimits(l limits.Limits) {
 	x.mu.Lock()
 	x.limits = l
 	if l.MaxConcurrency > 0 {

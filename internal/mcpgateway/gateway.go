@@ -1,5 +1,3 @@
-package mcpgateway
-
 // Package mcpgateway is the MCP front-end of the core: it serves the tool
 // set to agents that speak MCP rather than gRPC, as one streamable-HTTP
 // endpoint, /mcp. The server (pkg/server) owns its listener
@@ -38,6 +36,7 @@ package mcpgateway
 // "_meta": {"toolnexus/answer": {"id","ok","data","reason"}} in the
 // tools/call params. Each listed tool carries its source as
 // "_meta": {"toolnexus/source": "..."}.
+package mcpgateway
 
 import (
 	"bytes"
