@@ -102,7 +102,7 @@ const sessionTimeout = 30 * time.Minute
 
 // Gateway is the MCP front-end; it is an http.Handler serving Path.
 type Gateway struct {
-	core     *core.Core
+	core     Core
 	log      *slog.Logger
 	sdk      *mcp.Server
 	handler  http.Handler // the SDK handler behind the bearer middleware (auth on)
@@ -150,7 +150,7 @@ type Options struct {
 
 // New builds the gateway over c and starts keeping its tool set in step
 // with the registry; Close stops that.
-func New(c *core.Core, opts Options) *Gateway {
+func New(c Core, opts Options) *Gateway {
 	if opts.Name == "" {
 		opts.Name = DefaultName
 	}
