@@ -96,7 +96,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		return nil, err
 	}
 	c.box = box
-	c.exec = executor.New(c.reg, c.metrics, cfg.Limits, log)
+	c.exec = executor.New(c.reg, c.metrics.ForExecutor(), cfg.Limits, log)
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing, Sandbox: box})
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
