@@ -67,8 +67,9 @@ func scriptTools() []tool.Tool {
 	return []tool.Tool{tool.Must(tool.New("report", func(ctx context.Context, c tool.Call) tool.Result {
 		tool.Progress(ctx, 1, 2, "half way")
 		tool.Progress(ctx, 2, 2, "done")
+		tool.Log(ctx, "info", "report", "logged")
 		return tool.Result{Output: "reported"}
-	}, tool.WithDescription("Report progress twice, then return."), tool.WithInputSchema(json.RawMessage(`{"type":"object"}`))))}
+	}, tool.WithDescription("Report progress twice and log once, then return."), tool.WithInputSchema(json.RawMessage(`{"type":"object"}`))))}
 }
 
 // scriptServer is one script's gateway, on loopback, over its own core.
