@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/limits"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
 )
@@ -32,48 +33,12 @@ const (
 )
 
 // Limits is the `limits` section: global limits plus per-tool overrides.
-type Limits struct {
-	// Timeout bounds every call (0 = no limit beyond the caller's deadline).
-	Timeout time.Duration
-	// MaxConcurrency caps calls running at once across all tools (0 = no cap).
-	MaxConcurrency int
-	// MaxOutputBytes truncates longer outputs, with a marker.
-	MaxOutputBytes int
-	// ValidateArguments checks arguments against the input schema.
-	ValidateArguments bool
-	// MaxRequestBytes caps one gRPC request message.
-	MaxRequestBytes int
-	// Tools holds per-tool overrides by exact tool name.
-	Tools map[string]ToolLimits
-}
+// The type lives in internal/limits, which the executor imports without
+// importing the config (and through it every source).
+type Limits = limits.Limits
 
 // ToolLimits overrides the global limits for one tool; nil fields inherit.
-type ToolLimits struct {
-	Timeout           *time.Duration
-	MaxConcurrency    *int
-	MaxOutputBytes    *int
-	ValidateArguments *bool
-}
-
-// For resolves the effective limits of one tool.
-func (l Limits) For(name string) ToolLimits {
-	eff := ToolLimits{Timeout: &l.Timeout, MaxConcurrency: new(int), MaxOutputBytes: &l.MaxOutputBytes, ValidateArguments: &l.ValidateArguments}
-	if t, ok := l.Tools[name]; ok {
-		if t.Timeout != nil {
-			eff.Timeout = t.Timeout
-		}
-		if t.MaxConcurrency != nil {
-			eff.MaxConcurrency = t.MaxConcurrency
-		}
-		if t.MaxOutputBytes != nil {
-			eff.MaxOutputBytes = t.MaxOutputBytes
-		}
-		if t.ValidateArguments != nil {
-			eff.ValidateArguments = t.ValidateArguments
-		}
-	}
-	return eff
-}
+type ToolLimits = limits.ToolLimits
 
 type rawToolLimits struct {
 	Timeout           *int64 `json:"timeout"`

@@ -96,7 +96,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		return nil, err
 	}
 	c.box = box
-	c.exec = executor.New(c.reg, c.metrics, cfg.Limits, log)
+	c.exec = executor.New(c.reg, c.metrics.ForExecutor(), cfg.Limits, log)
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing, Sandbox: box})
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
@@ -116,7 +116,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w)
 	}
-	root, err := sessionsRoot(cfg, log)
+	root, err := cfg.SessionsRoot()
 	if err != nil {
 		c.exec.Close()
 		_ = c.audit.Close()
@@ -296,16 +296,12 @@ func (c *Core) Skills() ([]Skill, []SkippedSkill) {
 	return out, outSkipped
 }
 
-// NoSkillsPrompt is the catalog text when no skill is available.
-const NoSkillsPrompt = "No skills are currently available."
-
 // SkillsPrompt is the skills catalog text for a system prompt.
-func (c *Core) SkillsPrompt() string {
-	if sk := c.eng.Skills(); sk != nil {
-		return sk.Prompt()
-	}
-	return NoSkillsPrompt
-}
+func (c *Core) SkillsPrompt() string { return c.eng.Skills().PromptFor(everyone) }
+
+// everyone allows every tool: the catalog as a caller without an
+// allowlist sees it.
+func everyone(string, string) bool { return true }
 
 // stateForMetrics feeds the scrape-time gauges.
 func (c *Core) stateForMetrics() (map[string]int, []metrics.SourceState, uint64) {

@@ -4,14 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
 
-	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/internal/session"
-	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -26,26 +21,6 @@ var (
 
 // SessionInfo describes one session (ListSessions).
 type SessionInfo = session.Info
-
-// sessionsRoot is where the sessions' workspaces live: sessions.root, by
-// default beside the workspace, never inside it. A sessions directory left
-// inside the workspace by an earlier version is reachable from calls
-// without a session, so it is named in a warning.
-func sessionsRoot(cfg *config.Config, log *slog.Logger) (string, error) {
-	root, err := cfg.SessionsRoot()
-	if err != nil {
-		return "", err
-	}
-	if ws, err := cfg.WorkspaceDir(); err == nil {
-		old := filepath.Join(ws, builtin.SessionsDir)
-		if fi, err := os.Stat(old); err == nil && fi.IsDir() {
-			log.Warn("an old sessions directory lies inside the workspace, where calls without a session can read it; "+
-				"sessions now live in sessions.root and these are not served: move what you need and delete it",
-				"old", old, "sessions_root", root)
-		}
-	}
-	return root, nil
-}
 
 // CheckSession is what a front-end asks before a call: the session id it
 // read off its wire ("" when none) must be valid, and present when

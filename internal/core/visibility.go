@@ -1,17 +1,10 @@
 package core
 
-import (
-	"github.com/toolnexus/toolnexus/internal/auth"
-	"github.com/toolnexus/toolnexus/pkg/sources/skill"
-)
+import "github.com/toolnexus/toolnexus/internal/auth"
 
-// SkillsPromptFor is the skills catalog as a caller may see it: the
-// catalog describes what the skill tool serves, so a caller whose
-// allowlist leaves that tool out is told there are no skills, as a server
-// without any would tell it. A nil principal (auth off) sees everything.
+// SkillsPromptFor is the skills catalog as a caller may see it; the skill
+// source decides what the caller's allowlist lets it see. A nil principal
+// (auth off) sees everything.
 func (c *Core) SkillsPromptFor(p *auth.Principal) string {
-	if !p.Allows(skill.ToolName, skill.SourceLabel) {
-		return NoSkillsPrompt
-	}
-	return c.SkillsPrompt()
+	return c.eng.Skills().PromptFor(p.Allows)
 }

@@ -20,7 +20,7 @@ import (
 func ExampleExecutor_Execute() {
 	reg := registry.New()
 	cfg, _ := config.Parse([]byte(`{}`), "", ".")
-	x := executor.New(reg, metrics.New(prometheus.NewRegistry()), cfg.Limits, nil)
+	x := executor.New(reg, metrics.New(prometheus.NewRegistry()).ForExecutor(), cfg.Limits, nil)
 	_ = reg.Replace(registry.Layer(sources.KindDebug), debug.Tools())
 
 	res, _ := x.Execute(context.Background(), executor.Request{Name: "debug_sleep", Arguments: json.RawMessage(`{"ms": "soon"}`)})

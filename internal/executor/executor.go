@@ -17,10 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/limits"
 	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -61,14 +58,16 @@ type Request struct {
 // Executor runs calls against a registry under the configured limits.
 type Executor struct {
 	reg     *registry.Registry
-	metrics *metrics.Metrics
+	metrics Meter
+	// buckets are the duration histogram's bounds (exemplar pacing).
+	buckets []float64
 	log     *slog.Logger
 
 	table       atomic.Pointer[table]
 	unsubscribe func()
 
 	mu     sync.Mutex // serialises table rebuilds (writers only)
-	limits config.Limits
+	limits limits.Limits
 	global chan struct{}            // global concurrency cap, nil = none
 	sems   map[string]chan struct{} // per-tool caps by name, kept across rebuilds
 	metas  map[string]*toolMeta     // per-tool metric handles and schemas, kept across rebuilds
@@ -79,13 +78,13 @@ type Executor struct {
 
 // New makes an executor for reg and subscribes it to reg's changes, so its
 // table follows every published snapshot; Close unsubscribes.
-func New(reg *registry.Registry, m *metrics.Metrics, limits config.Limits, log *slog.Logger) *Executor {
+func New(reg *registry.Registry, m Meter, lim limits.Limits, log *slog.Logger) *Executor {
 	if log == nil {
 		log = slog.Default()
 	}
-	x := &Executor{reg: reg, metrics: m, log: log, sems: map[string]chan struct{}{}, metas: map[string]*toolMeta{}}
+	x := &Executor{reg: reg, metrics: m, buckets: m.DurationBuckets(), log: log, sems: map[string]chan struct{}{}, metas: map[string]*toolMeta{}}
 	x.unsubscribe = reg.Subscribe(func(_, next *registry.Snapshot) { x.rebuild(next) })
-	x.SetLimits(limits) // builds the first table from the current snapshot
+	x.SetLimits(lim) // builds the first table from the current snapshot
 	return x
 }
 
@@ -96,7 +95,7 @@ func (x *Executor) Close() { x.unsubscribe() }
 func (x *Executor) Rebuild() { x.rebuild(x.reg.Snapshot()) }
 
 // SetLimits swaps the limits (on reload) and rebuilds the table.
-func (x *Executor) SetLimits(l config.Limits) {
+func (x *Executor) SetLimits(l limits.Limits) {
 	x.mu.Lock()
 	x.limits = l
 	if l.MaxConcurrency > 0 {
@@ -126,7 +125,7 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 	st := tab.tools[req.Name]
 	if st == nil {
 		x.countUnknown(proto)
-		return registry.UnknownTool(req.Name), metrics.UnknownLabel
+		return registry.UnknownTool(req.Name), UnknownLabel
 	}
 	source = st.source
 	start := time.Now()
@@ -141,7 +140,7 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 		ss.inFlight[proto].Dec()
 		if x.exemplars {
 			now := time.Now()
-			observeTraced(ctx, ss.duration[proto], ss.exemplars[proto], now.Sub(start).Seconds(), now)
+			observeTraced(ctx, ss.duration[proto], x.buckets, ss.exemplars[proto], now.Sub(start).Seconds(), now)
 		} else {
 			ss.duration[proto].Observe(time.Since(start).Seconds())
 		}
@@ -282,7 +281,7 @@ func truncate(res tool.Result, limit int) tool.Result {
 }
 
 func (x *Executor) countUnknown(proto int) {
-	x.metrics.Calls.WithLabelValues(metrics.UnknownLabel, metrics.UnknownLabel, tool.OutcomeUnknownTool.String(), protocols[proto]).Inc()
+	x.metrics.Calls(UnknownLabel, UnknownLabel, tool.OutcomeUnknownTool.String(), protocols[proto]).Inc()
 }
 
 // table is everything Execute needs for one snapshot, built off the hot path.
@@ -294,12 +293,12 @@ type table struct {
 }
 
 type sourceState struct {
-	inFlight [len(protocols)]prometheus.Gauge
-	duration [len(protocols)]prometheus.Observer
+	inFlight [len(protocols)]Gauge
+	duration [len(protocols)]Observer
 	// exemplars paces the duration exemplars (tracing on only).
 	exemplars [len(protocols)]exemplarClock
 	// refusals counts the calls a sandbox guard or limit refused.
-	refusals *metrics.RefusalCounters
+	refusals RefusalCounter
 }
 
 // toolState is one tool's prepared call state in one table. A rebuild
@@ -326,7 +325,7 @@ type toolMeta struct {
 	name, source string
 	schemaSrc    json.RawMessage
 
-	counters [len(protocols)][tool.OutcomePending + 1]atomic.Pointer[prometheus.Counter]
+	counters [len(protocols)][tool.OutcomePending + 1]atomic.Pointer[Counter]
 
 	// span is the tool's span name and attributes, made on its first
 	// traced call (Span).
@@ -341,7 +340,7 @@ func (s *toolState) check(args json.RawMessage) string { return s.meta.check(arg
 
 // counter returns the calls_total child for this tool, created on first use
 // so idle tools and unused outcomes add no series.
-func (s *toolState) counter(m *metrics.Metrics, proto int, o tool.Outcome) prometheus.Counter {
+func (s *toolState) counter(m Meter, proto int, o tool.Outcome) Counter {
 	if int(o) >= len(s.meta.counters[proto]) {
 		o = tool.OutcomeToolError
 	}
@@ -349,7 +348,7 @@ func (s *toolState) counter(m *metrics.Metrics, proto int, o tool.Outcome) prome
 	if c := slot.Load(); c != nil {
 		return *c
 	}
-	c := m.Calls.WithLabelValues(s.meta.source, s.meta.name, o.String(), protocols[proto])
+	c := m.Calls(s.meta.source, s.meta.name, o.String(), protocols[proto])
 	slot.Store(&c)
 	return c
 }
@@ -412,12 +411,12 @@ func (x *Executor) ensureSource(t *table, source string) *sourceState {
 	if ss, ok := t.sources[source]; ok {
 		return ss
 	}
-	ss := &sourceState{refusals: x.metrics.RefusalCounters(source)}
+	ss := &sourceState{refusals: x.metrics.Refusals(source)}
 	for i, p := range protocols {
-		ss.inFlight[i] = x.metrics.InFlight.WithLabelValues(source, p)
-		ss.duration[i] = x.metrics.Duration.WithLabelValues(source, p)
+		ss.inFlight[i] = x.metrics.InFlight(source, p)
+		ss.duration[i] = x.metrics.Duration(source, p)
 		if x.exemplars {
-			ss.exemplars[i] = newExemplarClock()
+			ss.exemplars[i] = newExemplarClock(x.buckets)
 		}
 	}
 	t.sources[source] = ss

@@ -54,7 +54,7 @@ func newRig(t testing.TB, limitsJSON string, native ...tool.Tool) *rig {
 	t.Helper()
 	reg := registry.New()
 	m := metrics.New(prometheus.NewRegistry())
-	x := executor.New(reg, m, limits(t, limitsJSON), nil)
+	x := executor.New(reg, m.ForExecutor(), limits(t, limitsJSON), nil)
 	if err := reg.Replace(registry.Layer(sources.KindDebug), debug.Tools()); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestToolWithUncompilableSchemaStillRuns(t *testing.T) {
 	var runs atomic.Int64
 	var logs bytes.Buffer
 	reg := registry.New()
-	x := executor.New(reg, metrics.New(prometheus.NewRegistry()), limits(t, ""), slog.New(slog.NewTextHandler(&logs, nil)))
+	x := executor.New(reg, metrics.New(prometheus.NewRegistry()).ForExecutor(), limits(t, ""), slog.New(slog.NewTextHandler(&logs, nil)))
 	if err := reg.Replace(registry.Layer(sources.KindNative), []tool.Tool{counted("odd", `{"type": 12}`, &runs)}); err != nil {
 		t.Fatal(err)
 	}

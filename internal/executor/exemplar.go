@@ -6,10 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/toolnexus/toolnexus/internal/metrics"
 )
 
 // EnableExemplars makes duration observations of sampled, traced calls
@@ -34,20 +31,20 @@ const exemplarEvery = int64(time.Second)
 // when it last took an exemplar (unix nanoseconds).
 type exemplarClock []atomic.Int64
 
-func newExemplarClock() exemplarClock { return make(exemplarClock, len(metrics.DurationBuckets)+1) }
+func newExemplarClock(buckets []float64) exemplarClock { return make(exemplarClock, len(buckets)+1) }
 
 // observeTraced observes v; when ctx's span is sampled (an unsampled trace
 // would be a dead link) and v's bucket has had no exemplar for
 // exemplarEvery, the trace id goes with it as the bucket's exemplar. The
 // first call into each bucket always leaves one.
-func observeTraced(ctx context.Context, o prometheus.Observer, clock exemplarClock, v float64, now time.Time) {
+func observeTraced(ctx context.Context, o Observer, buckets []float64, clock exemplarClock, v float64, now time.Time) {
 	sc := trace.SpanContextFromContext(ctx)
 	if sc.IsSampled() && len(clock) > 0 {
-		slot := &clock[sort.SearchFloat64s(metrics.DurationBuckets, v)]
+		slot := &clock[sort.SearchFloat64s(buckets, v)]
 		t, last := now.UnixNano(), slot.Load()
 		if t-last >= exemplarEvery && slot.CompareAndSwap(last, t) {
-			if eo, ok := o.(prometheus.ExemplarObserver); ok {
-				eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": sc.TraceID().String()})
+			if eo, ok := o.(TraceObserver); ok {
+				eo.ObserveWithTraceID(v, sc.TraceID().String())
 				return
 			}
 		}

@@ -9,9 +9,21 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
+
+// testBuckets are bounds like the server's: the executor takes them from
+// its Meter, and this test, inside the package, cannot import the metrics
+// package (which imports the executor).
+var testBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1}
+
+// exemplarHistogram is a Prometheus histogram as a TraceObserver, as
+// internal/metrics adapts it.
+type exemplarHistogram struct{ prometheus.Histogram }
+
+func (h exemplarHistogram) ObserveWithTraceID(v float64, id string) {
+	h.Histogram.(prometheus.ExemplarObserver).ObserveWithExemplar(v, prometheus.Labels{"trace_id": id})
+}
 
 func sampledContext(traceByte byte) context.Context {
 	sc := trace.NewSpanContext(trace.SpanContextConfig{
@@ -39,20 +51,21 @@ func bucketExemplars(t *testing.T, h prometheus.Histogram) map[float64]string {
 // most one more per exemplarEvery; unsampled calls never leave one. The
 // clock is passed in, so nothing here depends on how fast the test runs.
 func TestExemplarsPacedPerBucket(t *testing.T) {
-	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "d", Buckets: metrics.DurationBuckets})
-	clock := newExemplarClock()
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "d", Buckets: testBuckets})
+	o := exemplarHistogram{h}
+	clock := newExemplarClock(testBuckets)
 	t0 := time.Unix(1000, 0)
 	first, second, third := sampledContext(1), sampledContext(2), sampledContext(3)
 
-	observeTraced(context.Background(), h, clock, .0006, t0) // not traced
-	observeTraced(first, h, clock, .0006, t0)
-	observeTraced(second, h, clock, .0008, t0.Add(time.Second/2)) // same bucket, too soon
-	observeTraced(second, h, clock, .04, t0.Add(time.Second/2))   // another bucket: its first
+	observeTraced(context.Background(), o, testBuckets, clock, .0006, t0) // not traced
+	observeTraced(first, o, testBuckets, clock, .0006, t0)
+	observeTraced(second, o, testBuckets, clock, .0008, t0.Add(time.Second/2)) // same bucket, too soon
+	observeTraced(second, o, testBuckets, clock, .04, t0.Add(time.Second/2))   // another bucket: its first
 	got := bucketExemplars(t, h)
 	if got[.001] != (trace.TraceID{1, 1}).String() || got[.05] != (trace.TraceID{2, 1}).String() || len(got) != 2 {
 		t.Fatalf("exemplars %v", got)
 	}
-	observeTraced(third, h, clock, .0006, t0.Add(time.Second))
+	observeTraced(third, o, testBuckets, clock, .0006, t0.Add(time.Second))
 	if got := bucketExemplars(t, h); got[.001] != (trace.TraceID{3, 1}).String() {
 		t.Fatalf("after a second the bucket takes a new exemplar: %v", got)
 	}

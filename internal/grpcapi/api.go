@@ -34,7 +34,7 @@ type Options struct {
 
 // API serves the core over gRPC.
 type API struct {
-	core        *core.Core
+	core        Core
 	opts        Options
 	log         *slog.Logger
 	protos      protoCache
@@ -43,7 +43,7 @@ type API struct {
 }
 
 // New makes the front-end for c.
-func New(c *core.Core, opts Options) *API {
+func New(c Core, opts Options) *API {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

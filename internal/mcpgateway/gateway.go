@@ -1,5 +1,3 @@
-package mcpgateway
-
 // Package mcpgateway is the MCP front-end of the core: it serves the tool
 // set to agents that speak MCP rather than gRPC, as one streamable-HTTP
 // endpoint, /mcp. The server (pkg/server) owns its listener
@@ -38,6 +36,7 @@ package mcpgateway
 // "_meta": {"toolnexus/answer": {"id","ok","data","reason"}} in the
 // tools/call params. Each listed tool carries its source as
 // "_meta": {"toolnexus/source": "..."}.
+package mcpgateway
 
 import (
 	"bytes"
@@ -103,7 +102,7 @@ const sessionTimeout = 30 * time.Minute
 
 // Gateway is the MCP front-end; it is an http.Handler serving Path.
 type Gateway struct {
-	core     *core.Core
+	core     Core
 	log      *slog.Logger
 	sdk      *mcp.Server
 	handler  http.Handler // the SDK handler behind the bearer middleware (auth on)
@@ -155,7 +154,7 @@ type Options struct {
 
 // New builds the gateway over c and starts keeping its tool set in step
 // with the registry; Close stops that.
-func New(c *core.Core, opts Options) *Gateway {
+func New(c Core, opts Options) *Gateway {
 	if opts.Name == "" {
 		opts.Name = DefaultName
 	}

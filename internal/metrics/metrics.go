@@ -9,12 +9,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // UnknownLabel stands in for source and tool of calls to names no tool has,
 // so a flood of junk names cannot blow up cardinality.
-const UnknownLabel = "unknown"
+const UnknownLabel = executor.UnknownLabel
 
 // DurationBuckets are the upper bounds of toolnexus_tool_call_duration_seconds.
 var DurationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -15,6 +16,23 @@ import (
 // left behind: file tools refuse it as outside the workspace and searches
 // skip it.
 const SessionsDir = ".sessions"
+
+// warnOldSessions names, in a warning, a sessions directory an earlier
+// version left inside the workspace: calls without a session are refused
+// it, but its files are not served to their sessions any more, so the
+// operator has to move what they need.
+func warnOldSessions(cfg Config, env sources.Env) {
+	ws, err := workspaceRoot(cfg, env)
+	if err != nil {
+		return
+	}
+	old := filepath.Join(ws, SessionsDir)
+	if fi, err := os.Stat(old); err == nil && fi.IsDir() {
+		env.Log().Warn("an old sessions directory lies inside the workspace; "+
+			"sessions now live in sessions.root and these are not served: move what you need and delete it",
+			"old", old)
+	}
+}
 
 // forCall is the one place a call's workspace is chosen: the session's
 // (tool.WorkspaceFrom) when the caller named one, else the configured

@@ -34,25 +34,18 @@ func New(cfg Config, env sources.Env) sources.Source {
 		return sources.NewDisabled(Layer)
 	}
 	tools, err := Tools(cfg, env)
+	if err == nil {
+		warnOldSessions(cfg, env)
+	}
 	return sources.NewStatic(Layer, tools, err)
 }
 
 // Tools builds the enabled builtin tools, in byte order of their names, for
 // embedding them without the Source machinery.
 func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
-	root := cfg.Workspace
-	if root != "" && !filepath.IsAbs(root) {
-		root = filepath.Join(env.BaseDir, root)
-	}
-	if root == "" {
-		root = env.Workspace
-	}
-	if root == "" {
-		return nil, fmt.Errorf("builtins: no workspace directory; set builtins.workspace or --workspace")
-	}
-	abs, err := filepath.Abs(root)
+	abs, err := workspaceRoot(cfg, env)
 	if err != nil {
-		return nil, fmt.Errorf("builtins.workspace: %w", err)
+		return nil, err
 	}
 	ws, err := NewWorkspace(abs)
 	if err != nil {
@@ -171,4 +164,25 @@ func (t *toolset) resolve(name, p string) (string, *tool.Result) {
 		r = fail("%s: cannot resolve %s: %s", name, p, osReason(err))
 	}
 	return "", &r
+}
+
+// workspaceRoot is the shared workspace as an absolute path:
+// builtins.workspace (relative to the config's directory), else the
+// server's --workspace.
+func workspaceRoot(cfg Config, env sources.Env) (string, error) {
+	root := cfg.Workspace
+	if root != "" && !filepath.IsAbs(root) {
+		root = filepath.Join(env.BaseDir, root)
+	}
+	if root == "" {
+		root = env.Workspace
+	}
+	if root == "" {
+		return "", fmt.Errorf("builtins: no workspace directory; set builtins.workspace or --workspace")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("builtins.workspace: %w", err)
+	}
+	return abs, nil
 }

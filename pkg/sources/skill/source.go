@@ -224,3 +224,15 @@ func (s *Source) Inventory() ([]Skill, []Skipped) {
 func (s *Source) Dirs() []string { return append([]string(nil), s.roots...) }
 
 var _ sources.Source = (*Source)(nil)
+
+// PromptFor is the catalog as a caller may see it: the catalog describes
+// what the skill tool serves, so a caller whose allowlist (allows, by tool
+// name and source label) leaves that tool out is told there are no skills,
+// as a server without any would tell it. A nil source (no skill
+// directories configured) has no skills.
+func (s *Source) PromptFor(allows func(toolName, source string) bool) string {
+	if s == nil || !allows(ToolName, SourceLabel) {
+		return NoSkillsPrompt
+	}
+	return s.Prompt()
+}

@@ -1,0 +1,46 @@
+package grpcapi
+
+import (
+	"context"
+
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Core is what the gRPC front-end asks of the core, and nothing more:
+// *core.Core is the one in production. Naming it here, where it is used,
+// lets the front-end be built and tested without pkg/server, and shows at a
+// glance which rules the front-end leaves to the core.
+type Core interface {
+	// Execute runs one decoded call; a failure is a result, never an error.
+	Execute(ctx context.Context, call core.Call) (tool.Result, string)
+	// Recovered records a panic the front-end caught while decoding or
+	// encoding, and returns the result the caller gets.
+	Recovered(ctx context.Context, name, protocol string, v any) tool.Result
+	// Snapshot is the tool set calls run against (ListTools, GetTool, Export).
+	Snapshot() *registry.Snapshot
+	// Watch follows the tool set (WatchTools).
+	Watch() (*registry.Watcher, *registry.Snapshot)
+	// Authenticator checks bearer tokens; nil when auth is off.
+	Authenticator() *auth.Authenticator
+	// CheckSession refuses a malformed session id, or a missing one when
+	// sessions are required.
+	CheckSession(id string) error
+	// Sessions and DeleteSession are SessionService.
+	Sessions(caller string, all bool) []core.SessionInfo
+	DeleteSession(principal, id string) error
+	// Sources, Sandbox and Skills are SourceService's inventory.
+	Sources() []core.SourceInfo
+	Sandbox() sandbox.Status
+	Skills() ([]core.Skill, []core.SkippedSkill)
+	// SkillsPromptFor is the skills catalog as the caller may see it.
+	SkillsPromptFor(p *auth.Principal) string
+	// Config is the config in force (server.limits.watchStreams).
+	Config() *config.Config
+}
+
+var _ Core = (*core.Core)(nil)

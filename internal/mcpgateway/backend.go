@@ -1,0 +1,31 @@
+package mcpgateway
+
+import (
+	"context"
+
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Core is what the MCP front-end asks of the core, and nothing more:
+// *core.Core is the one in production. Naming it here, where it is used,
+// lets the gateway be built and tested without pkg/server.
+type Core interface {
+	// Execute runs one decoded tools/call; a failure is a result.
+	Execute(ctx context.Context, call core.Call) (tool.Result, string)
+	// Recovered records a panic the gateway caught around a call.
+	Recovered(ctx context.Context, name, protocol string, v any) tool.Result
+	// Watch follows the tool set that tools/list mirrors.
+	Watch() (*registry.Watcher, *registry.Snapshot)
+	// Registry is read for its latest snapshot when server.mcp.tools
+	// changes and the list must be re-checked at once.
+	Registry() *registry.Registry
+	// Authenticator checks bearer tokens; nil when auth is off.
+	Authenticator() *auth.Authenticator
+	// CheckSession refuses a malformed Toolnexus-Session header.
+	CheckSession(id string) error
+}
+
+var _ Core = (*core.Core)(nil)
