@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -27,11 +26,6 @@ const (
 type registryService struct {
 	pb.UnimplementedRegistryServiceServer
 	a *API
-
-	// The interceptor chain's info and handler for Execute, made once
-	// (handler.go).
-	executeInfo  *grpc.UnaryServerInfo
-	executeUnary grpc.UnaryHandler
 }
 
 // filter is a ListTools/WatchTools/ExportTools selection plus the caller's
