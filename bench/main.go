@@ -635,13 +635,13 @@ counts are exact.
 
 | change | what it removed | measured |
 |---|---|---|
-| the unary chain is one interceptor; grpc_server_* from our own collector with each method's handles prepared at Register (same names, labels, buckets, pre-created series) | grpc-go's closure per chain step, the generic provider's reporter, label slices and four to five label-set hashes (each under the vector's read lock) per call | real server, debug_echo, 16 callers: 76.6 → 68.5 heap allocations per call (with the debug_echo change below) |
-| RPCs on reused stream workers (grpc.NumStreamWorkers, 16 per CPU) | a goroutine per call whose stack grew — and was copied — on every call | runtime.newstack/copystack: 12.9% → 0.5% of the server's CPU at 16 callers |
+| (reverted in issue 26: see "gRPC plumbing" below) the unary chain is one interceptor; grpc_server_* from our own collector with each method's handles prepared at Register (same names, labels, buckets, pre-created series) | grpc-go's closure per chain step, the generic provider's reporter, label slices and four to five label-set hashes (each under the vector's read lock) per call | real server, debug_echo, 16 callers: 76.6 → 68.5 heap allocations per call (with the debug_echo change below) |
+| (reverted in issue 26) RPCs on reused stream workers (grpc.NumStreamWorkers, 16 per CPU) | a goroutine per call whose stack grew — and was copied — on every call | runtime.newstack/copystack: 12.9% → 0.5% of the server's CPU at 16 callers |
 | limits.timeout arms its timer on the first Done | per call: context.WithDeadline (3 allocations), its timer (insert + delete), the parent's children map (1–2 allocations, a lock) — for tools that never wait on their context | BenchmarkExecuteEcho: 6 → 2 allocs/op, 400 → 128 B/op; real server 68.5 → 63.6 allocations per call. Tools that do wait (MCP) pay 2 allocations more than before |
 | debug_echo returns arguments that are already compact as they are | a buffer, its growth and a copy | 1 allocation per call |
 | the executor's tool state points at its source's metric handles | one map lookup per call | — |
-| RegistryService.Execute served by our own method handler, the chain's UnaryServerInfo and handler made once | the generated handler's UnaryServerInfo and closure per call | BenchmarkExecuteGRPC 155 → 152 allocs/op (with the next change) |
-| arguments_json passed to the tool as the request string's own bytes (tool.Call.Arguments is read-only) | the string → []byte copy | 1 allocation and a copy of the arguments per call |
+| (reverted in issue 26) RegistryService.Execute served by our own method handler, the chain's UnaryServerInfo and handler made once | the generated handler's UnaryServerInfo and closure per call | BenchmarkExecuteGRPC 155 → 152 allocs/op (with the next change) |
+| (reverted in issue 26: a copy) arguments_json passed to the tool as the request string's own bytes (tool.Call.Arguments is read-only) | the string → []byte copy | 1 allocation and a copy of the arguments per call |
 | an MCP source returns one shared metadata map ({"server": NAME}; truncation adds to a copy); one-entry string metadata converts to a Struct built once per (key, value) and shared by every response | per MCP call: the map, the Struct, its field map and Value (structpb.NewStruct) | real server, echo_echo, 16 callers: 152.1 → 142.8 heap allocations per call (with the two changes above) |
 | a local MCP server's pipe read by our own connection (lineConn): the SDK's reader reads and decodes each line itself | per message: the go-sdk connection's reader goroutine and its channel hand-off (one goroutine wake-up), and a first decode as a batch that fails (a 32 KB decoder buffer, a type error) before the real one | real server, echo_echo, 16 callers: 142.8 → 133.2 allocations and 143.0 → 110.6 KiB per call (minproxy: 133.0, 142.4 KiB); BenchmarkExecuteGRPCMCPStdio (client included): 255 → 235 allocs/op, 152 → 118 KB/op, 1.06 → 0.79 ms/op |
 | a local MCP server's lines decoded in place (segmentio/encoding's Parse with the go-sdk's flags) instead of jsonrpc.DecodeMessage | per message: a streaming decoder and its fresh 32 KB read buffer, and the copies of params/result out of it | real server, echo_echo, 16 callers: 110.6 → 77.8 KiB and 133.2 → 129.6 allocations per call; BenchmarkExecuteGRPCMCPStdio: 235 → 231 allocs/op, 118 → 85 KB/op; row 8 at 1 caller 0.86–0.88× → 0.89–1.01× calls/s (seven runs) |
@@ -721,4 +721,50 @@ times for 18,791 MCP calls at 16 callers (~300 calls each) with an RSS of 59 MiB
   a smaller share: an MCP call (echo_echo) paid +9% to +26% at 1 caller and +6% to +17% at 64
   over the same five runs. A busy server traces a fraction (` + "`OTEL_TRACES_SAMPLER_ARG`" + `);
   unsampled calls skip the export, the span attributes and the exemplars.
+
+## gRPC plumbing: library vs hand-made
+
+Issue 26 asked whether the hand-made gRPC plumbing — our own ` + "`" + `grpc_server_*` + "`" + ` collector, the
+unary chain merged into one function with its own recover, our own Execute method handler and
+grpc-go's EXPERIMENTAL ` + "`" + `NumStreamWorkers` + "`" + ` — earns its keep, with the rule: go back to
+go-grpc-middleware's Prometheus provider (with ` + "`" + `InitializeMetrics` + "`" + `), chained interceptors, the
+generated handler and no experimental options unless a same-run bench shows more than 3% on
+the rows it affects. **Decision: back to the library plumbing.** Same ` + "`" + `grpc_server_*` + "`" + ` names,
+labels, help texts and buckets (` + "`" + `TestGRPCServerMetrics` + "`" + `).
+
+Measured 2026-12-04 with ` + "`" + `pkg/server` + "`" + ` test binaries built from the commit before and after
+(` + "`" + `go test -c` + "`" + `), alternating old and new in each round, each row alone in its process
+(` + "`" + `-test.benchtime 3000x` + "`" + `/` + "`" + `4000x` + "`" + `; 2 callers on 2 cores, client in the same process), CPU per
+run with ` + "`" + `/usr/bin/time` + "`" + `. The machine was shared: load average 17–31 on its 2 cores
+throughout, so time per call swung ±20–45% within one binary.
+
+| row | allocs/op | B/op | time per call, new/old (paired by round) | CPU per run, new/old (medians) |
+|---|---|---|---|---|
+| BenchmarkExecuteGRPC (debug_echo) | 155 → 164 (+9, +5.8%) | 9.24 → 9.73 KiB (+5.3%) | 30 pairs: median 1.27, range 0.65–4.54; benchstat per run: ~ (p=0.65), +52% (p=0.007), ~ (p=0.74) | 1.06, 1.20, 1.05 |
+| BenchmarkExecuteGRPCMCPStdio (echo over stdio MCP) | 232 → 241 (+9, +3.9%) | 83.0 → 83.5 KiB (+0.6%) | 20 pairs: median 0.90, range 0.50–1.48; ~ (p=0.65, p=0.58) | 0.99, 1.02 |
+
+CPU per call of the debug_echo row (client and server), from the difference between a
+1000-call and a 7000-call run of each binary (so start-up cancels), 8 alternating rounds:
+old 69.2 µs, library 74.2 µs, library with NumStreamWorkers 71.7 µs (medians; rounds spread
+57–90 µs); new/old paired by round: median 1.015, range 0.80–1.32.
+
+Allocation counts are exact: nine more per call, from the interceptor closures grpc-go makes
+per chain step, the provider's reporter and label lookups, and the generated handler's
+` + "`" + `UnaryServerInfo` + "`" + `. Time is not resolvable on this machine: the one significant run on the
+debug_echo row did not reproduce in the two others, and the MCP row, where a tool does real
+work, shows no difference. In a third binary with only ` + "`" + `NumStreamWorkers` + "`" + ` put back
+(10 rounds), debug_echo ran at 0.98× of the old plumbing (median of pairs, ~ p=0.74) against
+1.17× for the library plumbing without it: if a quiet-machine rerun of the debug_echo row shows
+more than 3%, that option is the first suspect, a one-line change in ` + "`" + `pkg/server/server.go` + "`" + `.
+To rerun: ` + "`" + `go test -c -o old.test ./pkg/server` + "`" + ` at the parent of the commit "grpcapi: back to the plain gRPC plumbing" and ` + "`" + `new.test` + "`" + ` at this
+one, then alternate ` + "`" + `./old.test -test.run '^$' -test.bench '^BenchmarkExecuteGRPC$'
+-test.benchtime 3000x -test.benchmem` + "`" + ` with ` + "`" + `./new.test …` + "`" + ` in ` + "`" + `pkg/server` + "`" + ` and compare with
+benchstat.
+
+The arguments of an Execute are now copied out of the request (` + "`" + `[]byte(arguments_json)` + "`" + `)
+instead of viewed through ` + "`" + `unsafe.Slice` + "`" + `, so a tool that writes to its arguments cannot
+corrupt an immutable string (` + "`" + `TestCallFromRequestCopiesArguments` + "`" + `). Cost, same run
+(` + "`" + `BenchmarkCallFromRequest` + "`" + `, internal/grpcapi): one allocation of the arguments' size;
+19 B of arguments 9–54 → 129–605 ns, 16 KiB 9–39 ns → 50–108 µs per decode (best/worst of six
+alternating runs on the loaded machine). Budget: one allocation per call.
 `

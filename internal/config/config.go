@@ -123,80 +123,14 @@ func Load(path string) (*Config, error) {
 // Parse validates config text. path is recorded for messages; baseDir
 // resolves relative paths.
 func Parse(data []byte, path, baseDir string) (*Config, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, &Error{Msg: fmt.Sprintf("the config must be a JSON object ({\"mcpServers\": ...}), not %s", jsonValueName(te.Value))}
-		}
-		return nil, &Error{Msg: "not valid JSON: " + describeJSONError(data, err)}
-	}
-	if top == nil {
-		return nil, &Error{Msg: "the config must be a JSON object ({\"mcpServers\": ...}), not null"}
+	top, err := decodeTop(data)
+	if err != nil {
+		return nil, err
 	}
 	cfg := &Config{Path: path, BaseDir: baseDir}
-
-	if isBareServerMap(top) {
-		top = map[string]json.RawMessage{"mcpServers": data}
+	if err := parseSources(cfg, top); err != nil {
+		return nil, err
 	}
-	var unknown []string
-	for k := range top {
-		if !slices.Contains(topLevelKeys, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		k := unknown[0]
-		msg := "unknown top-level key"
-		if looksLikeServer(top[k]) {
-			msg += "; it looks like an MCP server: move it under \"mcpServers\""
-		} else if s := sources.Suggest(k, topLevelKeys); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", s)
-		} else {
-			msg += "; valid keys are " + strings.Join(topLevelKeys, ", ")
-		}
-		return nil, &Error{Key: k, Msg: msg}
-	}
-
-	for _, key := range []string{"mcpServers", "servers", "mcp"} {
-		raw, ok := top[key]
-		if !ok || field.IsNull(raw) {
-			continue
-		}
-		servers, warns, err := mcp.ParseConfig(raw)
-		if err != nil {
-			return nil, wrapSection(key, err)
-		}
-		cfg.MCP = servers
-		cfg.Warnings = append(cfg.Warnings, prefix(key, warns)...)
-		break // the first present key wins
-	}
-
-	var err error
-	var warns []string
-	if cfg.Builtins, warns, err = builtin.ParseConfig(nonNull(top["builtins"])); err != nil {
-		return nil, wrapSection("builtins", err)
-	}
-	cfg.Warnings = append(cfg.Warnings, prefix("builtins", warns)...)
-
-	if cfg.Skills, warns, err = skill.ParseConfig(nonNull(top["skills"])); err != nil {
-		return nil, wrapSection("skills", err)
-	}
-	cfg.Warnings = append(cfg.Warnings, prefix("skills", warns)...)
-
-	if cfg.HTTP.Tools, err = http.ParseTools(nonNull(top["http"])); err != nil {
-		return nil, wrapSection("http", err)
-	}
-	if cfg.HTTP.OpenAPI, err = http.ParseOpenAPI(nonNull(top["openapi"])); err != nil {
-		return nil, wrapSection("openapi", err)
-	}
-
-	if cfg.Agents, warns, err = a2a.ParseConfig(nonNull(top["agents"])); err != nil {
-		return nil, wrapSection("agents", err)
-	}
-	cfg.Warnings = append(cfg.Warnings, prefix("agents", warns)...)
-
 	limitsRaw := nonNull(top["limits"])
 	if cfg.Pending, limitsRaw, err = splitPending(limitsRaw); err != nil {
 		return nil, err
@@ -229,6 +163,90 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// decodeTop reads the config's top-level object, a bare server map
+// turned into {"mcpServers": ...}, and refuses an unknown top-level key with
+// the likeliest fix.
+func decodeTop(data []byte) (map[string]json.RawMessage, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, &Error{Msg: fmt.Sprintf("the config must be a JSON object ({\"mcpServers\": ...}), not %s", jsonValueName(te.Value))}
+		}
+		return nil, &Error{Msg: "not valid JSON: " + describeJSONError(data, err)}
+	}
+	if top == nil {
+		return nil, &Error{Msg: "the config must be a JSON object ({\"mcpServers\": ...}), not null"}
+	}
+	if isBareServerMap(top) {
+		return map[string]json.RawMessage{"mcpServers": data}, nil
+	}
+	var unknown []string
+	for k := range top {
+		if !slices.Contains(topLevelKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return top, nil
+	}
+	sort.Strings(unknown)
+	k := unknown[0]
+	msg := "unknown top-level key"
+	if looksLikeServer(top[k]) {
+		msg += "; it looks like an MCP server: move it under \"mcpServers\""
+	} else if s := sources.Suggest(k, topLevelKeys); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	} else {
+		msg += "; valid keys are " + strings.Join(topLevelKeys, ", ")
+	}
+	return nil, &Error{Key: k, Msg: msg}
+}
+
+// parseSources parses the sections that declare tool sources — MCP servers
+// (under the first of mcpServers, servers, mcp present), builtins, skills,
+// http, openapi and agents — into cfg, with their warnings.
+func parseSources(cfg *Config, top map[string]json.RawMessage) error {
+	for _, key := range []string{"mcpServers", "servers", "mcp"} {
+		raw, ok := top[key]
+		if !ok || field.IsNull(raw) {
+			continue
+		}
+		servers, warns, err := mcp.ParseConfig(raw)
+		if err != nil {
+			return wrapSection(key, err)
+		}
+		cfg.MCP = servers
+		cfg.Warnings = append(cfg.Warnings, prefix(key, warns)...)
+		break // the first present key wins
+	}
+
+	var err error
+	var warns []string
+	if cfg.Builtins, warns, err = builtin.ParseConfig(nonNull(top["builtins"])); err != nil {
+		return wrapSection("builtins", err)
+	}
+	cfg.Warnings = append(cfg.Warnings, prefix("builtins", warns)...)
+
+	if cfg.Skills, warns, err = skill.ParseConfig(nonNull(top["skills"])); err != nil {
+		return wrapSection("skills", err)
+	}
+	cfg.Warnings = append(cfg.Warnings, prefix("skills", warns)...)
+
+	if cfg.HTTP.Tools, err = http.ParseTools(nonNull(top["http"])); err != nil {
+		return wrapSection("http", err)
+	}
+	if cfg.HTTP.OpenAPI, err = http.ParseOpenAPI(nonNull(top["openapi"])); err != nil {
+		return wrapSection("openapi", err)
+	}
+
+	if cfg.Agents, warns, err = a2a.ParseConfig(nonNull(top["agents"])); err != nil {
+		return wrapSection("agents", err)
+	}
+	cfg.Warnings = append(cfg.Warnings, prefix("agents", warns)...)
+	return nil
 }
 
 // isBareServerMap recognises a file that is nothing but a server map

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
@@ -38,7 +39,7 @@ type API struct {
 	opts        Options
 	log         *slog.Logger
 	protos      protoCache
-	grpcMetrics *grpcMetrics
+	grpcMetrics *grpcprom.ServerMetrics
 	watches     watchCounter // open WatchTools streams per principal (watchlimit.go)
 }
 
@@ -68,9 +69,8 @@ func (a *API) ServerOptions() []grpc.ServerOption {
 // gRPC metrics series for every method so dashboards have them from the
 // first scrape.
 func (a *API) Register(gs *grpc.Server) {
-	rs := &registryService{a: a}
-	gs.RegisterService(rs.serviceDesc(), rs)
+	pb.RegisterRegistryServiceServer(gs, &registryService{a: a})
 	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
 	pb.RegisterSessionServiceServer(gs, &sessionService{a: a})
-	a.grpcMetrics.initialize(gs)
+	a.grpcMetrics.InitializeMetrics(gs)
 }

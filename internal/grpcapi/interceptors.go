@@ -24,71 +24,30 @@ import (
 // session check → execute guard. Recovery is outermost so that nothing below can crash the
 // server; auth runs after metrics so refused calls are still counted.
 //
-// For unary calls (every Execute) the six steps are one interceptor,
-// a.unary: grpc-go chains interceptors with a closure per step per call,
-// and the generic metrics interceptor allocates a reporter and hashes its
-// label sets on every call; one function with prepared metric handles does
-// the same work without either.
+// Each step is its own interceptor, chained by grpc-go. An earlier version
+// merged the unary steps into one function with hand-prepared metric
+// handles to save a few allocations per call; measured against whole calls
+// that was within noise (BENCHMARKS.md, "gRPC plumbing"), so the plain
+// chain and the library's metrics won.
 func (a *API) unaryChain() []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{a.unary}
+	return []grpc.UnaryServerInterceptor{
+		recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(a.recovered)),
+		a.logUnary,
+		a.grpcMetrics.UnaryServerInterceptor(),
+		a.authUnary,
+		a.sessionUnary,
+		a.executeGuard,
+	}
 }
 
 func (a *API) streamChain() []grpc.StreamServerInterceptor {
 	return []grpc.StreamServerInterceptor{
 		recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(a.recovered)),
 		a.logStream,
-		a.metricsStream,
+		a.grpcMetrics.StreamServerInterceptor(),
 		a.authStream,
 		a.sessionStream,
 	}
-}
-
-// unary is the whole unary chain in one function; see unaryChain for the
-// order. A panic in a handler other than Execute's unwinds past the metrics
-// and the log line, as it would through separate interceptors, to the
-// recovery at the top.
-func (a *API) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			resp, err = nil, a.recovered(ctx, p)
-		}
-	}()
-	start := time.Now()
-	mm := a.grpcMetrics.method(info.FullMethod, false, false)
-	mm.started.Inc()
-	mm.received.Inc()
-	resp, err = a.authorized(ctx, req, info, handler)
-	if err == nil {
-		mm.sent.Inc()
-	}
-	mm.handledWith(code(err)).Inc()
-	mm.seconds.Observe(time.Since(start).Seconds())
-	a.logCall(ctx, info.FullMethod, start, err)
-	return resp, err
-}
-
-// authorized is the auth step, the session check and the execute guard of
-// the unary chain.
-func (a *API) authorized(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := a.authenticate(ctx, info.FullMethod)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.checkSession(ctx, info.FullMethod); err != nil {
-		return nil, err
-	}
-	return a.executeGuard(ctx, req, info, handler)
-}
-
-// metricsStream records the gRPC series of a streaming call.
-func (a *API) metricsStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	start := time.Now()
-	mm := a.grpcMetrics.method(info.FullMethod, info.IsClientStream, info.IsServerStream)
-	mm.started.Inc()
-	err := handler(srv, monitoredStream{ServerStream: ss, mm: mm})
-	mm.handledWith(code(err)).Inc()
-	mm.seconds.Observe(time.Since(start).Seconds())
-	return err
 }
 
 // recovered handles a panic anywhere outside Execute: the stack goes to the
@@ -112,6 +71,13 @@ func logLevel(c codes.Code) slog.Level {
 	return slog.LevelError
 }
 
+func (a *API) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := handler(ctx, req)
+	a.logCall(ctx, info.FullMethod, start, err)
+	return resp, err
+}
+
 func (a *API) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	start := time.Now()
 	err := handler(srv, ss)
@@ -121,8 +87,7 @@ func (a *API) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 
 // logCall logs each finished call with slog. It asks the handler whether
 // the level is on before building any attribute, so a call logged at a
-// disabled level costs one clock read and one Enabled check — the generic
-// middleware allocates its field lists on every call regardless.
+// disabled level costs one clock read and one Enabled check.
 func (a *API) logCall(ctx context.Context, method string, start time.Time, err error) {
 	code := status.Code(err)
 	lvl := logLevel(code)
@@ -152,6 +117,14 @@ type principalStream struct {
 }
 
 func (p principalStream) Context() context.Context { return p.ctx }
+
+func (a *API) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, err := a.authenticate(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
 
 func (a *API) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ctx, err := a.authenticate(ss.Context(), info.FullMethod)

@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
-	"unsafe"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -27,11 +25,6 @@ const (
 type registryService struct {
 	pb.UnimplementedRegistryServiceServer
 	a *API
-
-	// The interceptor chain's info and handler for Execute, made once
-	// (handler.go).
-	executeInfo  *grpc.UnaryServerInfo
-	executeUnary grpc.UnaryHandler
 }
 
 // filter is a ListTools/WatchTools/ExportTools selection plus the caller's
@@ -164,10 +157,11 @@ func callFromRequest(ctx context.Context, req *pb.ExecuteRequest) (core.Call, er
 	switch in := req.GetInput().(type) {
 	case *pb.ExecuteRequest_ArgumentsJson:
 		if s := in.ArgumentsJson; s != "" {
-			// The request's own bytes, not a copy: nothing on the call
-			// path writes to the arguments (tool.Call.Arguments is
-			// read-only), and the request outlives the call.
-			args = unsafe.Slice(unsafe.StringData(s), len(s))
+			// A copy: a []byte view of the string's memory would let any
+			// tool that writes to its arguments corrupt an immutable
+			// string. The copy costs one allocation of the arguments'
+			// size (BENCHMARKS.md, "gRPC plumbing").
+			args = json.RawMessage(s)
 		}
 	case *pb.ExecuteRequest_Arguments:
 		if in.Arguments != nil {

@@ -24,7 +24,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,7 +155,6 @@ func New(opts Options) (*Server, error) {
 	gopts := append(s.api.ServerOptions(), s.tracingOptions()...)
 	gopts = append(gopts,
 		grpc.MaxRecvMsgSize(cfg.Limits.MaxRequestBytes),
-		grpc.NumStreamWorkers(streamWorkers()),
 	)
 	gopts = append(gopts, grpcBounds()...) // hardening.go
 	if cfg.Server.TLS.Enabled() {
@@ -188,14 +186,6 @@ func (s *Server) startHeapFloor() {
 	// Started even at 0, so that a reload can raise it.
 	s.heapFloor.Store(gcfloor.Start(s.core.Config().Server.GCHeapFloor))
 }
-
-// streamWorkers is how many goroutines serve RPCs, each reused call after
-// call. A goroutine per call (grpc's default) starts with a small stack and
-// grows it — copying it — on every call, since the handler chain runs
-// deeper than the runtime's initial stack; the profile of a server under
-// load showed that copy as ~10% of its CPU. A stream that finds every
-// worker busy still gets its own goroutine.
-func streamWorkers() uint32 { return uint32(16 * runtime.GOMAXPROCS(0)) }
 
 // loadConfig reads the config file and applies the command-line overrides,
 // once, so that everything downstream reads one config.

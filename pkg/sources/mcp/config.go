@@ -170,90 +170,40 @@ var knownKeys = map[string]bool{
 	"elicitation": true, "sampling": true,
 }
 
+// parseServer reads one server entry. Keys it does not know are warnings,
+// not errors, so that an mcp.json written for another client still loads.
 func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return ServerConfig{}, nil, field.Errorf(name, "must be an object such as {\"command\": [\"prog\", \"arg\"]} or {\"url\": \"https://host/mcp\"}")
 	}
 	key := func(k string) string { return name + "." + k }
-	var warns []string
-	unknown := make([]string, 0)
-	for k := range fields {
-		if !knownKeys[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	sort.Strings(unknown)
-	for _, k := range unknown {
-		warns = append(warns, fmt.Sprintf("%s: unknown key %q is ignored", name, k))
-	}
-
 	sc := ServerConfig{Timeout: DefaultTimeout}
-
 	typ, err := field.Object(fields).String(name, "type", false)
 	if err != nil {
 		return sc, nil, err
 	}
-	var command []string
-	if v, ok := fields["command"]; ok && !field.IsNull(v) {
-		if command, err = stringOrList(v); err != nil {
-			return sc, nil, field.Errorf(key("command"), "must be a string or an array of strings")
-		}
-		if len(command) == 0 || command[0] == "" {
-			return sc, nil, field.Errorf(key("command"), "must name a program, e.g. [\"npx\", \"-y\", \"some-mcp-server\"]")
-		}
+	if sc.Command, err = parseCommand(fields, key); err != nil {
+		return sc, nil, err
 	}
-	if v, ok := fields["args"]; ok && !field.IsNull(v) {
-		var args []string
-		if err := json.Unmarshal(v, &args); err != nil {
-			return sc, nil, field.Errorf(key("args"), "must be an array of strings")
-		}
-		if command == nil {
-			return sc, nil, field.Errorf(key("args"), "needs a \"command\" to pass the arguments to")
-		}
-		command = append(command, args...)
-	}
-	sc.Command = command
-
 	if sc.URL, err = field.Object(fields).String(name, "url", false); err != nil {
 		return sc, nil, err
 	}
 	if sc.Cwd, err = field.Object(fields).String(name, "cwd", false); err != nil {
 		return sc, nil, err
 	}
-	env, err := stringMap(fields, "environment", key)
-	if err != nil {
+	if sc.Environment, err = parseEnvironment(name, fields, key); err != nil {
 		return sc, nil, err
 	}
-	alias, err := stringMap(fields, "env", key)
-	if err != nil {
-		return sc, nil, err
-	}
-	if env != nil && alias != nil {
-		return sc, nil, field.Errorf(name, "\"environment\" and \"env\" are the same setting; keep only one")
-	}
-	if env == nil {
-		env = alias
-	}
-	sc.Environment = env
 	if sc.Headers, err = stringMap(fields, "headers", key); err != nil {
 		return sc, nil, err
 	}
-
-	disabled, err := field.Object(fields).Bool(name, "disabled", "must be true or false")
-	if err != nil {
+	if sc.Disabled, err = parseDisabled(name, fields); err != nil {
 		return sc, nil, err
 	}
-	enabled, err := field.Object(fields).Bool(name, "enabled", "must be true or false")
-	if err != nil {
-		return sc, nil, err
-	}
-	// disabled:true wins; otherwise enabled:false turns the server off.
-	sc.Disabled = (disabled != nil && *disabled) || (enabled != nil && !*enabled)
 	if sc.Elicitation, sc.Sampling, err = parseAnswering(name, fields); err != nil {
 		return sc, nil, err
 	}
-
 	if v, ok := fields["timeout"]; ok && !field.IsNull(v) {
 		ms, ok := field.PositiveMillis(v)
 		if !ok {
@@ -261,48 +211,152 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 		}
 		sc.Timeout = ms
 	}
-
-	if v, ok := fields["tools"]; ok && !field.IsNull(v) {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(v, &m); err != nil {
-			return sc, nil, field.Errorf(key("tools"), "must be an object of tool names to true or false, e.g. {\"write_file\": false}")
-		}
-		f := make(sources.Filter, len(m))
-		for tn, tv := range m {
-			var b bool
-			if err := json.Unmarshal(tv, &b); err != nil || field.IsNull(tv) {
-				return sc, nil, field.Errorf(key("tools."+tn), "must be true or false")
-			}
-			f[tn] = b
-		}
-		if len(f) > 0 {
-			sc.Tools = f
-		}
+	if sc.Tools, err = parseToolFilter(fields, key); err != nil {
+		return sc, nil, err
 	}
-
 	if sc.Restart, err = parseRestart(fields, key); err != nil {
 		return sc, nil, err
 	}
-	if v, ok := fields["prefix"]; ok && !field.IsNull(v) {
-		var p string
-		if err := json.Unmarshal(v, &p); err != nil {
-			return sc, nil, field.Errorf(key("prefix"), "must be a string, e.g. \"fs_\", or \"\" to keep the server's own tool names")
-		}
-		if tool.Sanitize(p) != p {
-			return sc, nil, field.Errorf(key("prefix"), "%q may only use letters, digits, \"_\" and \"-\" (tool names must match [a-zA-Z0-9_-])", p)
-		}
-		sc.Prefix = &p
+	if sc.Prefix, err = parsePrefix(fields, key); err != nil {
+		return sc, nil, err
 	}
-
 	if sc.Sandbox, err = parseSandbox(fields, key); err != nil {
 		return sc, nil, err
 	}
+	if err := inferType(&sc, name, typ, key); err != nil {
+		return sc, nil, err
+	}
+	if err := checkRunnable(sc, name, key); err != nil {
+		return sc, nil, err
+	}
+	return sc, unknownKeyWarnings(name, fields), nil
+}
 
+// unknownKeyWarnings names, sorted, the keys of a server entry this source
+// does not read.
+func unknownKeyWarnings(name string, fields map[string]json.RawMessage) []string {
+	unknown := make([]string, 0)
+	for k := range fields {
+		if !knownKeys[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	var warns []string
+	for _, k := range unknown {
+		warns = append(warns, fmt.Sprintf("%s: unknown key %q is ignored", name, k))
+	}
+	return warns
+}
+
+// parseCommand reads "command" (a string or a list) and appends "args",
+// the two ways MCP clients write a local server's command line.
+func parseCommand(fields map[string]json.RawMessage, key func(string) string) ([]string, error) {
+	var command []string
+	if v, ok := fields["command"]; ok && !field.IsNull(v) {
+		var err error
+		if command, err = stringOrList(v); err != nil {
+			return nil, field.Errorf(key("command"), "must be a string or an array of strings")
+		}
+		if len(command) == 0 || command[0] == "" {
+			return nil, field.Errorf(key("command"), "must name a program, e.g. [\"npx\", \"-y\", \"some-mcp-server\"]")
+		}
+	}
+	if v, ok := fields["args"]; ok && !field.IsNull(v) {
+		var args []string
+		if err := json.Unmarshal(v, &args); err != nil {
+			return nil, field.Errorf(key("args"), "must be an array of strings")
+		}
+		if command == nil {
+			return nil, field.Errorf(key("args"), "needs a \"command\" to pass the arguments to")
+		}
+		command = append(command, args...)
+	}
+	return command, nil
+}
+
+// parseEnvironment reads "environment" or its alias "env", refusing both.
+func parseEnvironment(name string, fields map[string]json.RawMessage, key func(string) string) (map[string]string, error) {
+	env, err := stringMap(fields, "environment", key)
+	if err != nil {
+		return nil, err
+	}
+	alias, err := stringMap(fields, "env", key)
+	if err != nil {
+		return nil, err
+	}
+	if env != nil && alias != nil {
+		return nil, field.Errorf(name, "\"environment\" and \"env\" are the same setting; keep only one")
+	}
+	if env == nil {
+		env = alias
+	}
+	return env, nil
+}
+
+// parseDisabled reads "disabled" and "enabled": disabled:true wins;
+// otherwise enabled:false turns the server off.
+func parseDisabled(name string, fields map[string]json.RawMessage) (bool, error) {
+	disabled, err := field.Object(fields).Bool(name, "disabled", "must be true or false")
+	if err != nil {
+		return false, err
+	}
+	enabled, err := field.Object(fields).Bool(name, "enabled", "must be true or false")
+	if err != nil {
+		return false, err
+	}
+	return (disabled != nil && *disabled) || (enabled != nil && !*enabled), nil
+}
+
+// parseToolFilter reads "tools", the server's tool names to true or false.
+func parseToolFilter(fields map[string]json.RawMessage, key func(string) string) (sources.Filter, error) {
+	v, ok := fields["tools"]
+	if !ok || field.IsNull(v) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil {
+		return nil, field.Errorf(key("tools"), "must be an object of tool names to true or false, e.g. {\"write_file\": false}")
+	}
+	f := make(sources.Filter, len(m))
+	for tn, tv := range m {
+		var b bool
+		if err := json.Unmarshal(tv, &b); err != nil || field.IsNull(tv) {
+			return nil, field.Errorf(key("tools."+tn), "must be true or false")
+		}
+		f[tn] = b
+	}
+	if len(f) == 0 {
+		return nil, nil
+	}
+	return f, nil
+}
+
+// parsePrefix reads "prefix"; nil means the default "<server>_".
+func parsePrefix(fields map[string]json.RawMessage, key func(string) string) (*string, error) {
+	v, ok := fields["prefix"]
+	if !ok || field.IsNull(v) {
+		return nil, nil
+	}
+	var p string
+	if err := json.Unmarshal(v, &p); err != nil {
+		return nil, field.Errorf(key("prefix"), "must be a string, e.g. \"fs_\", or \"\" to keep the server's own tool names")
+	}
+	if tool.Sanitize(p) != p {
+		return nil, field.Errorf(key("prefix"), "%q may only use letters, digits, \"_\" and \"-\" (tool names must match [a-zA-Z0-9_-])", p)
+	}
+	return &p, nil
+}
+
+// inferType sets sc.Type (and Transport) from "type", the names other MCP
+// clients use for it, or, without one, from whether a command or a url is
+// given.
+func inferType(sc *ServerConfig, name, typ string, key func(string) string) error {
 	switch strings.ToLower(typ) {
 	case "":
 		switch {
 		case sc.Command != nil && sc.URL != "":
-			return sc, nil, field.Errorf(name, "has both \"command\" and \"url\"; keep one, or set \"type\" to \"local\" or \"remote\"")
+			return field.Errorf(name, "has both \"command\" and \"url\"; keep one, or set \"type\" to \"local\" or \"remote\"")
 		case sc.Command != nil:
 			sc.Type = TypeLocal
 		case sc.URL != "":
@@ -315,31 +369,36 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 	case "sse":
 		sc.Type, sc.Transport = TypeRemote, TransportSSE
 	default:
-		return sc, nil, field.Errorf(key("type"), "%q is not a server type; use \"local\" (a command run over stdio) or \"remote\" (a URL)", typ)
+		return field.Errorf(key("type"), "%q is not a server type; use \"local\" (a command run over stdio) or \"remote\" (a URL)", typ)
 	}
-	// A disabled entry may be a placeholder; only a server that will run
-	// needs the means to run.
-	if !sc.Disabled {
-		switch sc.Type {
-		case "":
-			return sc, nil, field.Errorf(name, "needs \"command\" (a local server) or \"url\" (a remote server)")
-		case TypeLocal:
-			if sc.Command == nil {
-				return sc, nil, field.Errorf(key("command"), "a local server needs \"command\", e.g. [\"npx\", \"-y\", \"some-mcp-server\"]")
-			}
-		case TypeRemote:
-			if sc.URL == "" {
-				return sc, nil, field.Errorf(key("url"), "a remote server needs \"url\", e.g. \"https://host/mcp\"")
-			}
-			if !strings.HasPrefix(sc.URL, "http://") && !strings.HasPrefix(sc.URL, "https://") {
-				return sc, nil, field.Errorf(key("url"), "must be an http:// or https:// URL")
-			}
-			if sc.Sandbox != nil {
-				return sc, nil, field.Errorf(key("sandbox"), "only a local server (a command run over stdio) can be sandboxed; remove it from this remote server")
-			}
+	return nil
+}
+
+// checkRunnable refuses a server that will run without the means to: a
+// disabled entry may be a placeholder, so it is not checked.
+func checkRunnable(sc ServerConfig, name string, key func(string) string) error {
+	if sc.Disabled {
+		return nil
+	}
+	switch sc.Type {
+	case "":
+		return field.Errorf(name, "needs \"command\" (a local server) or \"url\" (a remote server)")
+	case TypeLocal:
+		if sc.Command == nil {
+			return field.Errorf(key("command"), "a local server needs \"command\", e.g. [\"npx\", \"-y\", \"some-mcp-server\"]")
+		}
+	case TypeRemote:
+		if sc.URL == "" {
+			return field.Errorf(key("url"), "a remote server needs \"url\", e.g. \"https://host/mcp\"")
+		}
+		if !strings.HasPrefix(sc.URL, "http://") && !strings.HasPrefix(sc.URL, "https://") {
+			return field.Errorf(key("url"), "must be an http:// or https:// URL")
+		}
+		if sc.Sandbox != nil {
+			return field.Errorf(key("sandbox"), "only a local server (a command run over stdio) can be sandboxed; remove it from this remote server")
 		}
 	}
-	return sc, warns, nil
+	return nil
 }
 
 // parseSandbox reads "sandbox": true/false, or an object with network,
