@@ -147,17 +147,17 @@ func TestConcurrentExecuteAndReplace(t *testing.T) {
 
 // checkCalls makes the calls one executor iteration makes.
 func checkCalls(ctx context.Context, r *registry.Registry, g, i int, lastVersion []int) error {
-	res := r.Execute(ctx, "stable", tool.Call{})
+	res := runIn(ctx, r, "stable")
 	if res.IsError || !strings.HasPrefix(res.Output, "0:") {
 		return fmt.Errorf("stable: %+v", res)
 	}
-	res = r.Execute(ctx, "contested", tool.Call{})
+	res = runIn(ctx, r, "contested")
 	if res.IsError || !strings.HasPrefix(res.Output, "1:") {
 		return fmt.Errorf("contested ran %q, want writer 1's tool", res.Output)
 	}
 	w := (g + i) % concWriters
 	name := toolNames[w][(g*7+i)%concPerLayer]
-	res = r.Execute(ctx, name, tool.Call{})
+	res = runIn(ctx, r, name)
 	if res.IsError {
 		return fmt.Errorf("%s: %+v", name, res)
 	}

@@ -2,7 +2,6 @@ package registry_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"log/slog"
 	"slices"
@@ -298,89 +297,17 @@ func TestRevisionsIncreaseByOne(t *testing.T) {
 	}
 }
 
-func TestExecuteUnknownTool(t *testing.T) {
+func TestLookupUnknownTool(t *testing.T) {
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "known"))
 	for _, name := range []string{"nope", "", "Known", "known "} {
 		res := call(r, name)
 		if res.Output != "unknown tool: "+name || !res.IsError || res.Outcome != tool.OutcomeUnknownTool {
-			t.Errorf("Execute(%q) = %+v, want unknown tool", name, res)
+			t.Errorf("call(%q) = %+v, want unknown tool", name, res)
 		}
 	}
 	if res := registry.UnknownTool("x"); res.Output != "unknown tool: x" || res.Resolved() != tool.OutcomeUnknownTool {
 		t.Errorf("UnknownTool = %+v", res)
-	}
-}
-
-func TestExecutePanic(t *testing.T) {
-	r := registry.New()
-	mustReplace(t, r, registry.Layer(kindDebug), []tool.Tool{
-		{Name: "err", Run: func(context.Context, tool.Call) tool.Result { panic(errors.New("kaboom")) }},
-		{Name: "str", Run: func(context.Context, tool.Call) tool.Result { panic("kaboom") }},
-	})
-	for _, name := range []string{"err", "str"} {
-		res := call(r, name)
-		if res.Output != "kaboom" || !res.IsError || res.Outcome != tool.OutcomePanic {
-			t.Errorf("%s: %+v, want the panic as a kaboom failure", name, res)
-		}
-	}
-	// The registry keeps serving after a panic.
-	mustReplace(t, r, registry.Layer(kindNative), answers("fine", "ok"))
-	if got := call(r, "ok").Output; got != "fine" {
-		t.Errorf("after a panic: %q", got)
-	}
-}
-
-func TestExecutePassesCall(t *testing.T) {
-	r := registry.New()
-	var got tool.Call
-	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "spy", Run: func(_ context.Context, c tool.Call) tool.Result {
-		got = c
-		return tool.Success("", nil)
-	}}})
-	ans := &tool.Answer{ID: "p1", OK: true}
-	r.Execute(context.Background(), "spy", tool.Call{Name: "ignored", Arguments: []byte(`{"n":1.0}`), Answer: ans})
-	if got.Name != "spy" || string(got.Arguments) != `{"n":1.0}` || got.Answer != ans {
-		t.Errorf("call = %+v, want name set from the lookup, arguments verbatim, answer kept", got)
-	}
-	r.Execute(context.Background(), "spy", tool.Call{})
-	if string(got.Arguments) != "{}" {
-		t.Errorf("no arguments reached the tool as %q, want {}", got.Arguments)
-	}
-}
-
-func TestExecuteContextReachesTool(t *testing.T) {
-	r := registry.New()
-	started := make(chan struct{})
-	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "block", Run: func(ctx context.Context, c tool.Call) tool.Result {
-		close(started)
-		<-ctx.Done()
-		return tool.ContextResult(ctx, c.Name)
-	}}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan tool.Result)
-	go func() { done <- r.Execute(ctx, "block", tool.Call{}) }()
-	<-started
-	cancel()
-	res := <-done
-	if res.Output != "block: canceled" || res.Outcome != tool.OutcomeCanceled {
-		t.Errorf("got %+v, want block: canceled", res)
-	}
-}
-
-func TestExecuteDeadlineReachesTool(t *testing.T) {
-	r := registry.New()
-	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "dl", Run: func(ctx context.Context, c tool.Call) tool.Result {
-		if _, ok := ctx.Deadline(); !ok {
-			return tool.Failure("no deadline", nil)
-		}
-		<-ctx.Done()
-		return tool.ContextResult(ctx, c.Name)
-	}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 0)
-	defer cancel()
-	if res := r.Execute(ctx, "dl", tool.Call{}); res.Output != "dl: deadline exceeded" || res.Outcome != tool.OutcomeTimeout {
-		t.Errorf("got %+v, want dl: deadline exceeded", res)
 	}
 }
 

@@ -51,7 +51,8 @@
 //		// src.Status() is failed with the reason; other servers are unaffected.
 //	}
 //	defer src.Close()
-//	res := reg.Execute(ctx, "fs_read_file", tool.Call{Arguments: json.RawMessage(`{"path":"a.txt"}`)})
+//	e, _ := reg.Snapshot().Lookup("fs_read_file")
+//	res := e.Tool.Execute(ctx, tool.Call{Arguments: json.RawMessage(`{"path":"a.txt"}`)})
 //
 // A call's result maps as follows (pinned by the tests): isError → failure with the
 // text parts joined by a blank line ("MCP tool returned an error" when

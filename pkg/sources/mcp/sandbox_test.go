@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
@@ -375,7 +376,7 @@ func BenchmarkStdioCall(b *testing.B) {
 			reg, _ := startEnv(b, "b", f.config(c.sb), f.env)
 			call := tool.Call{Arguments: json.RawMessage(`{"text":"ping"}`)}
 			ctx := context.Background()
-			measure(b, func() bool { return !reg.Execute(ctx, "b_echo", call).IsError })
+			measure(b, func() bool { return !testutil.Direct{Reg: reg}.Execute(ctx, "b_echo", call).IsError })
 		})
 	}
 }
