@@ -11,6 +11,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 
 	"github.com/toolnexus/toolnexus/internal/childenv"
+	"github.com/toolnexus/toolnexus/internal/confine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -58,7 +59,11 @@ func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("builtins.workspace: %w", err)
 	}
-	t := newToolset(ws, env)
+	box, err := confine.Runner(env.Sandbox)
+	if err != nil {
+		return nil, fmt.Errorf("builtins: %w", err)
+	}
+	t := newToolset(ws, env, box)
 	if err := t.configure(cfg); err != nil {
 		return nil, field.Under("builtins", err)
 	}
@@ -98,7 +103,7 @@ type toolset struct {
 	flavor  sandbox.ShellFlavor
 }
 
-func newToolset(ws *Workspace, env sources.Env) *toolset {
+func newToolset(ws *Workspace, env sources.Env, box *sandbox.Runner) *toolset {
 	return &toolset{
 		ws:      ws,
 		cap:     env.OutputCap(),
@@ -107,7 +112,7 @@ func newToolset(ws *Workspace, env sources.Env) *toolset {
 		md:      newMarkdownConverter(),
 		client:  newFetchClient(allowList{}),
 		bashEnv: childenv.Build(nil),
-		sandbox: env.Sandbox,
+		sandbox: box,
 		flavor:  sandbox.FlavorOf(shellPath()),
 	}
 }
