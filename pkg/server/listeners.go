@@ -11,19 +11,17 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 )
 
 // The MCP gateway's path and the keys of the _meta objects it reads and
-// writes (see internal/mcpgateway).
+// writes, spelled out here; a test pins them to the gateway's own.
 const (
-	MCPPath      = mcpgateway.Path
-	MetaSource   = mcpgateway.MetaSource
-	MetaOutcome  = mcpgateway.MetaOutcome
-	MetaMetadata = mcpgateway.MetaMetadata
-	MetaPending  = mcpgateway.MetaPending
-	MetaAnswer   = mcpgateway.MetaAnswer
+	MCPPath      = "/mcp"
+	MetaSource   = "toolnexus/source"   // on each listed tool
+	MetaOutcome  = "toolnexus/outcome"  // on each call result
+	MetaMetadata = "toolnexus/metadata" // on a call result with metadata
+	MetaPending  = "toolnexus/pending"  // on a suspended call's result
+	MetaAnswer   = "toolnexus/answer"   // in tools/call params, to resume
 )
 
 // Listen binds every configured listener: gRPC, metrics, the MCP gateway.

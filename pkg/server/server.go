@@ -2,8 +2,8 @@
 // registry, the one Execute path) served over gRPC — RegistryService,
 // SourceService, grpc.health.v1, reflection — and, when configured, over MCP
 // at /mcp, with Prometheus metrics on a separate HTTP listener, hot reload
-// and graceful shutdown. The server owns every listener; the front-ends
-// (internal/grpcapi, internal/mcpgateway) only translate their wire format.
+// and graceful shutdown. The server owns every listener; the gRPC and MCP
+// front-ends only translate their wire format.
 //
 // Most users run cmd/server. To serve your own Go functions next to every
 // configured source, build your own binary:
@@ -43,6 +43,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/gcfloor"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
+	"github.com/toolnexus/toolnexus/internal/serverknobs"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -72,10 +73,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Native are your own Go tools, served in layer "native".
 	Native []tool.Tool
-	// DisableInterceptors serves without the interceptor chain. It exists
-	// for `make bench`, which measures what the chain costs; never use it in
-	// production (no auth, no panic guard, no metrics).
-	DisableInterceptors bool
 	// AuditOutput is where the audit log goes when the config's audit
 	// section has no path (os.Stderr when nil).
 	AuditOutput io.Writer
@@ -84,6 +81,14 @@ type Options struct {
 	// program that owns the process should set it; Main does. It is left
 	// alone when the GOGC environment variable is set: the operator chose.
 	ManageHeap bool
+
+	// knobs are the settings for the project's own tests and benchmarks
+	// (internal/serverknobs), out of the public API.
+	knobs serverknobs.Knobs
+}
+
+func init() {
+	serverknobs.Install(func(opts any, k serverknobs.Knobs) { opts.(*Options).knobs = k })
 }
 
 // Server is one toolnexus server.
@@ -151,7 +156,7 @@ func New(opts Options) (*Server, error) {
 		return nil, publicError(err)
 	}
 	s.api = grpcapi.New(s.core, grpcapi.Options{Logger: log, Metrics: s.prom, Reload: s.reloadForRPC,
-		Shutdown: s.shutdown, DisableInterceptors: opts.DisableInterceptors})
+		Shutdown: s.shutdown, DisableInterceptors: opts.knobs.DisableInterceptors})
 
 	gopts := append(s.api.ServerOptions(), s.tracingOptions()...)
 	gopts = append(gopts,

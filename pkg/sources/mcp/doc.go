@@ -23,7 +23,7 @@
 // from command or url when absent. command is an array, or a string plus
 // args. environment (alias env) is the child's own variables: a stdio
 // server inherits only PATH, HOME, LANG, LC_ALL, TERM, TZ, USER and LOGNAME
-// from toolnexus (internal/childenv), never its secrets. Relative paths
+// from toolnexus, never its secrets. Relative paths
 // (cwd, a command containing a slash) resolve against Env.BaseDir. headers
 // and env values may reference ${VAR} or ${file:/path}: expanded at Start, a
 // missing variable or file fails that server alone, and the values are
