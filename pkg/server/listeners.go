@@ -159,11 +159,11 @@ func (s *Server) serveMCP(errc chan<- error) {
 // shutdownMCP stops the gateway within grace: refuse new requests, let
 // calls in flight finish, then close every session and the listener. Calls
 // still running when grace is over are cancelled.
-func (s *Server) shutdownMCP(grace time.Duration) {
+func (s *Server) shutdownMCP(parent context.Context, grace time.Duration) {
 	if s.mcp == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	ctx, cancel := context.WithTimeout(parent, grace)
 	defer cancel()
 	srvDone := make(chan struct{})
 	if s.mcpSrv != nil {

@@ -19,6 +19,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -27,7 +28,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -108,6 +108,7 @@ type Server struct {
 	reloadMu sync.Mutex
 	shutdown chan struct{}
 	stopOnce sync.Once
+	stopErr  error // what the first Shutdown returned
 	serving  atomic.Bool
 
 	lis        net.Listener
@@ -263,7 +264,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	s.Shutdown()
+	// ctx is done; the drain still gets its grace period.
+	_ = s.Shutdown(context.WithoutCancel(ctx)) // logged by Shutdown
 	return serveErr
 }
 
@@ -286,44 +288,58 @@ func (s *Server) setServing(on bool) {
 	s.health.SetServingStatus(pb.SessionService_ServiceDesc.ServiceName, st)
 }
 
-// Shutdown stops the server gracefully (idempotent): NOT_SERVING first so
-// load balancers move away, then drain within the grace period, then close
-// every source, child processes included.
-func (s *Server) Shutdown() {
-	s.stopOnce.Do(func() {
-		s.setServing(false)
-		close(s.shutdown) // ends WatchTools streams, which would hold GracefulStop forever
-		grace := s.core.Config().Server.GracePeriod
-		mcpDone := make(chan struct{})
-		go func() { s.shutdownMCP(grace); close(mcpDone) }() // drains alongside gRPC
-		done := make(chan struct{})
-		go func() {
-			s.grpc.GracefulStop()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(grace):
-			s.log.Warn("grace period over; cancelling the calls still running", "grace", grace)
-			s.grpc.Stop()
-			<-done
-		}
-		<-mcpDone
-		s.shutdownMetrics()
-		if err := s.core.Close(); err != nil {
-			s.log.Warn("closing sources", "error", err)
-		}
-		s.shutdownTracing()
-		s.heapFloor.Load().Stop()
-		s.log.Info("toolnexus stopped")
-	})
+// Shutdown stops the server gracefully: NOT_SERVING first so load
+// balancers move away, then in-flight calls drain within the grace period
+// (server.gracePeriod) or until ctx ends, whichever comes first, after
+// which the calls still running are cancelled; then every source closes,
+// child processes included. It returns ctx's error when ctx cut the drain
+// short, and any error closing the sources. It is idempotent: later calls
+// wait for the first and return its result.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { s.stopErr = s.stop(ctx) })
+	return s.stopErr
+}
+
+func (s *Server) stop(ctx context.Context) error {
+	s.setServing(false)
+	close(s.shutdown) // ends WatchTools streams, which would hold GracefulStop forever
+	grace := s.core.Config().Server.GracePeriod
+	drainCtx, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	mcpDone := make(chan struct{})
+	go func() { s.shutdownMCP(drainCtx, grace); close(mcpDone) }() // drains alongside gRPC
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	var cut error
+	select {
+	case <-done:
+	case <-drainCtx.Done():
+		cut = ctx.Err() // nil when the grace period, not the caller, ended the drain
+		s.log.Warn("grace period over; cancelling the calls still running", "grace", grace)
+		s.grpc.Stop()
+		<-done
+	}
+	<-mcpDone
+	s.shutdownMetrics()
+	closeErr := s.core.Close()
+	if closeErr != nil {
+		s.log.Warn("closing sources", "error", closeErr)
+	}
+	s.shutdownTracing()
+	s.heapFloor.Load().Stop()
+	s.log.Info("toolnexus stopped")
+	return errors.Join(cut, closeErr)
 }
 
 // Close releases everything without serving (for a Server built but never
-// served, e.g. in tests using GRPC() on a bufconn).
-func (s *Server) Close() {
+// served, e.g. in tests using GRPC() on a bufconn); on a serving Server it
+// is Shutdown.
+func (s *Server) Close(ctx context.Context) error {
 	if s.lis != nil && !s.serving.Load() {
 		s.lis.Close()
 	}
-	s.Shutdown()
+	return s.Shutdown(ctx)
 }
