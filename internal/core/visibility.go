@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 )
 
@@ -10,7 +11,7 @@ import (
 // allowlist leaves that tool out is told there are no skills, as a server
 // without any would tell it. A nil principal (auth off) sees everything.
 func (c *Core) SkillsPromptFor(p *auth.Principal) string {
-	if !p.Allows(skill.ToolName, skill.SourceLabel) {
+	if !p.Allows(skill.ToolName, sources.KindSkill.Name) {
 		return NoSkillsPrompt
 	}
 	return c.SkillsPrompt()

@@ -19,9 +19,6 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// Source is the source label of every builtin tool.
-const Source = "builtin"
-
 // Layer is the registry layer the builtin tools are published into.
 var Layer = registry.Layer(sources.KindBuiltin)
 
@@ -30,7 +27,7 @@ var Layer = registry.Layer(sources.KindBuiltin)
 // --workspace or its default there and creates the directory). A config
 // that switches the source off gives a disabled source; a workspace that
 // cannot be used gives a failed one, which does not affect other sources.
-func New(cfg Config, env sources.Env) sources.Source {
+func New(cfg Config, env sources.Env) *sources.Static {
 	if !cfg.Enabled {
 		return sources.NewDisabled(Layer)
 	}
@@ -77,7 +74,7 @@ func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
 			run = t.perCall(spec.method)
 		}
 		out = append(out, tool.Must(tool.New(spec.name, run,
-			tool.WithSource(Source),
+			tool.WithSource(sources.KindBuiltin.Name),
 			tool.WithDescription(spec.description),
 			tool.WithInputSchema(spec.schema))))
 	}

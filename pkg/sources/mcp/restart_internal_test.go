@@ -34,7 +34,7 @@ func TestRestartKeepsTryingUntilTheServerStarts(t *testing.T) {
 	}
 	cfg := ServerConfig{Type: TypeLocal, Command: []string{script}, Timeout: 10000,
 		Restart: Restart{InitialBackoff: 1, MaxBackoff: 20, ResetAfter: 60000}}
-	src := newSource("rs", cfg, sources.Env{Logger: slog.New(slog.DiscardHandler)})
+	src := New("rs", cfg, sources.Env{Logger: slog.New(slog.DiscardHandler)})
 	statuses := make(chan sources.Status, 1000)
 	src.statusHook = func(st sources.Status) {
 		select {

@@ -79,13 +79,9 @@ type Source struct {
 var _ sources.Source = (*Source)(nil)
 
 // New makes the source for one server. Nothing runs until Start.
-func New(name string, cfg ServerConfig, env sources.Env) sources.Source {
-	return newSource(name, cfg, env)
-}
-
-func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
+func New(name string, cfg ServerConfig, env sources.Env) *Source {
 	id := registry.LayerID{Kind: sources.KindMCP, Name: name}
-	log := env.Log().With("source", SourceLabel, "server", name)
+	log := env.Log().With("source", sources.KindMCP.Name, "server", name)
 	s := &Source{
 		name:      name,
 		cfg:       cfg,

@@ -12,11 +12,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/telemetry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
-
-// SourceLabel is the Source of every MCP tool.
-const SourceLabel = "mcp"
 
 // errorFallback is the output of an isError result without text.
 const errorFallback = "MCP tool returned an error"
@@ -80,7 +78,7 @@ func (s *Source) buildTools(list []*sdk.Tool) []tool.Tool {
 			Name:        name,
 			Description: t.Description,
 			InputSchema: schema,
-			Source:      SourceLabel,
+			Source:      sources.KindMCP.Name,
 			Run:         s.caller(t.Name, name),
 		})
 	}

@@ -58,7 +58,7 @@ func New(cfg Config, env sources.Env) *Source {
 		id:     registry.Layer(sources.KindSkill),
 		filter: cfg.Tools,
 		sample: cfg.sampleCap(),
-		log:    env.Log().With("source", SourceLabel),
+		log:    env.Log().With("source", sources.KindSkill.Name),
 	}
 	for _, d := range cfg.Dirs {
 		d = expandHome(d)
