@@ -58,6 +58,7 @@ func versionTools(w, v int) []tool.Tool {
 // succeed, a caller must never see a writer's version go backwards, and every
 // snapshot must hold each layer complete and from a single version.
 func TestConcurrentExecuteAndReplace(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindBuiltin), answers("builtin", "contested", "bash"))
 	for w := range concWriters {
@@ -216,6 +217,7 @@ func checkSnapshot(s *registry.Snapshot, lastRevision uint64) (uint64, error) {
 // TestConcurrentWatchers has watchers read while writers publish: each sees
 // strictly increasing revisions, either consecutive or after a resync.
 func TestConcurrentWatchers(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	const changes = 300
 	var wg sync.WaitGroup

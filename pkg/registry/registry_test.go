@@ -13,6 +13,7 @@ import (
 )
 
 func TestNewIsEmpty(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	s := r.Snapshot()
 	if s.Revision() != 0 || s.Len() != 0 || len(s.Entries()) != 0 || len(s.Shadowed()) != 0 || len(r.Layers()) != 0 {
@@ -21,6 +22,7 @@ func TestNewIsEmpty(t *testing.T) {
 }
 
 func TestLaterKindWins(t *testing.T) {
+	t.Parallel()
 	kinds := testKinds
 	for i, lo := range kinds {
 		for _, hi := range kinds[i+1:] {
@@ -54,6 +56,7 @@ func TestLaterKindWins(t *testing.T) {
 }
 
 func TestAllKindsOneName(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	kinds := testKinds
 	for _, k := range slices.Backward(kinds) {
@@ -83,6 +86,7 @@ func TestAllKindsOneName(t *testing.T) {
 }
 
 func TestSameKindOrderedByName(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	a := registry.LayerID{Kind: kindMCP, Name: "alpha"}
 	b := registry.LayerID{Kind: kindMCP, Name: "beta"}
@@ -97,6 +101,7 @@ func TestSameKindOrderedByName(t *testing.T) {
 }
 
 func TestLayersInPrecedenceOrder(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	ids := []registry.LayerID{
 		{Kind: kindMCP, Name: "z"},
@@ -115,6 +120,7 @@ func TestLayersInPrecedenceOrder(t *testing.T) {
 }
 
 func TestEntriesByteOrder(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindMCP), answers("m", "b", "B", "a-b", "é"))
 	mustReplace(t, r, registry.Layer(kindBuiltin), answers("b", "_x", "a", "a_b", "Z", "0", "a-b"))
@@ -130,6 +136,7 @@ func TestEntriesByteOrder(t *testing.T) {
 }
 
 func TestSeek(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "a", "b", "c", "d"))
 	s := r.Snapshot()
@@ -144,6 +151,7 @@ func TestSeek(t *testing.T) {
 }
 
 func TestReplaceLeavesOtherLayersUntouched(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	fs := registry.LayerID{Kind: kindMCP, Name: "fs"}
 	git := registry.LayerID{Kind: kindMCP, Name: "git"}
@@ -179,6 +187,7 @@ func TestReplaceLeavesOtherLayersUntouched(t *testing.T) {
 }
 
 func TestReplaceDuplicateNameRejected(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindHTTP)
 	mustReplace(t, r, id, answers("v1", "get_post"))
@@ -197,6 +206,7 @@ func TestReplaceDuplicateNameRejected(t *testing.T) {
 }
 
 func TestReplaceInvalidToolRejected(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindNative)
 	tests := []struct {
@@ -221,6 +231,7 @@ func TestReplaceInvalidToolRejected(t *testing.T) {
 }
 
 func TestReplaceFillsDefaultsAndCopies(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	tools := answers("mine", "t")
 	mustReplace(t, r, registry.Layer(kindNative), tools)
@@ -240,6 +251,7 @@ func TestReplaceFillsDefaultsAndCopies(t *testing.T) {
 }
 
 func TestEmptyReplaceKeepsLayer(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.LayerID{Kind: kindMCP, Name: "quiet"}
 	mustReplace(t, r, id, answers("", "a"))
@@ -253,6 +265,7 @@ func TestEmptyReplaceKeepsLayer(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	low := registry.Layer(kindBuiltin)
 	high := registry.LayerID{Kind: kindMCP, Name: "fs"}
@@ -277,6 +290,7 @@ func TestRemove(t *testing.T) {
 }
 
 func TestRevisionsIncreaseByOne(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindNative)
 	steps := []func(){
@@ -298,6 +312,7 @@ func TestRevisionsIncreaseByOne(t *testing.T) {
 }
 
 func TestLookupUnknownTool(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "known"))
 	for _, name := range []string{"nope", "", "Known", "known "} {
@@ -312,6 +327,7 @@ func TestLookupUnknownTool(t *testing.T) {
 }
 
 func TestShadowWarnedOnce(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	r := registry.New(registry.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	mustReplace(t, r, registry.Layer(kindBuiltin), answers("", "read", "bash"))
@@ -330,6 +346,7 @@ func TestShadowWarnedOnce(t *testing.T) {
 }
 
 func TestOnChange(t *testing.T) {
+	t.Parallel()
 	var seen [][2]uint64
 	r := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) {
 		seen = append(seen, [2]uint64{prev.Revision(), next.Revision()})
