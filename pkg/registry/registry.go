@@ -32,14 +32,14 @@ type Option func(*Registry)
 // WithLogger sets where shadowing warnings go (slog.Default otherwise).
 func WithLogger(l *slog.Logger) Option { return func(r *Registry) { r.logger = l } }
 
-// OnChange registers a hook called, under the writer lock and in revision
+// WithOnChange registers a hook called, under the writer lock and in revision
 // order, after every published change. Keep it quick: it delays writers,
 // never readers.
-func OnChange(fn func(prev, next *Snapshot)) Option {
+func WithOnChange(fn func(prev, next *Snapshot)) Option {
 	return func(r *Registry) { r.onChange = append(r.onChange, &hook{fn}) }
 }
 
-// Subscribe registers fn like OnChange, on a registry that already exists,
+// Subscribe registers fn like WithOnChange, on a registry that already exists,
 // and returns the function that removes it. fn is not called for the
 // current snapshot: read Snapshot after subscribing to start in step.
 func (r *Registry) Subscribe(fn func(prev, next *Snapshot)) (cancel func()) {

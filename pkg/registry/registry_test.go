@@ -345,10 +345,10 @@ func TestShadowWarnedOnce(t *testing.T) {
 	}
 }
 
-func TestOnChange(t *testing.T) {
+func TestWithOnChange(t *testing.T) {
 	t.Parallel()
 	var seen [][2]uint64
-	r := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) {
+	r := registry.New(registry.WithOnChange(func(prev, next *registry.Snapshot) {
 		seen = append(seen, [2]uint64{prev.Revision(), next.Revision()})
 	}))
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "a"))
