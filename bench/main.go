@@ -25,6 +25,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/bench/serverproc"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/serverknobs"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -459,8 +460,10 @@ func startServer(tmp, cfgText string, noChain bool) (*running, error) {
 	if !noChain {
 		mcpListen = "127.0.0.1:0" // the MCP gateway, for row 7
 	}
-	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: mcpListen,
-		Workspace: filepath.Join(tmp, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DisableInterceptors: noChain})
+	opts := server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: mcpListen,
+		Workspace: filepath.Join(tmp, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	serverknobs.Set(&opts, serverknobs.Knobs{DisableInterceptors: noChain})
+	srv, err := server.New(opts)
 	if err != nil {
 		return nil, err
 	}

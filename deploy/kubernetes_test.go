@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -389,5 +390,7 @@ func TestConfigMapIsAServableConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the real server rejects the ConfigMap config: %v", err)
 	}
-	srv.Close()
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,6 +1,7 @@
 package deploy_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -49,7 +50,9 @@ func TestManifestsRunTheSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Close()
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(logs.String(), "sandbox auto: active: ") {
 		t.Errorf("no sandbox line in the startup log:\n%s", logs.String())
 	}

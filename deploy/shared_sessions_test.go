@@ -1,6 +1,7 @@
 package deploy_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -91,5 +92,7 @@ func TestSharedSessionsOverlay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the real server rejects the overlay's config: %v", err)
 	}
-	srv.Close()
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/toolnexus/toolnexus/internal/serverknobs"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -26,8 +27,10 @@ func main() {
 	noChain := flag.Bool("no-interceptors", false, "serve without the interceptor chain")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	srv, err := server.New(server.Options{ConfigPath: *cfg, Listen: *listen, MetricsListen: *metrics, MCPListen: "-",
-		Workspace: *workspace, Logger: log, DisableInterceptors: *noChain})
+	opts := server.Options{ConfigPath: *cfg, Listen: *listen, MetricsListen: *metrics, MCPListen: "-",
+		Workspace: *workspace, Logger: log}
+	serverknobs.Set(&opts, serverknobs.Knobs{DisableInterceptors: *noChain})
+	srv, err := server.New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

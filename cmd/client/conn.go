@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/resolver"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
@@ -160,4 +161,23 @@ func (c *cli) callContext() (context.Context, context.CancelFunc) {
 		return context.WithCancel(c.ctx)
 	}
 	return context.WithTimeout(c.ctx, c.g.timeout)
+}
+
+// unary is every one-shot command's shape: connect, make one call under
+// --timeout, then print the response — as JSON under --json, else with
+// text.
+func unary[R proto.Message](c *cli, call func(context.Context, *conn) (R, error), text func(R) error) error {
+	k, ctx, done, err := c.session()
+	if err != nil {
+		return err
+	}
+	defer done()
+	resp, err := call(ctx, k)
+	if err != nil {
+		return err
+	}
+	if c.g.json {
+		return writeJSON(c.stdout, resp)
+	}
+	return text(resp)
 }

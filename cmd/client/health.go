@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -21,24 +22,20 @@ Needs no token.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := healthpb.NewHealthClient(k.cc).Check(ctx, &healthpb.HealthCheckRequest{Service: *service})
-	if err != nil {
-		return err
-	}
-	if c.g.json {
-		if err := writeJSON(c.stdout, resp); err != nil {
-			return err
-		}
-	} else {
+	var status healthpb.HealthCheckResponse_ServingStatus
+	err := unary(c, func(ctx context.Context, k *conn) (*healthpb.HealthCheckResponse, error) {
+		resp, err := healthpb.NewHealthClient(k.cc).Check(ctx, &healthpb.HealthCheckRequest{Service: *service})
+		status = resp.GetStatus()
+		return resp, err
+	}, func(resp *healthpb.HealthCheckResponse) error {
 		fmt.Fprintln(c.stdout, resp.GetStatus())
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		return &exitError{code: 1}
+	if status != healthpb.HealthCheckResponse_SERVING {
+		return &exitError{code: 1} // a probe: only SERVING exits 0
 	}
 	return nil
 }

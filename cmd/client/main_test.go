@@ -78,7 +78,7 @@ func serve(dir, cfgJSON string, native ...tool.Tool) (*server.Server, func() err
 		return nil, nil, err
 	}
 	if err := srv.Listen(); err != nil {
-		srv.Close()
+		_ = srv.Close(context.Background())
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -20,18 +21,12 @@ admin token. A session expires when it has been idle for sessions.idleTimeout.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := pb.NewSessionServiceClient(k.cc).ListSessions(ctx, &pb.ListSessionsRequest{})
-	if err != nil {
-		return err
-	}
-	if c.g.json {
-		return writeJSON(c.stdout, resp)
-	}
+	return unary(c, func(ctx context.Context, k *conn) (*pb.ListSessionsResponse, error) {
+		return pb.NewSessionServiceClient(k.cc).ListSessions(ctx, &pb.ListSessionsRequest{})
+	}, c.printSessions)
+}
+
+func (c *cli) printSessions(resp *pb.ListSessionsResponse) error {
 	if len(resp.GetSessions()) == 0 {
 		fmt.Fprintln(c.stdout, "No sessions.")
 		return nil
@@ -61,18 +56,10 @@ session runs.`)
 	if err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := pb.NewSessionServiceClient(k.cc).DeleteSession(ctx, &pb.DeleteSessionRequest{Id: pos[0], Principal: *principal})
-	if err != nil {
-		return err
-	}
-	if c.g.json {
-		return writeJSON(c.stdout, resp)
-	}
-	fmt.Fprintf(c.stdout, "deleted session %s\n", pos[0])
-	return nil
+	return unary(c, func(ctx context.Context, k *conn) (*pb.DeleteSessionResponse, error) {
+		return pb.NewSessionServiceClient(k.cc).DeleteSession(ctx, &pb.DeleteSessionRequest{Id: pos[0], Principal: *principal})
+	}, func(*pb.DeleteSessionResponse) error {
+		fmt.Fprintf(c.stdout, "deleted session %s\n", pos[0])
+		return nil
+	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -25,18 +26,12 @@ status and tool count, then the tools hidden by a higher-precedence source.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := k.sources.ListSources(ctx, &pb.ListSourcesRequest{})
-	if err != nil {
-		return err
-	}
-	if c.g.json {
-		return writeJSON(c.stdout, resp)
-	}
+	return unary(c, func(ctx context.Context, k *conn) (*pb.ListSourcesResponse, error) {
+		return k.sources.ListSources(ctx, &pb.ListSourcesRequest{})
+	}, c.printSources)
+}
+
+func (c *cli) printSources(resp *pb.ListSourcesResponse) error {
 	tw := newTable(c.stdout)
 	fmt.Fprintln(tw, "KIND\tNAME\tSTATUS\tTOOLS\tERROR")
 	for _, s := range resp.GetSources() {
@@ -84,19 +79,9 @@ skipped and why (missing-name, malformed-frontmatter, duplicate-name, unreadable
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := k.sources.ListSkills(ctx, &pb.ListSkillsRequest{})
-	if err != nil {
-		return err
-	}
-	if c.g.json {
-		return writeJSON(c.stdout, resp)
-	}
-	return printSkills(c.stdout, resp)
+	return unary(c, func(ctx context.Context, k *conn) (*pb.ListSkillsResponse, error) {
+		return k.sources.ListSkills(ctx, &pb.ListSkillsRequest{})
+	}, func(resp *pb.ListSkillsResponse) error { return printSkills(c.stdout, resp) })
 }
 
 func printSkills(w io.Writer, resp *pb.ListSkillsResponse) error {
@@ -136,20 +121,12 @@ func runSkillsPrompt(c *cli, args []string) error {
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := k.reg.GetSkillsPrompt(ctx, &pb.GetSkillsPromptRequest{})
-	if err != nil {
-		return err
-	}
-	if c.g.json {
-		return writeJSON(c.stdout, resp)
-	}
-	printText(c.stdout, resp.GetPrompt())
-	return nil
+	return unary(c, func(ctx context.Context, k *conn) (*pb.GetSkillsPromptResponse, error) {
+		return k.reg.GetSkillsPrompt(ctx, &pb.GetSkillsPromptRequest{})
+	}, func(resp *pb.GetSkillsPromptResponse) error {
+		printText(c.stdout, resp.GetPrompt())
+		return nil
+	})
 }
 
 var cmdReload = &command{
@@ -166,22 +143,14 @@ the old one keeps serving.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := k.sources.Reload(ctx, &pb.ReloadRequest{})
-	if err != nil {
-		return err
-	}
-	if c.g.json {
-		return writeJSON(c.stdout, resp)
-	}
-	fmt.Fprintf(c.stdout, "reloaded: revision %d\n", resp.GetRevision())
-	fmt.Fprintf(c.stdout, "rebuilt: %s\n", orNone(resp.GetRebuilt()))
-	fmt.Fprintf(c.stdout, "removed: %s\n", orNone(resp.GetRemoved()))
-	return nil
+	return unary(c, func(ctx context.Context, k *conn) (*pb.ReloadResponse, error) {
+		return k.sources.Reload(ctx, &pb.ReloadRequest{})
+	}, func(resp *pb.ReloadResponse) error {
+		fmt.Fprintf(c.stdout, "reloaded: revision %d\n", resp.GetRevision())
+		fmt.Fprintf(c.stdout, "rebuilt: %s\n", orNone(resp.GetRebuilt()))
+		fmt.Fprintf(c.stdout, "removed: %s\n", orNone(resp.GetRemoved()))
+		return nil
+	})
 }
 
 func orNone(names []string) string {

@@ -172,7 +172,9 @@ func TestHealth(t *testing.T) {
 	}
 
 	// After shutdown there is no server: exit 1, not SERVING.
-	srv.Shutdown()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	r = against(t, srv, "health").want(t, 1)
 	if strings.Contains(r.stdout, "SERVING") {
 		t.Fatalf("stopped server reported %q", r.stdout)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,37 +34,35 @@ With --json, prints {"revision", "tools"} with each tool's full schema.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
+	return unary(c, func(ctx context.Context, k *conn) (*pb.ListToolsResponse, error) {
+		return listAll(ctx, k, &pb.ListToolsRequest{Sources: srcs, Names: names})
+	}, func(all *pb.ListToolsResponse) error {
+		tw := newTable(c.stdout)
+		fmt.Fprintln(tw, "NAME\tSOURCE\tDESCRIPTION")
+		for _, t := range all.Tools {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.GetName(), t.GetSource(), cell(t.GetDescription(), descriptionWidth))
+		}
+		return tw.Flush()
+	})
+}
 
+// listAll follows the pages of ListTools into one response.
+func listAll(ctx context.Context, k *conn, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
 	all := &pb.ListToolsResponse{}
-	req := &pb.ListToolsRequest{Sources: srcs, Names: names}
 	for {
 		resp, err := k.reg.ListTools(ctx, req)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if all.Revision == 0 {
 			all.Revision = resp.GetRevision()
 		}
 		all.Tools = append(all.Tools, resp.GetTools()...)
 		if resp.GetNextPageToken() == "" {
-			break
+			return all, nil
 		}
 		req.PageToken = resp.GetNextPageToken()
 	}
-	if c.g.json {
-		return writeJSON(c.stdout, all)
-	}
-	tw := newTable(c.stdout)
-	fmt.Fprintln(tw, "NAME\tSOURCE\tDESCRIPTION")
-	for _, t := range all.Tools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.GetName(), t.GetSource(), cell(t.GetDescription(), descriptionWidth))
-	}
-	return tw.Flush()
 }
 
 var cmdDescribe = &command{
@@ -79,19 +78,13 @@ func runDescribe(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	k, ctx, done, err := c.session()
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := k.reg.GetTool(ctx, &pb.GetToolRequest{Name: pos[0]})
-	if err != nil {
-		return err
-	}
-	t := resp.GetTool()
-	if c.g.json {
-		return writeJSON(c.stdout, t)
-	}
+	return unary(c, func(ctx context.Context, k *conn) (*pb.Tool, error) {
+		resp, err := k.reg.GetTool(ctx, &pb.GetToolRequest{Name: pos[0]})
+		return resp.GetTool(), err
+	}, c.printTool)
+}
+
+func (c *cli) printTool(t *pb.Tool) error {
 	fmt.Fprintf(c.stdout, "Name:    %s\nSource:  %s\n", t.GetName(), t.GetSource())
 	if d := strings.TrimSpace(t.GetDescription()); d != "" {
 		fmt.Fprintf(c.stdout, "\n%s\n", d)
@@ -146,6 +139,7 @@ func runExport(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The export is JSON already, with or without --json.
 	return writeIndented(c.stdout, []byte(resp.GetJson()))
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -107,7 +108,9 @@ func TestReplacedSourceClosesOnlyAfterItsRunningCalls(t *testing.T) {
 	}
 	old := <-built
 	result := make(chan tool.Result, 1)
-	go func() { result <- reg.Execute(context.Background(), "probe_wait", tool.Call{Name: "probe_wait"}) }()
+	go func() {
+		result <- testutil.Direct{Reg: reg}.Execute(context.Background(), "probe_wait", tool.Call{Name: "probe_wait"})
+	}()
 	<-old.entered
 
 	rep, err := e.Apply(cfg(t, true))
@@ -116,7 +119,9 @@ func TestReplacedSourceClosesOnlyAfterItsRunningCalls(t *testing.T) {
 	}
 	next := <-built
 	// New calls go to the new instance at once...
-	go func() { _ = reg.Execute(context.Background(), "probe_wait", tool.Call{Name: "probe_wait"}) }()
+	go func() {
+		_ = testutil.Direct{Reg: reg}.Execute(context.Background(), "probe_wait", tool.Call{Name: "probe_wait"})
+	}()
 	<-next.entered
 	close(next.release)
 	// ...while the old one stays open for the call it is running.
@@ -152,7 +157,9 @@ func TestRemovedSourceWaitsAtMostTheDrainTimeout(t *testing.T) {
 	}
 	old := <-built
 	result := make(chan tool.Result, 1)
-	go func() { result <- reg.Execute(context.Background(), "probe_wait", tool.Call{Name: "probe_wait"}) }()
+	go func() {
+		result <- testutil.Direct{Reg: reg}.Execute(context.Background(), "probe_wait", tool.Call{Name: "probe_wait"})
+	}()
 	<-old.entered
 	testPlanHook = nil // the next config no longer has the probe
 	rep, err := e.Apply(cfg(t, false))
@@ -178,7 +185,9 @@ func TestCloseDoesNotWaitForDrains(t *testing.T) {
 	}
 	old := <-built
 	result := make(chan tool.Result, 1)
-	go func() { result <- reg.Execute(context.Background(), "probe_wait", tool.Call{Name: "probe_wait"}) }()
+	go func() {
+		result <- testutil.Direct{Reg: reg}.Execute(context.Background(), "probe_wait", tool.Call{Name: "probe_wait"})
+	}()
 	<-old.entered
 	if _, err := e.Apply(cfg(t, true)); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/internal/pending"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -27,6 +26,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/sources/http"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/sources/native"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 	"go.opentelemetry.io/otel/trace"
@@ -235,7 +235,10 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		return nil, err
 	}
 	env.Workspace = ws
-	env.Sandbox = e.sandboxRunner(cfg)
+	runner := e.sandboxRunner(cfg)
+	if runner != nil {
+		env.Sandbox = runner
+	}
 
 	var plan []planned
 	// capped says whether the source reads Env.MaxOutputBytes (builtin,
@@ -286,11 +289,11 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		// A sandboxed server is started anew when the sandbox settings
 		// it runs under change (network, read paths, limits, masks).
 		section := any(sc)
-		if sc.Sandbox != nil && env.Sandbox != nil {
+		if sc.Sandbox != nil && runner != nil {
 			section = struct {
 				Server  mcp.ServerConfig
 				Sandbox sandbox.Policy
-			}{sc, env.Sandbox.Policy}
+			}{sc, runner.Policy}
 		}
 		if err := add(registry.LayerID{Kind: sources.KindMCP, Name: name}, section, false, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
 			return nil, err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/limits"
 	"github.com/toolnexus/toolnexus/internal/panics"
+	"github.com/toolnexus/toolnexus/internal/truncation"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -263,7 +264,7 @@ const TruncationMarker = "\n[output truncated: "
 // what it holds in memory), that note is taken off and its count added, so
 // the caller reads one note with the true number of bytes it did not get.
 func truncate(res tool.Result, limit int) tool.Result {
-	body, prior := tool.SplitTruncation(res.Output)
+	body, prior := truncation.Split(res.Output)
 	cut := min(limit, len(body))
 	// Never split a UTF-8 character: back up to a rune start.
 	for cut > 0 && cut < len(body) && body[cut]&0xC0 == 0x80 {

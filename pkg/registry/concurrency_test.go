@@ -58,6 +58,7 @@ func versionTools(w, v int) []tool.Tool {
 // succeed, a caller must never see a writer's version go backwards, and every
 // snapshot must hold each layer complete and from a single version.
 func TestConcurrentExecuteAndReplace(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindBuiltin), answers("builtin", "contested", "bash"))
 	for w := range concWriters {
@@ -147,17 +148,17 @@ func TestConcurrentExecuteAndReplace(t *testing.T) {
 
 // checkCalls makes the calls one executor iteration makes.
 func checkCalls(ctx context.Context, r *registry.Registry, g, i int, lastVersion []int) error {
-	res := r.Execute(ctx, "stable", tool.Call{})
+	res := runIn(ctx, r, "stable")
 	if res.IsError || !strings.HasPrefix(res.Output, "0:") {
 		return fmt.Errorf("stable: %+v", res)
 	}
-	res = r.Execute(ctx, "contested", tool.Call{})
+	res = runIn(ctx, r, "contested")
 	if res.IsError || !strings.HasPrefix(res.Output, "1:") {
 		return fmt.Errorf("contested ran %q, want writer 1's tool", res.Output)
 	}
 	w := (g + i) % concWriters
 	name := toolNames[w][(g*7+i)%concPerLayer]
-	res = r.Execute(ctx, name, tool.Call{})
+	res = runIn(ctx, r, name)
 	if res.IsError {
 		return fmt.Errorf("%s: %+v", name, res)
 	}
@@ -216,6 +217,7 @@ func checkSnapshot(s *registry.Snapshot, lastRevision uint64) (uint64, error) {
 // TestConcurrentWatchers has watchers read while writers publish: each sees
 // strictly increasing revisions, either consecutive or after a resync.
 func TestConcurrentWatchers(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	const changes = 300
 	var wg sync.WaitGroup

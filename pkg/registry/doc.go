@@ -8,5 +8,8 @@
 // half-built tool set. Writers replace one whole layer at a time; replacing
 // one MCP server's tools leaves every other layer untouched.
 //
-// The registry knows nothing about any particular source or about gRPC.
+// The registry resolves names and runs nothing: every call goes through the
+// server's one call path, which applies limits, argument validation,
+// allowlists and metrics. It knows nothing about any particular source or
+// about gRPC.
 package registry

@@ -2,8 +2,6 @@ package registry_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -42,27 +40,30 @@ func ExampleRegistry_Replace() {
 	// layer native/native: tool name "x" appears twice - revision 2
 }
 
-func ExampleRegistry_Execute() {
+// The registry resolves names; it runs nothing. Calls go through the
+// server (gRPC Execute, the MCP gateway), which applies limits, argument
+// validation, allowlists and metrics to every call.
+func ExampleSnapshot_Lookup() {
 	r := registry.New()
 	add := tool.Must(tool.Native("add", func(_ context.Context, args map[string]any) (any, error) {
 		a, _ := args["a"].(float64)
 		b, _ := args["b"].(float64)
 		return a + b, nil
 	}))
-	boom := tool.Must(tool.New("boom", func(context.Context, tool.Call) tool.Result {
-		panic(errors.New("kaboom"))
-	}))
-	_ = r.Replace(registry.Layer(kindNative), []tool.Tool{add, boom})
+	_ = r.Replace(registry.Layer(kindNative), []tool.Tool{add})
 
-	ctx := context.Background()
-	for _, name := range []string{"add", "boom", "nope"} {
-		res := r.Execute(ctx, name, tool.Call{Arguments: json.RawMessage(`{"a":1,"b":2}`)})
-		fmt.Printf("%s: %q is_error=%v outcome=%v\n", name, res.Output, res.IsError, res.Resolved())
+	s := r.Snapshot()
+	for _, name := range []string{"add", "nope"} {
+		e, ok := s.Lookup(name)
+		if !ok {
+			fmt.Printf("%s: %q\n", name, registry.UnknownTool(name).Output)
+			continue
+		}
+		fmt.Printf("%s: from %s\n", name, e.Layer)
 	}
 	// Output:
-	// add: "3" is_error=false outcome=ok
-	// boom: "kaboom" is_error=true outcome=panic
-	// nope: "unknown tool: nope" is_error=true outcome=unknown_tool
+	// add: from native/native
+	// nope: "unknown tool: nope"
 }
 
 func ExampleRegistry_Watch() {

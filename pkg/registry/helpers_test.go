@@ -39,8 +39,18 @@ func names(s *registry.Snapshot) []string {
 	return out
 }
 
+// call runs name as resolved by the current snapshot, the way the executor
+// resolves it; the registry itself runs nothing.
 func call(r *registry.Registry, name string) tool.Result {
-	return r.Execute(context.Background(), name, tool.Call{})
+	return runIn(context.Background(), r, name)
+}
+
+func runIn(ctx context.Context, r *registry.Registry, name string) tool.Result {
+	e, ok := r.Snapshot().Lookup(name)
+	if !ok {
+		return registry.UnknownTool(name)
+	}
+	return e.Tool.Run(ctx, tool.Call{Name: name, Arguments: []byte("{}")})
 }
 
 // Test kinds, in the precedence order the project's sources use; the

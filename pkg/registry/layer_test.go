@@ -7,6 +7,7 @@ import (
 )
 
 func TestLayersOrderByPrecedence(t *testing.T) {
+	t.Parallel()
 	low := registry.LayerID{Kind: registry.Kind{Name: "zeta", Precedence: 1}, Name: "b"}
 	high := registry.LayerID{Kind: registry.Kind{Name: "alpha", Precedence: 2}, Name: "a"}
 	if low.Compare(high) != -1 || high.Compare(low) != 1 || low.Compare(low) != 0 {
@@ -20,6 +21,7 @@ func TestLayersOrderByPrecedence(t *testing.T) {
 }
 
 func TestLayerID(t *testing.T) {
+	t.Parallel()
 	if id := registry.Layer(kindBuiltin); id != (registry.LayerID{Kind: kindBuiltin, Name: "builtin"}) {
 		t.Errorf("Layer(builtin) = %+v", id)
 	}

@@ -1,14 +1,12 @@
 package registry
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -34,14 +32,14 @@ type Option func(*Registry)
 // WithLogger sets where shadowing warnings go (slog.Default otherwise).
 func WithLogger(l *slog.Logger) Option { return func(r *Registry) { r.logger = l } }
 
-// OnChange registers a hook called, under the writer lock and in revision
+// WithOnChange registers a hook called, under the writer lock and in revision
 // order, after every published change. Keep it quick: it delays writers,
 // never readers.
-func OnChange(fn func(prev, next *Snapshot)) Option {
+func WithOnChange(fn func(prev, next *Snapshot)) Option {
 	return func(r *Registry) { r.onChange = append(r.onChange, &hook{fn}) }
 }
 
-// Subscribe registers fn like OnChange, on a registry that already exists,
+// Subscribe registers fn like WithOnChange, on a registry that already exists,
 // and returns the function that removes it. fn is not called for the
 // current snapshot: read Snapshot after subscribing to start in step.
 func (r *Registry) Subscribe(fn func(prev, next *Snapshot)) (cancel func()) {
@@ -160,29 +158,6 @@ func (r *Registry) warnNewShadows(prev, next *Snapshot) {
 		}
 	}
 }
-
-// Execute runs the named tool of the current snapshot with the caller's
-// context. It never returns an error: an unknown name is the failure
-// "unknown tool: NAME" (tool.OutcomeUnknownTool) and a panic is a failure
-// with the panic's message (tool.OutcomePanic).
-func (r *Registry) Execute(ctx context.Context, name string, call tool.Call) (res tool.Result) {
-	e, ok := r.current.Load().byName[name]
-	if !ok {
-		return UnknownTool(name)
-	}
-	call.Name = name
-	if len(call.Arguments) == 0 {
-		call.Arguments = emptyArgs
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			res = tool.FailureWith(tool.OutcomePanic, panics.Log(r.logger, name, v)) // the stack to this registry's logger
-		}
-	}()
-	return e.Tool.Run(ctx, call)
-}
-
-var emptyArgs = []byte("{}")
 
 // UnknownTool is the result for a name no tool has.
 func UnknownTool(name string) tool.Result {

@@ -2,7 +2,6 @@ package registry_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"log/slog"
 	"slices"
@@ -14,6 +13,7 @@ import (
 )
 
 func TestNewIsEmpty(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	s := r.Snapshot()
 	if s.Revision() != 0 || s.Len() != 0 || len(s.Entries()) != 0 || len(s.Shadowed()) != 0 || len(r.Layers()) != 0 {
@@ -22,6 +22,7 @@ func TestNewIsEmpty(t *testing.T) {
 }
 
 func TestLaterKindWins(t *testing.T) {
+	t.Parallel()
 	kinds := testKinds
 	for i, lo := range kinds {
 		for _, hi := range kinds[i+1:] {
@@ -55,6 +56,7 @@ func TestLaterKindWins(t *testing.T) {
 }
 
 func TestAllKindsOneName(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	kinds := testKinds
 	for _, k := range slices.Backward(kinds) {
@@ -84,6 +86,7 @@ func TestAllKindsOneName(t *testing.T) {
 }
 
 func TestSameKindOrderedByName(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	a := registry.LayerID{Kind: kindMCP, Name: "alpha"}
 	b := registry.LayerID{Kind: kindMCP, Name: "beta"}
@@ -98,6 +101,7 @@ func TestSameKindOrderedByName(t *testing.T) {
 }
 
 func TestLayersInPrecedenceOrder(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	ids := []registry.LayerID{
 		{Kind: kindMCP, Name: "z"},
@@ -116,6 +120,7 @@ func TestLayersInPrecedenceOrder(t *testing.T) {
 }
 
 func TestEntriesByteOrder(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindMCP), answers("m", "b", "B", "a-b", "é"))
 	mustReplace(t, r, registry.Layer(kindBuiltin), answers("b", "_x", "a", "a_b", "Z", "0", "a-b"))
@@ -131,6 +136,7 @@ func TestEntriesByteOrder(t *testing.T) {
 }
 
 func TestSeek(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "a", "b", "c", "d"))
 	s := r.Snapshot()
@@ -145,6 +151,7 @@ func TestSeek(t *testing.T) {
 }
 
 func TestReplaceLeavesOtherLayersUntouched(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	fs := registry.LayerID{Kind: kindMCP, Name: "fs"}
 	git := registry.LayerID{Kind: kindMCP, Name: "git"}
@@ -180,6 +187,7 @@ func TestReplaceLeavesOtherLayersUntouched(t *testing.T) {
 }
 
 func TestReplaceDuplicateNameRejected(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindHTTP)
 	mustReplace(t, r, id, answers("v1", "get_post"))
@@ -198,6 +206,7 @@ func TestReplaceDuplicateNameRejected(t *testing.T) {
 }
 
 func TestReplaceInvalidToolRejected(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindNative)
 	tests := []struct {
@@ -222,6 +231,7 @@ func TestReplaceInvalidToolRejected(t *testing.T) {
 }
 
 func TestReplaceFillsDefaultsAndCopies(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	tools := answers("mine", "t")
 	mustReplace(t, r, registry.Layer(kindNative), tools)
@@ -241,6 +251,7 @@ func TestReplaceFillsDefaultsAndCopies(t *testing.T) {
 }
 
 func TestEmptyReplaceKeepsLayer(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.LayerID{Kind: kindMCP, Name: "quiet"}
 	mustReplace(t, r, id, answers("", "a"))
@@ -254,6 +265,7 @@ func TestEmptyReplaceKeepsLayer(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	low := registry.Layer(kindBuiltin)
 	high := registry.LayerID{Kind: kindMCP, Name: "fs"}
@@ -278,6 +290,7 @@ func TestRemove(t *testing.T) {
 }
 
 func TestRevisionsIncreaseByOne(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindNative)
 	steps := []func(){
@@ -298,13 +311,14 @@ func TestRevisionsIncreaseByOne(t *testing.T) {
 	}
 }
 
-func TestExecuteUnknownTool(t *testing.T) {
+func TestLookupUnknownTool(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "known"))
 	for _, name := range []string{"nope", "", "Known", "known "} {
 		res := call(r, name)
 		if res.Output != "unknown tool: "+name || !res.IsError || res.Outcome != tool.OutcomeUnknownTool {
-			t.Errorf("Execute(%q) = %+v, want unknown tool", name, res)
+			t.Errorf("call(%q) = %+v, want unknown tool", name, res)
 		}
 	}
 	if res := registry.UnknownTool("x"); res.Output != "unknown tool: x" || res.Resolved() != tool.OutcomeUnknownTool {
@@ -312,79 +326,8 @@ func TestExecuteUnknownTool(t *testing.T) {
 	}
 }
 
-func TestExecutePanic(t *testing.T) {
-	r := registry.New()
-	mustReplace(t, r, registry.Layer(kindDebug), []tool.Tool{
-		{Name: "err", Run: func(context.Context, tool.Call) tool.Result { panic(errors.New("kaboom")) }},
-		{Name: "str", Run: func(context.Context, tool.Call) tool.Result { panic("kaboom") }},
-	})
-	for _, name := range []string{"err", "str"} {
-		res := call(r, name)
-		if res.Output != "kaboom" || !res.IsError || res.Outcome != tool.OutcomePanic {
-			t.Errorf("%s: %+v, want the panic as a kaboom failure", name, res)
-		}
-	}
-	// The registry keeps serving after a panic.
-	mustReplace(t, r, registry.Layer(kindNative), answers("fine", "ok"))
-	if got := call(r, "ok").Output; got != "fine" {
-		t.Errorf("after a panic: %q", got)
-	}
-}
-
-func TestExecutePassesCall(t *testing.T) {
-	r := registry.New()
-	var got tool.Call
-	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "spy", Run: func(_ context.Context, c tool.Call) tool.Result {
-		got = c
-		return tool.Success("", nil)
-	}}})
-	ans := &tool.Answer{ID: "p1", OK: true}
-	r.Execute(context.Background(), "spy", tool.Call{Name: "ignored", Arguments: []byte(`{"n":1.0}`), Answer: ans})
-	if got.Name != "spy" || string(got.Arguments) != `{"n":1.0}` || got.Answer != ans {
-		t.Errorf("call = %+v, want name set from the lookup, arguments verbatim, answer kept", got)
-	}
-	r.Execute(context.Background(), "spy", tool.Call{})
-	if string(got.Arguments) != "{}" {
-		t.Errorf("no arguments reached the tool as %q, want {}", got.Arguments)
-	}
-}
-
-func TestExecuteContextReachesTool(t *testing.T) {
-	r := registry.New()
-	started := make(chan struct{})
-	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "block", Run: func(ctx context.Context, c tool.Call) tool.Result {
-		close(started)
-		<-ctx.Done()
-		return tool.ContextResult(ctx, c.Name)
-	}}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan tool.Result)
-	go func() { done <- r.Execute(ctx, "block", tool.Call{}) }()
-	<-started
-	cancel()
-	res := <-done
-	if res.Output != "block: canceled" || res.Outcome != tool.OutcomeCanceled {
-		t.Errorf("got %+v, want block: canceled", res)
-	}
-}
-
-func TestExecuteDeadlineReachesTool(t *testing.T) {
-	r := registry.New()
-	mustReplace(t, r, registry.Layer(kindNative), []tool.Tool{{Name: "dl", Run: func(ctx context.Context, c tool.Call) tool.Result {
-		if _, ok := ctx.Deadline(); !ok {
-			return tool.Failure("no deadline", nil)
-		}
-		<-ctx.Done()
-		return tool.ContextResult(ctx, c.Name)
-	}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 0)
-	defer cancel()
-	if res := r.Execute(ctx, "dl", tool.Call{}); res.Output != "dl: deadline exceeded" || res.Outcome != tool.OutcomeTimeout {
-		t.Errorf("got %+v, want dl: deadline exceeded", res)
-	}
-}
-
 func TestShadowWarnedOnce(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	r := registry.New(registry.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	mustReplace(t, r, registry.Layer(kindBuiltin), answers("", "read", "bash"))
@@ -402,9 +345,10 @@ func TestShadowWarnedOnce(t *testing.T) {
 	}
 }
 
-func TestOnChange(t *testing.T) {
+func TestWithOnChange(t *testing.T) {
+	t.Parallel()
 	var seen [][2]uint64
-	r := registry.New(registry.OnChange(func(prev, next *registry.Snapshot) {
+	r := registry.New(registry.WithOnChange(func(prev, next *registry.Snapshot) {
 		seen = append(seen, [2]uint64{prev.Revision(), next.Revision()})
 	}))
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "a"))

@@ -11,6 +11,7 @@ import (
 )
 
 func TestWatchChangesInOrder(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindNative)
 	mustReplace(t, r, id, answers("v0", "keep"))
@@ -44,6 +45,7 @@ func TestWatchChangesInOrder(t *testing.T) {
 }
 
 func TestWatchStartsNow(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "a"))
 	w, _ := r.Watch()
@@ -56,6 +58,7 @@ func TestWatchStartsNow(t *testing.T) {
 }
 
 func TestDiff(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	low := registry.Layer(kindBuiltin)
 	high := registry.LayerID{Kind: kindMCP, Name: "fs"}
@@ -113,6 +116,7 @@ func TestDiff(t *testing.T) {
 }
 
 func TestWatchDiffPerChange(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.LayerID{Kind: kindMCP, Name: "fs"}
 	w, _ := r.Watch()
@@ -135,6 +139,7 @@ func TestWatchDiffPerChange(t *testing.T) {
 }
 
 func TestSlowWatcherGetsResync(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindNative)
 	w, _ := r.Watch()
@@ -190,6 +195,7 @@ func TestSlowWatcherGetsResync(t *testing.T) {
 }
 
 func TestWatcherCloseIdempotent(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	id := registry.Layer(kindNative)
 	w, _ := r.Watch()
@@ -207,6 +213,7 @@ func TestWatcherCloseIdempotent(t *testing.T) {
 }
 
 func TestWatcherCloseWithUnreadChanges(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	w, _ := r.Watch()
 	for i := range 3 * registry.WatchBuffer {
@@ -223,6 +230,7 @@ func TestWatcherCloseWithUnreadChanges(t *testing.T) {
 }
 
 func TestWatcherCloseFromReader(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	w, _ := r.Watch()
 	mustReplace(t, r, registry.Layer(kindNative), answers("", "a"))
@@ -235,6 +243,7 @@ func TestWatcherCloseFromReader(t *testing.T) {
 }
 
 func TestManyWatchersIndependent(t *testing.T) {
+	t.Parallel()
 	r := registry.New()
 	ws := make([]*registry.Watcher, 5)
 	for i := range ws {

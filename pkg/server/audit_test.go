@@ -99,7 +99,7 @@ func TestAuditTrail(t *testing.T) {
 	if err := os.Rename(logPath, rotated); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Reload(); err != nil {
+	if _, err := srv.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := reg.Execute(agent, &pb.ExecuteRequest{Name: "ping", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}}); err != nil || r.GetResult().GetIsError() {

@@ -233,7 +233,7 @@ func TestNonLoopbackListenNeedsAuthOrTLSOrInsecure(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s insecure=%v: %v", c.cfg, c.insecure, err)
 		}
-		srv.Close()
+		_ = srv.Close(context.Background())
 	}
 	// Loopback needs nothing.
 	for _, listen := range []string{"127.0.0.1:0", "[::1]:0", "localhost:0"} {
@@ -241,7 +241,7 @@ func TestNonLoopbackListenNeedsAuthOrTLSOrInsecure(t *testing.T) {
 		if err != nil {
 			t.Fatalf("loopback %s: %v", listen, err)
 		}
-		srv.Close()
+		_ = srv.Close(context.Background())
 	}
 }
 

@@ -11,19 +11,17 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 )
 
 // The MCP gateway's path and the keys of the _meta objects it reads and
-// writes (see internal/mcpgateway).
+// writes, spelled out here; a test pins them to the gateway's own.
 const (
-	MCPPath      = mcpgateway.Path
-	MetaSource   = mcpgateway.MetaSource
-	MetaOutcome  = mcpgateway.MetaOutcome
-	MetaMetadata = mcpgateway.MetaMetadata
-	MetaPending  = mcpgateway.MetaPending
-	MetaAnswer   = mcpgateway.MetaAnswer
+	MCPPath      = "/mcp"
+	MetaSource   = "toolnexus/source"   // on each listed tool
+	MetaOutcome  = "toolnexus/outcome"  // on each call result
+	MetaMetadata = "toolnexus/metadata" // on a call result with metadata
+	MetaPending  = "toolnexus/pending"  // on a suspended call's result
+	MetaAnswer   = "toolnexus/answer"   // in tools/call params, to resume
 )
 
 // Listen binds every configured listener: gRPC, metrics, the MCP gateway.
@@ -161,11 +159,11 @@ func (s *Server) serveMCP(errc chan<- error) {
 // shutdownMCP stops the gateway within grace: refuse new requests, let
 // calls in flight finish, then close every session and the listener. Calls
 // still running when grace is over are cancelled.
-func (s *Server) shutdownMCP(grace time.Duration) {
+func (s *Server) shutdownMCP(parent context.Context, grace time.Duration) {
 	if s.mcp == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	ctx, cancel := context.WithTimeout(parent, grace)
 	defer cancel()
 	srvDone := make(chan struct{})
 	if s.mcpSrv != nil {

@@ -106,7 +106,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 	}
 	if err := srv.Listen(); err != nil {
 		fmt.Fprintln(stderr, "toolnexus-server:", err)
-		srv.Close()
+		_ = srv.Close(context.Background()) // nothing served yet: nothing to drain
 		if errors.As(err, new(*ConfigError)) {
 			return ExitConfig
 		}
@@ -116,7 +116,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		stopPprof, addr, err := startPprof(*pprofListen)
 		if err != nil {
 			fmt.Fprintln(stderr, "toolnexus-server:", err)
-			srv.Close()
+			_ = srv.Close(context.Background()) // nothing served yet: nothing to drain
 			return ExitFailed
 		}
 		defer stopPprof()
@@ -135,7 +135,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 				return
 			case <-hup:
 				logger.Info("SIGHUP: reloading the config")
-				_, _ = srv.Reload()
+				_, _ = srv.Reload(ctx) // a rejected reload is logged
 			}
 		}
 	}()

@@ -464,7 +464,7 @@ func TestMCPGatewayListChangedOnRegistryChangeAndReload(t *testing.T) {
 	if err := os.WriteFile(g.cfgPath, []byte(`{"builtins": false, "skills": []}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.srv.Reload(); err != nil {
+	if _, err := g.srv.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	awaitTools(t, cs, changed, "a reload", "added", "mine")
@@ -477,7 +477,7 @@ func TestMCPGatewayListChangedOnRegistryChangeAndReload(t *testing.T) {
 	if err := os.WriteFile(g.cfgPath, []byte(`{"builtins": false, "skills": [], "server": {"mcp": {"tools": ["mi*"]}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.srv.Reload(); err != nil {
+	if _, err := g.srv.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	awaitTools(t, cs, changed, "a reload of server.mcp.tools", "mine")
@@ -954,7 +954,7 @@ func TestMCPGatewayReloadedTokenAppliesToOpenSessions(t *testing.T) {
 	if err := os.WriteFile(g.cfgPath, []byte(cfg("debug_f*")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.srv.Reload(); err != nil {
+	if _, err := g.srv.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(mcpNames(listMCP(t, cs)), ","); got != "debug_fail" {

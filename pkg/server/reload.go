@@ -14,8 +14,9 @@ import (
 // or validate, or that asks for what only a restart can do, is rejected
 // with the reason (a *ConfigError) and the old one keeps serving; otherwise
 // only changed sources are rebuilt, and limits, auth and TLS swap.
-func (s *Server) Reload() (ReloadReport, error) {
-	rep, err := s.reload(context.Background(), "signal")
+// ctx carries the caller to the audit log.
+func (s *Server) Reload(ctx context.Context) (ReloadReport, error) {
+	rep, err := s.reload(ctx, "signal")
 	if err != nil {
 		return ReloadReport{}, publicError(err)
 	}

@@ -95,7 +95,7 @@ func TestReloadWhile64GoroutinesExecute(t *testing.T) {
 		f.rewrite(t, next)
 		var rebuilt, removed []string
 		if i%2 == 0 {
-			rep, err := f.srv.Reload()
+			rep, err := f.srv.Reload(context.Background())
 			if err != nil {
 				t.Fatalf("reload %d: %v", i, err)
 			}
@@ -154,7 +154,7 @@ func TestBrokenConfigIsRejectedAndOldToolsKeepWorking(t *testing.T) {
 		}
 		// Server.Reload (SIGHUP) gives the same reason as a *server.ConfigError.
 		var ce *server.ConfigError
-		if _, err := f.srv.Reload(); !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), c.reason) {
+		if _, err := f.srv.Reload(context.Background()); !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), c.reason) {
 			t.Errorf("%s: Server.Reload = %v", c.cfg, err)
 		}
 		// The old config keeps serving: debug tools (A only) and limits.
@@ -218,7 +218,7 @@ func TestInFlightCallFinishesAcrossReload(t *testing.T) {
 	}()
 	waitInFlight(t, f, "debug")
 	f.rewrite(t, reloadB)
-	if _, err := f.srv.Reload(); err != nil {
+	if _, err := f.srv.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.exec(t, "debug_sleep", `{"ms": 1}`); r.GetOutcome() != pb.Outcome_OUTCOME_UNKNOWN_TOOL {
@@ -249,7 +249,7 @@ func TestWatchToolsSeesEveryReloadInOrder(t *testing.T) {
 			cfg, wantAdded, wantRemoved, wantTools = reloadB, "", debugNames, "stable"
 		}
 		f.rewrite(t, cfg)
-		if _, err := f.srv.Reload(); err != nil {
+		if _, err := f.srv.Reload(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		m, err := stream.Recv()
@@ -384,7 +384,7 @@ func TestWatchConfigReloadsOnFileChange(t *testing.T) {
 func TestReloadWarnsAboutSettingsThatNeedARestart(t *testing.T) {
 	s := serve(t, debugOnly, nil)
 	s.rewrite(t, `{"debug": true, "builtins": false, "skills": [], "limits": {"maxRequestBytes": 8192}}`)
-	if _, err := s.srv.Reload(); err != nil {
+	if _, err := s.srv.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	logs := s.logs.String()

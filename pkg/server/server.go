@@ -2,8 +2,8 @@
 // registry, the one Execute path) served over gRPC — RegistryService,
 // SourceService, grpc.health.v1, reflection — and, when configured, over MCP
 // at /mcp, with Prometheus metrics on a separate HTTP listener, hot reload
-// and graceful shutdown. The server owns every listener; the front-ends
-// (internal/grpcapi, internal/mcpgateway) only translate their wire format.
+// and graceful shutdown. The server owns every listener; the gRPC and MCP
+// front-ends only translate their wire format.
 //
 // Most users run cmd/server. To serve your own Go functions next to every
 // configured source, build your own binary:
@@ -19,6 +19,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -26,7 +27,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -42,6 +42,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/gcfloor"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
+	"github.com/toolnexus/toolnexus/internal/serverknobs"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -71,10 +72,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Native are your own Go tools, served in layer "native".
 	Native []tool.Tool
-	// DisableInterceptors serves without the interceptor chain. It exists
-	// for `make bench`, which measures what the chain costs; never use it in
-	// production (no auth, no panic guard, no metrics).
-	DisableInterceptors bool
 	// AuditOutput is where the audit log goes when the config's audit
 	// section has no path (os.Stderr when nil).
 	AuditOutput io.Writer
@@ -83,6 +80,14 @@ type Options struct {
 	// program that owns the process should set it; Main does. It is left
 	// alone when the GOGC environment variable is set: the operator chose.
 	ManageHeap bool
+
+	// knobs are the settings for the project's own tests and benchmarks
+	// (internal/serverknobs), out of the public API.
+	knobs serverknobs.Knobs
+}
+
+func init() {
+	serverknobs.Install(func(opts any, k serverknobs.Knobs) { opts.(*Options).knobs = k })
 }
 
 // Server is one toolnexus server.
@@ -102,6 +107,7 @@ type Server struct {
 	reloadMu sync.Mutex
 	shutdown chan struct{}
 	stopOnce sync.Once
+	stopErr  error // what the first Shutdown returned
 	serving  atomic.Bool
 
 	lis        net.Listener
@@ -150,7 +156,7 @@ func New(opts Options) (*Server, error) {
 		return nil, publicError(err)
 	}
 	s.api = grpcapi.New(s.core, grpcapi.Options{Logger: log, Metrics: s.prom, Reload: s.reloadForRPC,
-		Shutdown: s.shutdown, DisableInterceptors: opts.DisableInterceptors})
+		Shutdown: s.shutdown, DisableInterceptors: opts.knobs.DisableInterceptors})
 
 	gopts := append(s.api.ServerOptions(), s.tracingOptions()...)
 	gopts = append(gopts,
@@ -249,7 +255,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	s.Shutdown()
+	// ctx is done; the drain still gets its grace period.
+	_ = s.Shutdown(context.WithoutCancel(ctx)) // logged by Shutdown
 	return serveErr
 }
 
@@ -272,44 +279,58 @@ func (s *Server) setServing(on bool) {
 	s.health.SetServingStatus(pb.SessionService_ServiceDesc.ServiceName, st)
 }
 
-// Shutdown stops the server gracefully (idempotent): NOT_SERVING first so
-// load balancers move away, then drain within the grace period, then close
-// every source, child processes included.
-func (s *Server) Shutdown() {
-	s.stopOnce.Do(func() {
-		s.setServing(false)
-		close(s.shutdown) // ends WatchTools streams, which would hold GracefulStop forever
-		grace := s.core.Config().Server.GracePeriod
-		mcpDone := make(chan struct{})
-		go func() { s.shutdownMCP(grace); close(mcpDone) }() // drains alongside gRPC
-		done := make(chan struct{})
-		go func() {
-			s.grpc.GracefulStop()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(grace):
-			s.log.Warn("grace period over; cancelling the calls still running", "grace", grace)
-			s.grpc.Stop()
-			<-done
-		}
-		<-mcpDone
-		s.shutdownMetrics()
-		if err := s.core.Close(); err != nil {
-			s.log.Warn("closing sources", "error", err)
-		}
-		s.shutdownTracing()
-		s.heapFloor.Load().Stop()
-		s.log.Info("toolnexus stopped")
-	})
+// Shutdown stops the server gracefully: NOT_SERVING first so load
+// balancers move away, then in-flight calls drain within the grace period
+// (server.gracePeriod) or until ctx ends, whichever comes first, after
+// which the calls still running are cancelled; then every source closes,
+// child processes included. It returns ctx's error when ctx cut the drain
+// short, and any error closing the sources. It is idempotent: later calls
+// wait for the first and return its result.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { s.stopErr = s.stop(ctx) })
+	return s.stopErr
+}
+
+func (s *Server) stop(ctx context.Context) error {
+	s.setServing(false)
+	close(s.shutdown) // ends WatchTools streams, which would hold GracefulStop forever
+	grace := s.core.Config().Server.GracePeriod
+	drainCtx, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	mcpDone := make(chan struct{})
+	go func() { s.shutdownMCP(drainCtx, grace); close(mcpDone) }() // drains alongside gRPC
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	var cut error
+	select {
+	case <-done:
+	case <-drainCtx.Done():
+		cut = ctx.Err() // nil when the grace period, not the caller, ended the drain
+		s.log.Warn("grace period over; cancelling the calls still running", "grace", grace)
+		s.grpc.Stop()
+		<-done
+	}
+	<-mcpDone
+	s.shutdownMetrics()
+	closeErr := s.core.Close()
+	if closeErr != nil {
+		s.log.Warn("closing sources", "error", closeErr)
+	}
+	s.shutdownTracing()
+	s.heapFloor.Load().Stop()
+	s.log.Info("toolnexus stopped")
+	return errors.Join(cut, closeErr)
 }
 
 // Close releases everything without serving (for a Server built but never
-// served, e.g. in tests using GRPC() on a bufconn).
-func (s *Server) Close() {
+// served, e.g. in tests using GRPC() on a bufconn); on a serving Server it
+// is Shutdown.
+func (s *Server) Close(ctx context.Context) error {
 	if s.lis != nil && !s.serving.Load() {
 		s.lis.Close()
 	}
-	s.Shutdown()
+	return s.Shutdown(ctx)
 }

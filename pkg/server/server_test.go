@@ -396,7 +396,7 @@ func TestHealthReflectionAndGracefulDrain(t *testing.T) {
 	}()
 	<-running
 	stopped := make(chan struct{})
-	go func() { f.srv.Shutdown(); close(stopped) }()
+	go func() { _ = f.srv.Shutdown(context.Background()); close(stopped) }()
 	r, err := watch.Recv()
 	if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Fatalf("health after shutdown began: %v %v, want NOT_SERVING", r, err)

@@ -435,7 +435,7 @@ func TestSessionsSurviveReloadAndRestart(t *testing.T) {
 		t.Fatal(r.GetOutput())
 	}
 	write(`{"skills": [], "sessions": {"idleTimeout": 7200000, "maxBytes": 5000}}`)
-	if _, err := f.srv.Reload(); err != nil {
+	if _, err := f.srv.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if r := execIn(t, inSession("", "keep"), f.reg, "read", map[string]any{"path": "k.txt"}); r.GetOutput() != "kept" {
@@ -677,7 +677,7 @@ func TestSessionsRootConfig(t *testing.T) {
 			Workspace: filepath.Join(cfgDir, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		var ce *server.ConfigError
 		if err == nil {
-			srv.Close()
+			_ = srv.Close(context.Background())
 		}
 		if !errors.As(err, &ce) || ce.Key != "sessions.root" {
 			t.Errorf("sessions.root %q: %v; want a config error naming sessions.root", root, err)
@@ -699,7 +699,7 @@ func TestSessionsRootConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Close()
+	_ = srv.Close(context.Background())
 	mu.Lock()
 	defer mu.Unlock()
 	if !strings.Contains(logs.String(), "old sessions directory") {

@@ -113,7 +113,7 @@ func TestTLSCertificatesSwapOnReload(t *testing.T) {
 	cert2, key2, _ := second.Issue(t, "server2", x509.ExtKeyUsageServerAuth)
 	_, _, client2 := second.Issue(t, "agent2", x509.ExtKeyUsageClientAuth)
 	s.rewrite(t, tlsConfigJSON(cert2, key2, second.PEM))
-	if _, err := s.srv.Reload(); err != nil {
+	if _, err := s.srv.Reload(context.Background()); err != nil {
 		t.Fatalf("reload with new certificates: %v", err)
 	}
 	if err := try(t, s, clientTLS(second.Pool, client2)); err != nil {
@@ -132,11 +132,11 @@ func TestTLSCertificatesSwapOnReload(t *testing.T) {
 	// Broken certificates and turning TLS off are rejected; the current
 	// certificates keep serving.
 	s.rewrite(t, tlsConfigJSON(filepath.Join(t.TempDir(), "missing.pem"), key2, ""))
-	if _, err := s.srv.Reload(); err == nil || !strings.Contains(err.Error(), "config: server.tls: load cert") {
+	if _, err := s.srv.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "config: server.tls: load cert") {
 		t.Fatalf("missing certificate: %v", err)
 	}
 	s.rewrite(t, debugOnly)
-	if _, err := s.srv.Reload(); err == nil || !strings.Contains(err.Error(), "turning TLS on or off needs a restart") {
+	if _, err := s.srv.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "turning TLS on or off needs a restart") {
 		t.Fatalf("TLS off by reload: %v", err)
 	}
 	if err := try(t, s, clientTLS(second.Pool, client2)); err != nil {
@@ -172,5 +172,5 @@ func TestTLSConfigErrorsAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mutual TLS on 0.0.0.0: %v", err)
 	}
-	srv.Close()
+	_ = srv.Close(context.Background())
 }

@@ -18,11 +18,11 @@ var secretRef = regexp.MustCompile(`\$\{(?:([A-Za-z_][A-Za-z0-9_]*)|file:([^}]*)
 // the reference, never a value, so a missing secret is obvious and a present
 // one never leaks.
 func ExpandEnv(s string) (string, error) {
-	return ExpandEnvWith(s, os.LookupEnv)
+	return expandEnvWith(s, os.LookupEnv)
 }
 
-// ExpandEnvWith is ExpandEnv with a custom variable lookup (for tests).
-func ExpandEnvWith(s string, lookup func(string) (string, bool)) (string, error) {
+// expandEnvWith is ExpandEnv with the variable lookup as a parameter.
+func expandEnvWith(s string, lookup func(string) (string, bool)) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}

@@ -3,8 +3,7 @@ package sources
 import (
 	"log/slog"
 
-	"github.com/toolnexus/toolnexus/internal/pending"
-	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -22,16 +21,25 @@ type Env struct {
 	MaxOutputBytes int
 	// Tracing starts the spans a source makes outside any call (an MCP
 	// server's reconnect); nil when tracing is off. Inside a call, start
-	// child spans with internal/telemetry.Start, which follows the call's
-	// own span.
+	// child spans from the call's context (trace.SpanFromContext), which
+	// carries the call's own span.
 	Tracing trace.TracerProvider `json:"-"`
 	// Sandbox confines the commands a source starts for a model (bash,
 	// sandboxed stdio MCP servers); nil runs them unconfined.
-	Sandbox *sandbox.Runner `json:"-"`
+	Sandbox Sandbox `json:"-"`
 	// Pending holds the requests of suspended calls (an MCP server's
 	// elicitation or sampling); shared by every source so limits.maxPending
 	// counts per principal across them. Nil: each source keeps its own.
 	Pending *pending.Store `json:"-"`
+}
+
+// Sandbox confines the processes a source starts for a model. The server
+// hands its own to the sources it builds. A source refuses to start
+// commands under any other Sandbox that reports On, rather than run them
+// unconfined while its owner believes they are confined.
+type Sandbox interface {
+	// On reports whether commands started under the sandbox are confined.
+	On() bool
 }
 
 // DefaultMaxOutputBytes is the output cap when none is configured.

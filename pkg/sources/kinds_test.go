@@ -11,6 +11,7 @@ import (
 // The precedence order is part of the public contract:
 // debug < builtin < skill < a2a < http < native < mcp.
 func TestKindOrderIsPinned(t *testing.T) {
+	t.Parallel()
 	want := []string{"debug", "builtin", "skill", "a2a", "http", "native", "mcp"}
 	var got []string
 	for _, k := range sources.Kinds() {

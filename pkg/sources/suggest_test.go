@@ -7,6 +7,7 @@ import (
 )
 
 func TestSuggest(t *testing.T) {
+	t.Parallel()
 	known := []string{"mcpServers", "servers", "mcp", "builtins", "skills"}
 	for in, want := range map[string]string{
 		"mcpServer":  "mcpServers", // one letter off

@@ -19,6 +19,7 @@ func runNative(t *testing.T, fn tool.NativeFunc, args string) tool.Result {
 }
 
 func TestNativeValues(t *testing.T) {
+	t.Parallel()
 	type point struct {
 		X int `json:"x"`
 		Y int `json:"y"`
@@ -64,6 +65,7 @@ func TestNativeValues(t *testing.T) {
 }
 
 func TestNativeArguments(t *testing.T) {
+	t.Parallel()
 	var got map[string]any
 	fn := func(_ context.Context, args map[string]any) (any, error) { got = args; return nil, nil }
 	runNative(t, fn, `{"name":"x","n":2,"list":[true]}`)
@@ -80,6 +82,7 @@ func TestNativeArguments(t *testing.T) {
 }
 
 func TestNativeInvalidArguments(t *testing.T) {
+	t.Parallel()
 	called := false
 	fn := func(context.Context, map[string]any) (any, error) { called = true; return nil, nil }
 	// The model reads these: JSON terms, never Go type names.
@@ -100,6 +103,7 @@ func TestNativeInvalidArguments(t *testing.T) {
 }
 
 func TestNativeNilFunc(t *testing.T) {
+	t.Parallel()
 	if _, err := tool.Native("n", nil); !errors.Is(err, tool.ErrNoFunc) {
 		t.Errorf("Native(nil) error = %v, want ErrNoFunc", err)
 	}
@@ -109,6 +113,7 @@ func TestNativeNilFunc(t *testing.T) {
 }
 
 func TestNativeOptionsAndContext(t *testing.T) {
+	t.Parallel()
 	type key struct{}
 	tl, err := tool.Native("ctx", func(ctx context.Context, _ map[string]any) (any, error) {
 		return ctx.Value(key{}), nil
@@ -126,6 +131,7 @@ func TestNativeOptionsAndContext(t *testing.T) {
 }
 
 func TestNativePanic(t *testing.T) {
+	t.Parallel()
 	res := runNative(t, func(context.Context, map[string]any) (any, error) { panic(errors.New("kaboom")) }, `{}`)
 	if res.Output != "kaboom" || res.Outcome != tool.OutcomePanic {
 		t.Errorf("got %+v, want the panic as a failure", res)

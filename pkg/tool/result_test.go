@@ -10,6 +10,7 @@ import (
 )
 
 func TestOutcomeString(t *testing.T) {
+	t.Parallel()
 	want := map[tool.Outcome]string{
 		tool.OutcomeUnspecified:      "unspecified",
 		tool.OutcomeOK:               "ok",
@@ -35,6 +36,7 @@ func TestOutcomeString(t *testing.T) {
 }
 
 func TestSuccessFailure(t *testing.T) {
+	t.Parallel()
 	meta := map[string]any{"exitCode": 0}
 	s := tool.Success("out", meta)
 	if s.Output != "out" || s.IsError || s.Metadata["exitCode"] != 0 || s.Resolved() != tool.OutcomeOK {
@@ -51,6 +53,7 @@ func TestSuccessFailure(t *testing.T) {
 }
 
 func TestSuspend(t *testing.T) {
+	t.Parallel()
 	exp := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	p := tool.Pending{ID: "p1", Kind: "confirm", Prompt: "Proceed?", URL: "https://x.test", ExpiresAt: exp}
 	r := tool.Suspend(p)
@@ -63,6 +66,7 @@ func TestSuspend(t *testing.T) {
 }
 
 func TestContextResult(t *testing.T) {
+	t.Parallel()
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Unix(0, 0))

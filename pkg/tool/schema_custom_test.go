@@ -43,6 +43,7 @@ type custom struct {
 // Types that decode themselves are described by the JSON they accept, not by
 // their Go layout (time.Time is a struct whose JSON is a string).
 func TestSchemaForSelfDecodingTypes(t *testing.T) {
+	t.Parallel()
 	got, err := tool.SchemaFor[custom]()
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,7 @@ type quoted struct {
 
 // The ",string" option carries a number or bool inside a JSON string.
 func TestSchemaForStringOption(t *testing.T) {
+	t.Parallel()
 	got, err := tool.SchemaFor[quoted]()
 	if err != nil {
 		t.Fatal(err)

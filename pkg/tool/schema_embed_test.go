@@ -99,6 +99,7 @@ func marshalKeys(t *testing.T, v any) []string {
 }
 
 func TestSchemaForEmbeddedConflicts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		schema   func() (json.RawMessage, error)
@@ -148,6 +149,7 @@ func TestSchemaForEmbeddedConflicts(t *testing.T) {
 }
 
 func TestSchemaForSelfEmbedding(t *testing.T) {
+	t.Parallel()
 	// Used to recurse without end and crash the process with a stack overflow.
 	got, err := tool.SchemaFor[Loop]()
 	if err != nil {

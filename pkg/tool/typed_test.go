@@ -118,6 +118,7 @@ func compact(t *testing.T, s string) string {
 }
 
 func TestSchemaForAllKinds(t *testing.T) {
+	t.Parallel()
 	got, err := tool.SchemaFor[allKinds]()
 	if err != nil {
 		t.Fatalf("SchemaFor: %v", err)
@@ -133,6 +134,7 @@ func TestSchemaForAllKinds(t *testing.T) {
 }
 
 func TestSchemaForEmptyStruct(t *testing.T) {
+	t.Parallel()
 	got, err := tool.SchemaFor[struct{}]()
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +150,7 @@ type node struct {
 }
 
 func TestSchemaForRecursive(t *testing.T) {
+	t.Parallel()
 	got, err := tool.SchemaFor[node]()
 	if err != nil {
 		t.Fatal(err)
@@ -159,6 +162,7 @@ func TestSchemaForRecursive(t *testing.T) {
 }
 
 func TestSchemaForNotStruct(t *testing.T) {
+	t.Parallel()
 	_, err := tool.SchemaFor[map[string]any]()
 	if err == nil || !strings.Contains(err.Error(), "Typed needs a struct type, got map[string]interface {}") {
 		t.Errorf("error = %v, want one naming the type", err)
@@ -196,6 +200,7 @@ func greetTool(t *testing.T, opts ...tool.Option) tool.Tool {
 }
 
 func TestTypedSchemaAndRun(t *testing.T) {
+	t.Parallel()
 	tl := greetTool(t, tool.WithDescription("Greets"))
 	wantSchema := `{"additionalProperties":false,"properties":{"inner":{"properties":{"loud":{"type":"boolean"}},"required":["loud"],"type":"object"},"name":{"description":"who to greet","type":"string"},"times":{"type":"integer"}},"required":["name"],"type":"object"}`
 	if string(tl.InputSchema) != wantSchema {
@@ -224,6 +229,7 @@ func TestTypedSchemaAndRun(t *testing.T) {
 }
 
 func TestTypedSchemaOverride(t *testing.T) {
+	t.Parallel()
 	custom := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","minLength":1}}}`)
 	tl := greetTool(t, tool.WithInputSchema(custom))
 	if string(tl.InputSchema) != string(custom) {
@@ -232,6 +238,7 @@ func TestTypedSchemaOverride(t *testing.T) {
 }
 
 func TestTypedDecodeFailureNamesField(t *testing.T) {
+	t.Parallel()
 	tl := greetTool(t)
 	tests := []struct{ args, want string }{
 		{`{"name":5}`, `invalid arguments: field "name": expected string, got number`},
@@ -257,6 +264,7 @@ func TestTypedDecodeFailureNamesField(t *testing.T) {
 }
 
 func TestTypedPointerArgs(t *testing.T) {
+	t.Parallel()
 	tl, err := tool.Typed("p", func(_ context.Context, a *address) (any, error) {
 		if a == nil {
 			return "nil", nil
@@ -273,6 +281,7 @@ func TestTypedPointerArgs(t *testing.T) {
 }
 
 func TestTypedNilFunc(t *testing.T) {
+	t.Parallel()
 	var fn func(context.Context, greetArgs) (any, error)
 	if _, err := tool.Typed("t", fn); !errors.Is(err, tool.ErrNoFunc) {
 		t.Errorf("Typed(nil) error = %v, want ErrNoFunc", err)
@@ -280,6 +289,7 @@ func TestTypedNilFunc(t *testing.T) {
 }
 
 func TestTypedDecodeFailureKinds(t *testing.T) {
+	t.Parallel()
 	type kinds struct {
 		F float64        `json:"f,omitempty"`
 		L []int          `json:"l,omitempty"`

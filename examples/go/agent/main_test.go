@@ -36,7 +36,7 @@ func serve(cfgJSON string) (addr string, stop func(), err error) {
 		return "", nil, err
 	}
 	if err := srv.Listen(); err != nil {
-		srv.Close()
+		_ = srv.Close(context.Background())
 		return "", nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -20,7 +21,7 @@ func BenchmarkExecuteTerminalOnSubmit(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				res := s.reg.Execute(context.Background(), "Fake_Agent_echo", tool.Call{Arguments: args})
+				res := testutil.Direct{Reg: s.reg}.Execute(context.Background(), "Fake_Agent_echo", tool.Call{Arguments: args})
 				if res.IsError {
 					b.Fatal(res.Output)
 				}
@@ -36,7 +37,7 @@ func BenchmarkExecuteWithPolls(b *testing.B) {
 	args := taskArgs("complete after 3")
 	b.ReportAllocs()
 	for b.Loop() {
-		res := s.reg.Execute(context.Background(), "Fake_Agent_echo", tool.Call{Arguments: args})
+		res := testutil.Direct{Reg: s.reg}.Execute(context.Background(), "Fake_Agent_echo", tool.Call{Arguments: args})
 		if res.IsError {
 			b.Fatal(res.Output)
 		}

@@ -48,7 +48,8 @@ func Example() {
 	for _, e := range reg.Snapshot().Entries() {
 		fmt.Println(e.Tool.Name, "-", e.Tool.Description)
 	}
-	res := reg.Execute(context.Background(), "Translator_to-french", tool.Call{Arguments: json.RawMessage(`{"task":"Hello world"}`)})
+	e, _ := reg.Snapshot().Lookup("Translator_to-french")
+	res := e.Tool.Execute(context.Background(), tool.Call{Arguments: json.RawMessage(`{"task":"Hello world"}`)})
 	fmt.Println(res.Output, res.Metadata["state"], res.Metadata["polls"])
 	// Output:
 	// Translator_to-french - Translates English text to French.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
@@ -99,7 +100,7 @@ func FuzzAgentAnswer(f *testing.F) {
 		mu.Lock()
 		answer = json.RawMessage(raw)
 		mu.Unlock()
-		res := reg.Execute(context.Background(), "F_s", tool.Call{Arguments: json.RawMessage(`{"task":"go"}`)})
+		res := testutil.Direct{Reg: reg}.Execute(context.Background(), "F_s", tool.Call{Arguments: json.RawMessage(`{"task":"go"}`)})
 		for _, k := range []string{"agent", "taskId", "state", "polls", "ms"} {
 			if _, ok := res.Metadata[k]; !ok {
 				t.Fatalf("answer %s: result %+v lacks metadata %q", raw, res, k)

@@ -50,7 +50,7 @@ func taskArgs(task string) json.RawMessage {
 }
 
 func execute(ctx context.Context, reg *registry.Registry, name, task string) tool.Result {
-	return reg.Execute(ctx, name, tool.Call{Name: name, Arguments: taskArgs(task)})
+	return testutil.Direct{Reg: reg}.Execute(ctx, name, tool.Call{Name: name, Arguments: taskArgs(task)})
 }
 
 func toolNames(reg *registry.Registry) []string {

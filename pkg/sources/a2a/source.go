@@ -15,9 +15,6 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// SourceLabel is the Tool.Source of every A2A tool.
-const SourceLabel = "a2a"
-
 // InputSchema is the input schema of every A2A tool: the task in words.
 var InputSchema = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string"}},"required":["task"]}`)
 
@@ -53,11 +50,8 @@ type Source struct {
 
 // New makes the source for one agent. A disabled agent gets a source that
 // publishes an empty layer and reports disabled.
-func New(id string, cfg AgentConfig, env sources.Env) sources.Source {
+func New(id string, cfg AgentConfig, env sources.Env) *Source {
 	layer := registry.LayerID{Kind: sources.KindA2A, Name: id}
-	if cfg.Disabled {
-		return sources.NewDisabled(layer)
-	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
@@ -65,7 +59,7 @@ func New(id string, cfg AgentConfig, env sources.Env) sources.Source {
 		cfg.PollEvery = DefaultPollEvery
 	}
 	base, stop := context.WithCancel(context.Background())
-	return &Source{
+	s := &Source{
 		id:        id,
 		cfg:       cfg,
 		env:       env,
@@ -75,6 +69,10 @@ func New(id string, cfg AgentConfig, env sources.Env) sources.Source {
 		stop:      stop,
 		status:    sources.Status{Layer: layer, State: sources.Restarting, Error: "starting: the agent card has not been fetched yet"},
 	}
+	if cfg.Disabled {
+		s.status = sources.Status{Layer: layer, State: sources.Disabled}
+	}
+	return s
 }
 
 // Layer implements sources.Source.
@@ -103,6 +101,9 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	s.mu.Unlock()
 	if closed {
 		return s.fail(errors.New("the source is closed"))
+	}
+	if s.cfg.Disabled {
+		return pub.Replace(s.layer, nil) // an empty layer, so ListSources shows it
 	}
 
 	headers, err := sources.ExpandHeaders(s.cfg.Headers)
@@ -193,7 +194,7 @@ func (s *Source) buildTools(card *agentCard, c *client) []tool.Tool {
 		}
 		tools = append(tools, tool.Must(tool.New(name, func(ctx context.Context, call tool.Call) tool.Result {
 			return s.execute(ctx, c, call)
-		}, tool.WithDescription(desc), tool.WithInputSchema(InputSchema), tool.WithSource(SourceLabel))))
+		}, tool.WithDescription(desc), tool.WithInputSchema(InputSchema), tool.WithSource(sources.KindA2A.Name))))
 	}
 	if len(tools) == 0 {
 		s.env.Log().Warn("a2a agent card lists no skills; the agent offers no tools", "agent", s.id)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -304,7 +305,7 @@ func TestInvalidArguments(t *testing.T) {
 	agent := newFakeAgent(t, "1.0")
 	s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{})
 	for _, args := range []string{`{}`, `{"task":""}`, `{"task":3}`, `[1]`} {
-		res := s.reg.Execute(context.Background(), "Fake_Agent_echo", tool.Call{Arguments: json.RawMessage(args)})
+		res := testutil.Direct{Reg: s.reg}.Execute(context.Background(), "Fake_Agent_echo", tool.Call{Arguments: json.RawMessage(args)})
 		if !res.IsError || res.Resolved() != tool.OutcomeInvalidArguments || !strings.Contains(res.Output, `"task" must be a non-empty string`) {
 			t.Errorf("%s: result = %+v, want invalid arguments", args, res)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -36,7 +37,24 @@ type streamEvent struct {
 // terminal or interrupted state, or when the stream ends (the caller then
 // polls, as for a task submitted without streaming).
 func (c *client) stream(ctx context.Context, text string, observe func(*task), progress func(string)) (*task, error) {
-	method := "message/stream"
+	method, resp, err := c.openStream(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		// An error (or an agent that answers in one piece): read it as
+		// a plain JSON-RPC response.
+		return c.plainResponse(method, resp)
+	}
+	st := &streamState{c: c, method: method, observe: observe, progress: progress}
+	return st.follow(ctx, resp.Body)
+}
+
+// openStream sends the streaming request; method is its JSON-RPC method,
+// for error texts.
+func (c *client) openStream(ctx context.Context, text string) (method string, resp *http.Response, err error) {
+	method = "message/stream"
 	var params any
 	if c.ep.proto == proto10 {
 		method = "SendStreamingMessage"
@@ -46,111 +64,52 @@ func (c *client) stream(ctx context.Context, text string, observe func(*task), p
 	}
 	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: c.nextID.Add(1), Method: method, Params: params})
 	if err != nil {
-		return nil, err
+		return method, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.ep.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return method, nil, err
 	}
 	req.Header = c.header.Clone()
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.http.Do(req)
+	resp, err = c.http.Do(req)
 	if err != nil {
-		return nil, unwrapURLError(err)
+		return method, nil, unwrapURLError(err)
 	}
-	defer resp.Body.Close()
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		// An error (or an agent that answers in one piece): read it as
-		// a plain JSON-RPC response.
-		data, err := readLimited(resp.Body, c.maxBody)
-		if err != nil {
-			return nil, fmt.Errorf("%s: reading the response: %v", method, err)
-		}
-		var r rpcResponse
-		if json.Unmarshal(data, &r) == nil && r.Error != nil {
-			return nil, r.Error
-		}
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			return nil, fmt.Errorf("%s: HTTP %d from the agent", method, resp.StatusCode)
-		}
-		return decodeSendResult(c.ep.proto, r.Result)
-	}
+	return method, resp, nil
+}
 
-	var cur *task
-	apply := func(data []byte) (done bool, err error) {
-		var r rpcResponse
-		if err := json.Unmarshal(data, &r); err != nil {
-			return false, fmt.Errorf("%s: an event is not JSON-RPC: %v", method, err)
-		}
-		if r.Error != nil {
-			return false, r.Error
-		}
-		var ev streamEvent
-		if err := json.Unmarshal(r.Result, &ev); err != nil {
-			return false, fmt.Errorf("%s: an event is malformed: %v", method, err)
-		}
-		switch {
-		case ev.StatusUpdate != nil:
-			ev = *ev.StatusUpdate
-			ev.Kind = "status-update"
-		case ev.ArtifactUpdate != nil:
-			ev = *ev.ArtifactUpdate
-			ev.Kind = "artifact-update"
-		case len(ev.Task) > 0 && !field.IsNull(ev.Task):
-			ev.Kind = "task"
-			r.Result = ev.Task
-		case ev.Message != nil && c.ep.proto == proto10:
-			cur = &task{ID: ev.Message.TaskID, Status: taskStatus{State: "completed"}, direct: ev.Message}
-			return true, nil
-		}
-		switch ev.Kind {
-		case "task":
-			t, err := decodeTask(method, r.Result)
-			if err != nil {
-				return false, err
-			}
-			cur = t
-		case "message":
-			var m message
-			if err := json.Unmarshal(r.Result, &m); err != nil {
-				return false, fmt.Errorf("%s: the agent's message is malformed: %v", method, err)
-			}
-			cur = &task{ID: m.TaskID, Status: taskStatus{State: "completed"}, direct: &m}
-			return true, nil
-		case "status-update":
-			if cur == nil {
-				cur = &task{ID: ev.TaskID}
-			}
-			if ev.Status != nil {
-				cur.Status = *ev.Status
-				msg := c.clean(ev.Status.Message.text())
-				if msg == "" {
-					msg = string(ev.Status.State)
-				}
-				progress(msg)
-			}
-		case "artifact-update":
-			if cur == nil {
-				cur = &task{ID: ev.TaskID}
-			}
-			var a struct {
-				Parts []part `json:"parts"`
-			}
-			if len(ev.Art) > 0 && json.Unmarshal(ev.Art, &a) == nil {
-				cur.Artifacts = append(cur.Artifacts, a)
-			}
-		default:
-			return false, nil // an event kind from a later version: skip it
-		}
-		if cur.ID == "" {
-			cur.ID = ev.TaskID
-		}
-		observe(cur)
-		return ev.Final || cur.Status.State.terminal() || cur.Status.State.interrupted(), nil
+// plainResponse reads a streaming request's answer that is not an event
+// stream: a JSON-RPC error, or the whole result at once.
+func (c *client) plainResponse(method string, resp *http.Response) (*task, error) {
+	data, err := readLimited(resp.Body, c.maxBody)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the response: %v", method, err)
 	}
+	var r rpcResponse
+	if json.Unmarshal(data, &r) == nil && r.Error != nil {
+		return nil, r.Error
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("%s: HTTP %d from the agent", method, resp.StatusCode)
+	}
+	return decodeSendResult(c.ep.proto, r.Result)
+}
 
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), int(c.maxBody))
+// streamState is one event stream being followed: the task as known so far.
+type streamState struct {
+	c        *client
+	method   string
+	observe  func(*task)
+	progress func(string)
+	cur      *task
+}
+
+// follow reads server-sent events from body until the task is done or
+// interrupted, or the stream ends.
+func (st *streamState) follow(ctx context.Context, body io.Reader) (*task, error) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 64<<10), int(st.c.maxBody))
 	var data []byte
 	for sc.Scan() {
 		line := sc.Text()
@@ -159,10 +118,10 @@ func (c *client) stream(ctx context.Context, text string, observe func(*task), p
 			if len(data) == 0 {
 				continue
 			}
-			done, err := apply(data)
+			done, err := st.apply(data)
 			data = data[:0]
 			if err != nil || done {
-				return cur, err
+				return st.cur, err
 			}
 		case strings.HasPrefix(line, "data:"):
 			if len(data) > 0 {
@@ -172,16 +131,114 @@ func (c *client) stream(ctx context.Context, text string, observe func(*task), p
 		}
 	}
 	if err := sc.Err(); err != nil && ctx.Err() == nil {
-		if cur != nil && cur.ID != "" {
-			return cur, nil // the stream broke: poll the task from here
+		if st.cur != nil && st.cur.ID != "" {
+			return st.cur, nil // the stream broke: poll the task from here
 		}
-		return nil, fmt.Errorf("%s: reading the event stream: %v", method, err)
+		return nil, fmt.Errorf("%s: reading the event stream: %v", st.method, err)
 	}
-	if cur == nil {
+	if st.cur == nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%s: the event stream ended without a task", method)
+		return nil, fmt.Errorf("%s: the event stream ended without a task", st.method)
 	}
-	return cur, nil
+	return st.cur, nil
+}
+
+// apply takes one event's data; done is true once the task needs nothing
+// more from the stream.
+func (st *streamState) apply(data []byte) (done bool, err error) {
+	ev, result, err := st.decode(data)
+	if err != nil {
+		return false, err
+	}
+	switch ev.Kind {
+	case kindMessage10:
+		st.cur = &task{ID: ev.Message.TaskID, Status: taskStatus{State: "completed"}, direct: ev.Message}
+		return true, nil
+	case "task":
+		t, err := decodeTask(st.method, result)
+		if err != nil {
+			return false, err
+		}
+		st.cur = t
+	case "message":
+		var m message
+		if err := json.Unmarshal(result, &m); err != nil {
+			return false, fmt.Errorf("%s: the agent's message is malformed: %v", st.method, err)
+		}
+		st.cur = &task{ID: m.TaskID, Status: taskStatus{State: "completed"}, direct: &m}
+		return true, nil
+	case "status-update":
+		st.statusUpdate(ev)
+	case "artifact-update":
+		st.artifactUpdate(ev)
+	default:
+		return false, nil // an event kind from a later version: skip it
+	}
+	if st.cur.ID == "" {
+		st.cur.ID = ev.TaskID
+	}
+	st.observe(st.cur)
+	return ev.Final || st.cur.Status.State.terminal() || st.cur.Status.State.interrupted(), nil
+}
+
+// decode unwraps one event of either dialect into a 0.3-style event with
+// Kind set, and the raw result a task or message decodes from.
+func (st *streamState) decode(data []byte) (*streamEvent, json.RawMessage, error) {
+	var r rpcResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, nil, fmt.Errorf("%s: an event is not JSON-RPC: %v", st.method, err)
+	}
+	if r.Error != nil {
+		return nil, nil, r.Error
+	}
+	var ev streamEvent
+	if err := json.Unmarshal(r.Result, &ev); err != nil {
+		return nil, nil, fmt.Errorf("%s: an event is malformed: %v", st.method, err)
+	}
+	switch {
+	case ev.StatusUpdate != nil:
+		ev = *ev.StatusUpdate
+		ev.Kind = "status-update"
+	case ev.ArtifactUpdate != nil:
+		ev = *ev.ArtifactUpdate
+		ev.Kind = "artifact-update"
+	case len(ev.Task) > 0 && !field.IsNull(ev.Task):
+		ev.Kind = "task"
+		r.Result = ev.Task
+	case ev.Message != nil && st.c.ep.proto == proto10:
+		ev.Kind = kindMessage10
+	}
+	return &ev, r.Result, nil
+}
+
+// kindMessage10 marks a 1.0 event that is the agent's direct answer.
+const kindMessage10 = "message (1.0)"
+
+func (st *streamState) statusUpdate(ev *streamEvent) {
+	if st.cur == nil {
+		st.cur = &task{ID: ev.TaskID}
+	}
+	if ev.Status == nil {
+		return
+	}
+	st.cur.Status = *ev.Status
+	msg := st.c.clean(ev.Status.Message.text())
+	if msg == "" {
+		msg = string(ev.Status.State)
+	}
+	st.progress(msg)
+}
+
+func (st *streamState) artifactUpdate(ev *streamEvent) {
+	if st.cur == nil {
+		st.cur = &task{ID: ev.TaskID}
+	}
+	var a struct {
+		Parts []part `json:"parts"`
+	}
+	if len(ev.Art) > 0 && json.Unmarshal(ev.Art, &a) == nil {
+		st.cur.Artifacts = append(st.cur.Artifacts, a)
+	}
 }

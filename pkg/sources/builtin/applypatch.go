@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 
+	"github.com/toolnexus/toolnexus/pkg/sources/builtin/patch"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -38,7 +39,7 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 	if a.PatchText == "" {
 		return *invalid("apply_patch: patchText is required")
 	}
-	ops, err := ParsePatch(a.PatchText)
+	ops, err := patch.Parse(a.PatchText)
 	if err != nil {
 		return fail("apply_patch: %s", err.Error())
 	}
@@ -63,21 +64,21 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 			order = append(order, st)
 		}
 		switch op.Kind {
-		case OpAdd:
+		case patch.OpAdd:
 			if st.exists {
 				return fail("apply_patch: file already exists: %s", op.Path)
 			}
 			st.exists, st.content = true, op.Content
-		case OpUpdate:
+		case patch.OpUpdate:
 			if !st.exists {
 				return fail("apply_patch: file not found: %s", op.Path)
 			}
-			next, err := applyHunks(st.content, op.Hunks)
+			next, err := patch.Apply(st.content, op.Hunks)
 			if err != nil {
 				return tool.Failure("apply_patch: "+err.Error(), map[string]any{"path": op.Path})
 			}
 			st.content = next
-		case OpDelete:
+		case patch.OpDelete:
 			if !st.exists {
 				return fail("apply_patch: file not found: %s", op.Path)
 			}
@@ -102,7 +103,7 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 		unit = "file operation"
 	}
 	return tool.Success(fmt.Sprintf("Applied patch: %d %s", len(ops), unit), map[string]any{
-		"added": counts[OpAdd], "updated": counts[OpUpdate], "deleted": counts[OpDelete],
+		"added": counts[patch.OpAdd], "updated": counts[patch.OpUpdate], "deleted": counts[patch.OpDelete],
 	})
 }
 

@@ -34,7 +34,10 @@ func Example() {
 
 	ctx := context.Background()
 	call := func(name, args string) tool.Result {
-		return reg.Execute(ctx, name, tool.Call{Name: name, Arguments: json.RawMessage(args)})
+		// Outside a server, run a tool as the registry resolves it; a
+		// server runs it through its executor (limits, validation, policy).
+		e, _ := reg.Snapshot().Lookup(name)
+		return e.Tool.Execute(ctx, tool.Call{Name: name, Arguments: json.RawMessage(args)})
 	}
 	fmt.Println(call("write", `{"path": "notes/todo.md", "content": "alpha\nbeta\n"}`).Output)
 	fmt.Println(call("read", `{"path": "notes/todo.md", "offset": 2, "limit": 1}`).Output)
@@ -45,7 +48,8 @@ func Example() {
 	// question suspends; the same call with an answer finishes it.
 	q := call("question", `{"questions": [{"question": "Pick a color?", "options": ["red", "green"]}]}`)
 	fmt.Println(q.Resolved(), q.Pending.Prompt)
-	answered := reg.Execute(ctx, "question", tool.Call{Name: "question", Arguments: json.RawMessage(`{}`),
+	qt, _ := reg.Snapshot().Lookup("question")
+	answered := qt.Tool.Execute(ctx, tool.Call{Name: "question", Arguments: json.RawMessage(`{}`),
 		Answer: &tool.Answer{OK: true, Data: map[string]any{"answers": []any{"red"}}}})
 	fmt.Println(answered.Output)
 	// Output:

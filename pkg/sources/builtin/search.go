@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolnexus/toolnexus/pkg/sources/builtin/internal/glob"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 	"golang.org/x/sys/unix"
 )
@@ -57,9 +58,9 @@ func (t *toolset) grep(ctx context.Context, c tool.Call) tool.Result {
 	if err != nil {
 		return fail("grep: invalid regex: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
-	var include *globPattern
+	var include *glob.Pattern
 	if a.Include != "" {
-		if include, err = compileGlob(a.Include); err != nil {
+		if include, err = glob.Compile(a.Include); err != nil {
 			return fail("grep: invalid include pattern: %s", a.Include)
 		}
 	}
@@ -71,7 +72,7 @@ func (t *toolset) grep(ctx context.Context, c tool.Call) tool.Result {
 	var lines []string
 	more := false
 	err = t.walkFiles(ctx, base, func(rel string, open func() (*os.File, error)) error {
-		if include != nil && !include.match(relTo(base, rel)) {
+		if include != nil && !include.Match(relTo(base, rel)) {
 			return nil
 		}
 		return grepFile(open, rel, re, func(line string) bool {
@@ -148,7 +149,7 @@ func (t *toolset) glob(ctx context.Context, c tool.Call) tool.Result {
 	if r != nil {
 		return *r
 	}
-	g, err := compileGlob(a.Pattern)
+	g, err := glob.Compile(a.Pattern)
 	if err != nil {
 		return fail("glob: invalid pattern: %s", a.Pattern)
 	}
@@ -158,7 +159,7 @@ func (t *toolset) glob(ctx context.Context, c tool.Call) tool.Result {
 	}
 	var found []string
 	err = t.walkFiles(ctx, base, func(rel string, _ func() (*os.File, error)) error {
-		if g.match(relTo(base, rel)) {
+		if g.Match(relTo(base, rel)) {
 			found = append(found, rel)
 		}
 		if len(found) > limit {

@@ -11,15 +11,13 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 
 	"github.com/toolnexus/toolnexus/internal/childenv"
+	"github.com/toolnexus/toolnexus/internal/confine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
-
-// Source is the source label of every builtin tool.
-const Source = "builtin"
 
 // Layer is the registry layer the builtin tools are published into.
 var Layer = registry.Layer(sources.KindBuiltin)
@@ -29,7 +27,7 @@ var Layer = registry.Layer(sources.KindBuiltin)
 // --workspace or its default there and creates the directory). A config
 // that switches the source off gives a disabled source; a workspace that
 // cannot be used gives a failed one, which does not affect other sources.
-func New(cfg Config, env sources.Env) sources.Source {
+func New(cfg Config, env sources.Env) *sources.Static {
 	if !cfg.Enabled {
 		return sources.NewDisabled(Layer)
 	}
@@ -51,7 +49,11 @@ func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("builtins.workspace: %w", err)
 	}
-	t := newToolset(ws, env)
+	box, err := confine.Runner(env.Sandbox)
+	if err != nil {
+		return nil, fmt.Errorf("builtins: %w", err)
+	}
+	t := newToolset(ws, env, box)
 	if err := t.configure(cfg); err != nil {
 		return nil, field.Under("builtins", err)
 	}
@@ -66,7 +68,7 @@ func Tools(cfg Config, env sources.Env) ([]tool.Tool, error) {
 		}
 		out = append(out, tool.Must(tool.New(spec.name, run,
 			tool.WithAnnotations(hints(spec.name)),
-			tool.WithSource(Source),
+			tool.WithSource(sources.KindBuiltin.Name),
 			tool.WithDescription(spec.description),
 			tool.WithInputSchema(spec.schema))))
 	}
@@ -92,7 +94,7 @@ type toolset struct {
 	flavor  sandbox.ShellFlavor
 }
 
-func newToolset(ws *Workspace, env sources.Env) *toolset {
+func newToolset(ws *Workspace, env sources.Env, box *sandbox.Runner) *toolset {
 	return &toolset{
 		ws:      ws,
 		cap:     env.OutputCap(),
@@ -101,7 +103,7 @@ func newToolset(ws *Workspace, env sources.Env) *toolset {
 		md:      newMarkdownConverter(),
 		client:  newFetchClient(allowList{}),
 		bashEnv: childenv.Build(nil),
-		sandbox: env.Sandbox,
+		sandbox: box,
 		flavor:  sandbox.FlavorOf(shellPath()),
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 
+	"github.com/toolnexus/toolnexus/pkg/sources/builtin/internal/htmltext"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -134,7 +135,7 @@ func (t *toolset) webfetch(ctx context.Context, c tool.Call) tool.Result {
 				// The converter builds a DOM and more: about 80 times the
 				// page in memory. A page this large becomes text, which
 				// streams.
-				out, format = htmlToText(out), "text"
+				out, format = htmltext.Text(out), "text"
 				break
 			}
 			md, err := t.md.ConvertString(out, converter.WithDomain(resp.Request.URL.String()), converter.WithContext(fctx))
@@ -143,7 +144,7 @@ func (t *toolset) webfetch(ctx context.Context, c tool.Call) tool.Result {
 			}
 			out = strings.TrimSpace(md)
 		case "text":
-			out = htmlToText(out)
+			out = htmltext.Text(out)
 		}
 	}
 	meta := map[string]any{"status": resp.StatusCode, "format": format}

@@ -15,9 +15,6 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// Source is the label of every debug tool.
-const Source = "debug"
-
 // New makes the debug source.
 func New() *sources.Static {
 	return sources.NewStatic(registry.Layer(sources.KindDebug), Tools(), nil)
@@ -27,19 +24,19 @@ func New() *sources.Static {
 func Tools() []tool.Tool {
 	return []tool.Tool{
 		tool.Must(tool.New("debug_echo", echo,
-			tool.WithSource(Source),
+			tool.WithSource(sources.KindDebug.Name),
 			tool.WithDescription("Return the arguments as compact JSON. For smoke tests and benchmarks."),
 			tool.WithInputSchema(json.RawMessage(`{"type":"object"}`)))),
 		tool.Must(tool.New("debug_sleep", sleep,
-			tool.WithSource(Source),
+			tool.WithSource(sources.KindDebug.Name),
 			tool.WithDescription("Wait ms milliseconds, then return. Stops at once when the call is cancelled."),
 			tool.WithInputSchema(json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"description":"How long to wait, in milliseconds"}},"required":["ms"],"additionalProperties":false}`)))),
 		tool.Must(tool.New("debug_fail", fail,
-			tool.WithSource(Source),
+			tool.WithSource(sources.KindDebug.Name),
 			tool.WithDescription("Fail with the given message."),
 			tool.WithInputSchema(json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The failure output"}},"additionalProperties":false}`)))),
 		tool.Must(tool.New("debug_panic", panicky,
-			tool.WithSource(Source),
+			tool.WithSource(sources.KindDebug.Name),
 			tool.WithDescription("Panic with the given message, to drill panic containment."),
 			tool.WithInputSchema(json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The panic message"}},"additionalProperties":false}`)))),
 	}

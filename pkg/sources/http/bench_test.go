@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -29,7 +30,7 @@ func BenchmarkExecute(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := reg.Execute(ctx, "create", c); res.IsError {
+		if res := (testutil.Direct{Reg: reg}).Execute(ctx, "create", c); res.IsError {
 			b.Fatal(res.Output)
 		}
 	}

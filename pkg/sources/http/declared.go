@@ -10,9 +10,6 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// SourceLabel is the label every HTTP tool carries (metrics break down by it).
-const SourceLabel = "http"
-
 // declared builds the tool for one `http` entry. The only thing that can
 // fail here is a ${VAR} in a header that is not set; the error names the
 // header and the variable, never a value.
@@ -62,7 +59,7 @@ func declared(tc ToolConfig, client *http.Client, maxBytes int) (tool.Tool, erro
 		tool.WithAnnotations(methodHints(method)),
 		tool.WithDescription(tc.Description),
 		tool.WithInputSchema(schema),
-		tool.WithSource(SourceLabel))
+		tool.WithSource(sources.KindHTTP.Name))
 }
 
 // deriveSchema is the input schema of a declaration without inputSchema:

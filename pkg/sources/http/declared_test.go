@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -173,7 +174,9 @@ func TestToolTimeoutAndCallerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tool.Result)
 	reg = mustStart(t, parse(t, `[{"name":"slow","url":`+q(a.URL+"/slow")+`}]`, ""))
-	go func() { done <- reg.Execute(ctx, "slow", tool.Call{Arguments: json.RawMessage(`{}`)}) }()
+	go func() {
+		done <- testutil.Direct{Reg: reg}.Execute(ctx, "slow", tool.Call{Arguments: json.RawMessage(`{}`)})
+	}()
 	<-a.arrived // the request is in flight: now the caller gives up
 	cancel()
 	res = <-done

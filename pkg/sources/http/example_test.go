@@ -36,7 +36,8 @@ func Example() {
 		panic(err)
 	}
 
-	res := reg.Execute(context.Background(), "get_post",
+	e, _ := reg.Snapshot().Lookup("get_post")
+	res := e.Tool.Execute(context.Background(),
 		tool.Call{Arguments: json.RawMessage(`{"id": 42, "fields": "title"}`)})
 	fmt.Println(res.Output)
 	fmt.Println(res.Metadata)

@@ -126,7 +126,7 @@ func mustStart(t *testing.T, cfg httpsrc.Config) *registry.Registry {
 
 func call(t *testing.T, reg *registry.Registry, name, args string) tool.Result {
 	t.Helper()
-	return reg.Execute(context.Background(), name, tool.Call{Arguments: json.RawMessage(args)})
+	return testutil.Direct{Reg: reg}.Execute(context.Background(), name, tool.Call{Arguments: json.RawMessage(args)})
 }
 
 // echoed decodes the test API's description of the request it got.

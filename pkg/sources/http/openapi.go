@@ -272,7 +272,7 @@ func (l *specLoader) operation(base, path, method, id string, item *openapi3.Pat
 		tool.WithAnnotations(methodHints(method)),
 		tool.WithDescription(describe(op, method, path)),
 		tool.WithInputSchema(schemaJSON),
-		tool.WithSource(SourceLabel))
+		tool.WithSource(sources.KindHTTP.Name))
 	return t, warns, err
 }
 

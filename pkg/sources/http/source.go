@@ -29,11 +29,7 @@ type Source struct {
 }
 
 // New makes the HTTP source. Nothing is loaded or fetched until Start.
-func New(cfg Config, env sources.Env) sources.Source {
-	return newSource(cfg, env)
-}
-
-func newSource(cfg Config, env sources.Env) *Source {
+func New(cfg Config, env sources.Env) *Source {
 	// An own transport, so Close can drop this source's idle connections
 	// without touching anyone else's.
 	tr := http.DefaultTransport.(*http.Transport).Clone()

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp/internal/testserver"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -44,7 +45,7 @@ func BenchmarkCallThroughSource(b *testing.B) {
 	call := tool.Call{Arguments: json.RawMessage(`{"text":"ping"}`)}
 	ctx := context.Background()
 	measure(b, func() bool {
-		return !reg.Execute(ctx, "bench_echo", call).IsError
+		return !testutil.Direct{Reg: reg}.Execute(ctx, "bench_echo", call).IsError
 	})
 }
 

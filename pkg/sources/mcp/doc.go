@@ -23,7 +23,7 @@
 // from command or url when absent. command is an array, or a string plus
 // args. environment (alias env) is the child's own variables: a stdio
 // server inherits only PATH, HOME, LANG, LC_ALL, TERM, TZ, USER and LOGNAME
-// from toolnexus (internal/childenv), never its secrets. Relative paths
+// from toolnexus, never its secrets. Relative paths
 // (cwd, a command containing a slash) resolve against Env.BaseDir. headers
 // and env values may reference ${VAR} or ${file:/path}: expanded at Start, a
 // missing variable or file fails that server alone, and the values are
@@ -51,7 +51,8 @@
 //		// src.Status() is failed with the reason; other servers are unaffected.
 //	}
 //	defer src.Close()
-//	res := reg.Execute(ctx, "fs_read_file", tool.Call{Arguments: json.RawMessage(`{"path":"a.txt"}`)})
+//	e, _ := reg.Snapshot().Lookup("fs_read_file")
+//	res := e.Tool.Execute(ctx, tool.Call{Arguments: json.RawMessage(`{"path":"a.txt"}`)})
 //
 // A call's result maps as follows (pinned by the tests): isError → failure with the
 // text parts joined by a blank line ("MCP tool returned an error" when

@@ -12,7 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/toolnexus/toolnexus/internal/pending"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 

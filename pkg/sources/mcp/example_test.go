@@ -42,9 +42,11 @@ func ExampleNew() {
 	for _, e := range reg.Snapshot().Entries() {
 		fmt.Println(e.Tool.Name, "from", e.Tool.Source)
 	}
-	res := reg.Execute(context.Background(), "demo_echo", tool.Call{Arguments: json.RawMessage(`{"text":"hello"}`)})
+	echo, _ := reg.Snapshot().Lookup("demo_echo")
+	res := echo.Tool.Execute(context.Background(), tool.Call{Arguments: json.RawMessage(`{"text":"hello"}`)})
 	fmt.Println(res.Output, res.IsError, res.Metadata["server"])
-	res = reg.Execute(context.Background(), "demo_fail", tool.Call{})
+	fail, _ := reg.Snapshot().Lookup("demo_fail")
+	res = fail.Tool.Execute(context.Background(), tool.Call{})
 	fmt.Printf("%q %v\n", res.Output, res.IsError)
 	fmt.Println(src.Status().State)
 	// Output:

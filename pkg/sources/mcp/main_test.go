@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
@@ -104,7 +105,7 @@ func start(t testing.TB, name string, cfg mcp.ServerConfig) (*registry.Registry,
 
 func call(t testing.TB, reg *registry.Registry, name, args string) tool.Result {
 	t.Helper()
-	return reg.Execute(context.Background(), name, tool.Call{Arguments: json.RawMessage(args)})
+	return testutil.Direct{Reg: reg}.Execute(context.Background(), name, tool.Call{Arguments: json.RawMessage(args)})
 }
 
 func names(s *registry.Snapshot) []string {

@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
@@ -221,7 +222,7 @@ func TestCloseDuringCallReturns(t *testing.T) {
 		done := make(chan tool.Result)
 		go func() {
 			// No deadline: only Close can end this call.
-			done <- reg.Execute(context.Background(), "busy_slow", tool.Call{Arguments: json.RawMessage(`{}`)})
+			done <- testutil.Direct{Reg: reg}.Execute(context.Background(), "busy_slow", tool.Call{Arguments: json.RawMessage(`{}`)})
 		}()
 		// Wait until the call is in flight on the server.
 		waitInFlight(t, reg, "busy")

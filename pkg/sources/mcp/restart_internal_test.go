@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -33,7 +34,7 @@ func TestRestartKeepsTryingUntilTheServerStarts(t *testing.T) {
 	}
 	cfg := ServerConfig{Type: TypeLocal, Command: []string{script}, Timeout: 10000,
 		Restart: Restart{InitialBackoff: 1, MaxBackoff: 20, ResetAfter: 60000}}
-	src := newSource("rs", cfg, sources.Env{Logger: slog.New(slog.DiscardHandler)})
+	src := New("rs", cfg, sources.Env{Logger: slog.New(slog.DiscardHandler)})
 	statuses := make(chan sources.Status, 1000)
 	src.statusHook = func(st sources.Status) {
 		select {
@@ -47,7 +48,7 @@ func TestRestartKeepsTryingUntilTheServerStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	callPID := func() tool.Result {
-		return reg.Execute(context.Background(), "rs_pid", tool.Call{Arguments: json.RawMessage(`{}`)})
+		return testutil.Direct{Reg: reg}.Execute(context.Background(), "rs_pid", tool.Call{Arguments: json.RawMessage(`{}`)})
 	}
 	pid, err := strconv.Atoi(callPID().Output)
 	if err != nil {

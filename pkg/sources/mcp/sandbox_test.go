@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/confine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
@@ -375,7 +377,7 @@ func BenchmarkStdioCall(b *testing.B) {
 			reg, _ := startEnv(b, "b", f.config(c.sb), f.env)
 			call := tool.Call{Arguments: json.RawMessage(`{"text":"ping"}`)}
 			ctx := context.Background()
-			measure(b, func() bool { return !reg.Execute(ctx, "b_echo", call).IsError })
+			measure(b, func() bool { return !testutil.Direct{Reg: reg}.Execute(ctx, "b_echo", call).IsError })
 		})
 	}
 }
@@ -395,5 +397,26 @@ func BenchmarkStdioStart(b *testing.B) {
 				return err == nil
 			})
 		})
+	}
+}
+
+// pretend is a sandbox from outside the server that claims to confine.
+type pretend struct{}
+
+func (pretend) On() bool { return true }
+
+// A server that asks for the sandbox, handed one that only claims to
+// confine, fails to start instead of running unconfined.
+func TestSandboxedServerWithForeignSandbox(t *testing.T) {
+	t.Parallel()
+	cfg := localConfig()
+	cfg.Sandbox = &mcp.Sandbox{}
+	src := mcp.New("foreign", cfg, sources.Env{Logger: slog.New(slog.DiscardHandler), Sandbox: pretend{}})
+	t.Cleanup(func() { _ = src.Close() })
+	if err := src.Start(t.Context(), registry.New()); err == nil || !strings.Contains(err.Error(), confine.ErrForeign.Error()) {
+		t.Fatalf("Start: %v, want %v", err, confine.ErrForeign)
+	}
+	if st := src.Status(); st.State != sources.Failed {
+		t.Errorf("state %s, want failed", st.State)
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolnexus/toolnexus/internal/pending"
+	"github.com/toolnexus/toolnexus/internal/confine"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -40,6 +42,11 @@ type Source struct {
 	childEnv []string
 	// maxOutput caps a call's output (limits.maxOutputBytes).
 	maxOutput int
+	// box is the server's sandbox runner from Env.Sandbox (nil: off), and
+	// boxErr why a sandbox that claims to confine was refused: a sandboxed
+	// server then fails to start instead of running unconfined.
+	box    *sandbox.Runner
+	boxErr error
 	// sandboxNote is how the server's process is confined, for Status;
 	// "" when it is not.
 	sandboxNote string
@@ -75,13 +82,9 @@ type Source struct {
 var _ sources.Source = (*Source)(nil)
 
 // New makes the source for one server. Nothing runs until Start.
-func New(name string, cfg ServerConfig, env sources.Env) sources.Source {
-	return newSource(name, cfg, env)
-}
-
-func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
+func New(name string, cfg ServerConfig, env sources.Env) *Source {
 	id := registry.LayerID{Kind: sources.KindMCP, Name: name}
-	log := env.Log().With("source", SourceLabel, "server", name)
+	log := env.Log().With("source", sources.KindMCP.Name, "server", name)
 	s := &Source{
 		name:      name,
 		cfg:       cfg,
@@ -101,6 +104,7 @@ func newSource(name string, cfg ServerConfig, env sources.Env) *Source {
 		s.pending = pending.New(pending.Limits{})
 	}
 	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
+	s.box, s.boxErr = confine.Runner(env.Sandbox)
 	s.sandboxNote = s.sandboxSummary()
 	s.status = sources.Status{Layer: id, State: sources.Connected, Sandbox: s.sandboxNote}
 	if cfg.Disabled {
@@ -169,6 +173,8 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(err)
 	}
 	switch {
+	case s.cfg.Type == TypeLocal && s.cfg.Sandbox != nil && s.boxErr != nil:
+		return s.fail(s.boxErr)
 	case s.sandboxed():
 		s.log.Info("MCP server runs in the sandbox", "sandbox", s.sandboxNote)
 	case s.cfg.Type == TypeLocal && s.cfg.Sandbox != nil:

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
@@ -244,7 +245,7 @@ func TestCallerCancellationReachesServer(t *testing.T) {
 		reg, src := start(t, "c", cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		r := reg.Execute(ctx, "c_slow", tool.Call{Arguments: json.RawMessage(`{}`)})
+		r := testutil.Direct{Reg: reg}.Execute(ctx, "c_slow", tool.Call{Arguments: json.RawMessage(`{}`)})
 		if !r.IsError || r.Outcome != tool.OutcomeTimeout || r.Metadata["server"] != "c" {
 			t.Fatalf("deadline: %+v", r)
 		}

@@ -180,7 +180,7 @@ func (p pipeWriter) Close() error {
 // read-write only its temp dir and its working directory, and no CPU
 // limit (the server lives as long as the source, not one call).
 func (s *Source) sandboxPolicy(tmp, dir string) sandbox.Policy {
-	p := s.env.Sandbox.Policy
+	p := s.box.Policy
 	p.ReadPaths = append(slices.Clip(p.ReadPaths), s.absPaths(s.cfg.Sandbox.ReadPaths)...)
 	p.WritePaths = s.absPaths(s.cfg.Sandbox.WritePaths)
 	if s.cfg.Sandbox.Network != nil {
@@ -209,7 +209,7 @@ func (s *Source) absPaths(ps []string) []string {
 // sandboxed reports whether this server's children run confined: it asks
 // for it and the server has a sandbox that is not off.
 func (s *Source) sandboxed() bool {
-	return s.cfg.Type == TypeLocal && s.cfg.Sandbox != nil && s.env.Sandbox.On()
+	return s.cfg.Type == TypeLocal && s.cfg.Sandbox != nil && s.box.On()
 }
 
 // sandboxSummary is the one line ListSources shows for a sandboxed server.
@@ -235,7 +235,7 @@ func (s *Source) sandboxSummary() string {
 	if n := len(s.cfg.Sandbox.ReadPaths); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d own read path(s)", n))
 	}
-	return "sandboxed (" + string(s.env.Sandbox.Box.Status().Mode) + "): " + strings.Join(parts, "; ")
+	return "sandboxed (" + string(s.box.Box.Status().Mode) + "): " + strings.Join(parts, "; ")
 }
 
 // startLocal starts the server's command: confined when it is sandboxed,
@@ -260,7 +260,7 @@ func (s *Source) startLocal(cmd *exec.Cmd, w io.Writer) (*child, error) {
 	// The server's own env entries win over these: os/exec keeps the last
 	// value of a duplicate, so they go first.
 	cmd.Env = append([]string{"HOME=" + tmp, "TMPDIR=" + tmp}, withoutKeys(cmd.Env, "HOME", "TMPDIR", s.cfg.Environment)...)
-	c, err := startChild(s.env.Sandbox.Box, cmd, &p, w, tmp)
+	c, err := startChild(s.box.Box, cmd, &p, w, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -65,7 +66,7 @@ func TestProgressAndLogsRelayedBeforeTheResult(t *testing.T) {
 		for range 20 {
 			rec := &recorder{}
 			ctx := tool.WithEvents(context.Background(), rec.sink)
-			res := reg.Execute(ctx, "p_report", tool.Call{Arguments: json.RawMessage(`{}`)})
+			res := testutil.Direct{Reg: reg}.Execute(ctx, "p_report", tool.Call{Arguments: json.RawMessage(`{}`)})
 			got := rec.take()
 			if res.Output != "reported" {
 				t.Fatalf("result %+v", res)
@@ -103,7 +104,9 @@ func TestStreamingCancelReachesServer(t *testing.T) {
 		reg, _ := start(t, "c", cfg)
 		ctx, cancel := context.WithCancel(tool.WithEvents(context.Background(), func(tool.Event) {}))
 		done := make(chan tool.Result, 1)
-		go func() { done <- reg.Execute(ctx, "c_slow", tool.Call{Arguments: json.RawMessage(`{}`)}) }()
+		go func() {
+			done <- testutil.Direct{Reg: reg}.Execute(ctx, "c_slow", tool.Call{Arguments: json.RawMessage(`{}`)})
+		}()
 		deadline := time.Now().Add(waitTimeout)
 		for call(t, reg, "c_slow_started", `{}`).Output != "1" {
 			if time.Now().After(deadline) {

@@ -7,8 +7,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolnexus/toolnexus/internal/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 

@@ -3,16 +3,17 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/toolnexus/toolnexus/internal/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp/internal/testserver"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkCallAnswering(b *testing.B) {
 			reg, _ := start(b, "bench", cfg)
 			call := tool.Call{Arguments: json.RawMessage(`{"text":"ping"}`)}
 			ctx := context.Background()
-			measure(b, func() bool { return !reg.Execute(ctx, "bench_echo", call).IsError })
+			measure(b, func() bool { return !(testutil.Direct{Reg: reg}).Execute(ctx, "bench_echo", call).IsError })
 		})
 	}
 }
@@ -68,7 +69,7 @@ func BenchmarkPendingThousand(b *testing.B) {
 		ids := make([]string, n)
 		for i := range n {
 			args := json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)
-			r := reg.Execute(ctx, name, tool.Call{Arguments: args, Owner: tool.Owner{Principal: "bench"}})
+			r := (testutil.Direct{Reg: reg}).Execute(ctx, name, tool.Call{Arguments: args, Owner: tool.Owner{Principal: "bench"}})
 			if r.Pending == nil {
 				b.Fatalf("call %d did not suspend: %+v", i, r)
 			}
@@ -80,7 +81,7 @@ func BenchmarkPendingThousand(b *testing.B) {
 		b.ReportMetric(float64(rss1-rss0)/n, "KiB/pending")
 		for i, id := range ids {
 			args := json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)
-			if r := reg.Execute(ctx, name, tool.Call{Arguments: args, Owner: tool.Owner{Principal: "bench"}, Answer: &tool.Answer{ID: id}}); r.IsError {
+			if r := (testutil.Direct{Reg: reg}).Execute(ctx, name, tool.Call{Arguments: args, Owner: tool.Owner{Principal: "bench"}, Answer: &tool.Answer{ID: id}}); r.IsError {
 				b.Fatalf("decline %d: %+v", i, r)
 			}
 		}

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"encoding/json"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolnexus/toolnexus/internal/pending"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -48,7 +49,7 @@ var alice = tool.Owner{Principal: "alice", Session: "s1"}
 
 func run(t *testing.T, reg *registry.Registry, owner tool.Owner, name, args string, ans *tool.Answer) tool.Result {
 	t.Helper()
-	return reg.Execute(t.Context(), name, tool.Call{Arguments: json.RawMessage(args), Owner: owner, Answer: ans})
+	return (testutil.Direct{Reg: reg}).Execute(t.Context(), name, tool.Call{Arguments: json.RawMessage(args), Owner: owner, Answer: ans})
 }
 
 func mustPend(t *testing.T, r tool.Result, kind string) *tool.Pending {

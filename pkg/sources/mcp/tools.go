@@ -12,11 +12,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/telemetry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
-
-// SourceLabel is the Source of every MCP tool.
-const SourceLabel = "mcp"
 
 // errorFallback is the output of an isError result without text.
 const errorFallback = "MCP tool returned an error"
@@ -92,7 +90,7 @@ func (s *Source) buildTool(t *sdk.Tool, name string, schema json.RawMessage) too
 		Name:         name,
 		Description:  t.Description,
 		InputSchema:  schema,
-		Source:       SourceLabel,
+		Source:       sources.KindMCP.Name,
 		Annotations:  annotationsOf(t),
 		OutputSchema: out.raw(),
 		Run:          s.caller(t.Name, name, out),

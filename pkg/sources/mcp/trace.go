@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolnexus/toolnexus/internal/telemetry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
 )
 
 // reconnectSpan starts the span of one restart attempt ("mcp.reconnect"),
@@ -21,6 +22,6 @@ func (s *Source) reconnectSpan(attempt int) (context.Context, trace.Span) {
 	}
 	return s.env.Tracing.Tracer(telemetry.ScopeName).Start(ctx, "mcp.reconnect",
 		trace.WithNewRoot(),
-		trace.WithAttributes(attribute.String("toolnexus.source", SourceLabel), attribute.String("toolnexus.mcp.server", s.name),
+		trace.WithAttributes(attribute.String("toolnexus.source", sources.KindMCP.Name), attribute.String("toolnexus.mcp.server", s.name),
 			attribute.Int("toolnexus.mcp.attempt", attempt), attribute.String("toolnexus.mcp.transport", s.cfg.Type)))
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -29,7 +30,7 @@ func TestTraceContextReachesTheServer(t *testing.T) {
 		ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
 			TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
 
-		res := reg.Execute(ctx, "tr_meta", tool.Call{Arguments: json.RawMessage(`{}`)})
+		res := testutil.Direct{Reg: reg}.Execute(ctx, "tr_meta", tool.Call{Arguments: json.RawMessage(`{}`)})
 		if res.IsError {
 			t.Fatalf("meta: %+v", res)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -25,7 +26,7 @@ func BenchmarkLoad(b *testing.B) {
 	call := tool.Call{Arguments: json.RawMessage(`{"name":"pdf"}`)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := reg.Execute(context.Background(), skill.ToolName, call); res.IsError {
+		if res := (testutil.Direct{Reg: reg}).Execute(context.Background(), skill.ToolName, call); res.IsError {
 			b.Fatal(res.Output)
 		}
 	}

@@ -18,7 +18,8 @@
 //	src := skill.New(cfg, sources.Env{BaseDir: configDir})
 //	err = src.Start(ctx, reg)          // discover and publish
 //	systemPrompt += src.Prompt()       // tell the model which skills exist
-//	res := reg.Execute(ctx, "skill", tool.Call{Arguments: json.RawMessage(`{"name":"commit-message"}`)})
+//	e, _ := reg.Snapshot().Lookup("skill")
+//	res := e.Tool.Execute(ctx, tool.Call{Arguments: json.RawMessage(`{"name":"commit-message"}`)})
 //
 // The tool's output is a fixed block: the skill's body, its base directory
 // and a sample of the files beside it, so the model can read or run them

@@ -46,7 +46,8 @@ Run scripts/tag.sh VERSION, then push the tag.
 
 	fmt.Println(src.Prompt())
 	fmt.Println("---")
-	res := reg.Execute(context.Background(), "skill", tool.Call{Arguments: json.RawMessage(`{"name":"release"}`)})
+	e, _ := reg.Snapshot().Lookup("skill")
+	res := e.Tool.Execute(context.Background(), tool.Call{Arguments: json.RawMessage(`{"name":"release"}`)})
 	fmt.Println(strings.ReplaceAll(res.Output, dir, "/skills"))
 	// Output:
 	// Skills provide specialized instructions and workflows for specific tasks.

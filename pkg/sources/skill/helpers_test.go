@@ -72,7 +72,7 @@ func start(t *testing.T, cfg skill.Config, baseDir string) fixture {
 // load calls the skill tool through the registry, as the server does.
 func (f fixture) load(name string) tool.Result {
 	args, _ := json.Marshal(map[string]string{"name": name})
-	return f.reg.Execute(context.Background(), skill.ToolName, tool.Call{Arguments: args})
+	return testutil.Direct{Reg: f.reg}.Execute(context.Background(), skill.ToolName, tool.Call{Arguments: args})
 }
 
 // names lists the loaded skills' names in Inventory order.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -142,7 +143,7 @@ func TestInvalidArguments(t *testing.T) {
 	write(t, filepath.Join(root, "a", "SKILL.md"), skillMD("alpha", "A.", "a"))
 	f := start(t, skill.Config{Dirs: []string{root}}, "")
 	for _, args := range []string{`{}`, `{"name":7}`, `{"name":null}`} {
-		res := f.reg.Execute(t.Context(), skill.ToolName, tool.Call{Arguments: []byte(args)})
+		res := testutil.Direct{Reg: f.reg}.Execute(t.Context(), skill.ToolName, tool.Call{Arguments: []byte(args)})
 		if !res.IsError || res.Resolved() != tool.OutcomeInvalidArguments || !strings.Contains(res.Output, `"name" must be a string`) {
 			t.Errorf("%s: got %+v", args, res)
 		}

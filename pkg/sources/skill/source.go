@@ -58,7 +58,7 @@ func New(cfg Config, env sources.Env) *Source {
 		id:     registry.Layer(sources.KindSkill),
 		filter: cfg.Tools,
 		sample: cfg.sampleCap(),
-		log:    env.Log().With("source", SourceLabel),
+		log:    env.Log().With("source", sources.KindSkill.Name),
 	}
 	for _, d := range cfg.Dirs {
 		d = expandHome(d)
@@ -231,7 +231,7 @@ var _ sources.Source = (*Source)(nil)
 // as a server without any would tell it. A nil source (no skill
 // directories configured) has no skills.
 func (s *Source) PromptFor(allows func(toolName, source string) bool) string {
-	if s == nil || !allows(ToolName, SourceLabel) {
+	if s == nil || !allows(ToolName, sources.KindSkill.Name) {
 		return NoSkillsPrompt
 	}
 	return s.Prompt()

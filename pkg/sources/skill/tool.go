@@ -7,15 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// ToolName is the name of the one tool this source publishes; SourceLabel is
-// its source label.
-const (
-	ToolName    = "skill"
-	SourceLabel = "skill"
-)
+// ToolName is the name of the one tool this source publishes; its source
+// label is sources.KindSkill.Name.
+const ToolName = "skill"
 
 // ToolDescription is the skill tool's description, pinned word for word
 // (three paragraphs).
@@ -41,7 +39,7 @@ type rendered struct {
 func newTool(c *catalog) tool.Tool {
 	return tool.Must(tool.New(ToolName, c.run,
 		tool.WithAnnotations(tool.ReadOnlyHints()),
-		tool.WithSource(SourceLabel),
+		tool.WithSource(sources.KindSkill.Name),
 		tool.WithDescription(ToolDescription),
 		tool.WithInputSchema(json.RawMessage(inputSchema))))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 )
 
@@ -17,7 +18,7 @@ func TestPromptForFollowsTheAllowlist(t *testing.T) {
 	write(t, filepath.Join(dir, "skills", "pdf", "SKILL.md"), skillMD("pdf", "Fill in PDF forms.", "body"))
 	f := start(t, skill.Config{Dirs: []string{"skills"}}, dir)
 	byName := func(name, _ string) bool { return name == skill.ToolName }
-	bySource := func(_, source string) bool { return source == skill.SourceLabel }
+	bySource := func(_, source string) bool { return source == sources.KindSkill.Name }
 	none := func(string, string) bool { return false }
 	if got := f.src.PromptFor(byName); got != f.src.Prompt() || !strings.Contains(got, "Fill in PDF forms.") {
 		t.Errorf("allowed by name: %q", got)

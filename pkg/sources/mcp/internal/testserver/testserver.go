@@ -94,6 +94,8 @@ func New(opts Options) *Server {
 	add := func(name, desc string, schema json.RawMessage, h mcp.ToolHandler) {
 		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema}, h)
 	}
+	// The tools that show how results map come first; those that show
+	// behaviour (progress, cancellation, list changes, hangs) next.
 	add("echo", "Echo the text argument.",
 		json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -134,6 +136,16 @@ func New(opts Options) *Server {
 			&mcp.ResourceLink{URI: "file:///l.txt", Name: "l.txt", MIMEType: "text/plain"},
 		}}, nil
 	})
+	s.addBehaviourTools(opts, add)
+	return s
+}
+
+// addTool adds one tool to the server.
+type addTool func(name, desc string, schema json.RawMessage, h mcp.ToolHandler)
+
+// addBehaviourTools adds the tools that report progress, wait, count,
+// change the list, hang or attack, as opts asks.
+func (s *Server) addBehaviourTools(opts Options, add addTool) {
 	add("report", "Three progress notifications (with a token) and three log messages, then the result.", object,
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			tok := req.Params.GetProgressToken()
@@ -247,7 +259,6 @@ func New(opts Options) *Server {
 			return text(n), nil
 		})
 	}
-	return s
 }
 
 // Hang reads stdin and never answers: a server stuck in initialize. It

@@ -1,4 +1,6 @@
-package builtin
+// Package htmltext turns an HTML page into readable plain text for the
+// webfetch tool's text format.
+package htmltext
 
 import (
 	"strings"
@@ -7,7 +9,7 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// htmlToText renders an HTML page as plain text: the text of the elements,
+// Text renders an HTML page as plain text: the text of the elements,
 // a line break around block elements, nothing from script, style and other
 // non-content elements. Whitespace runs inside a line become one space and
 // runs of blank lines become one blank line.
@@ -15,7 +17,7 @@ import (
 // It streams the page through the tokenizer instead of building a DOM, so
 // its memory is about the size of the text it produces: a 5 MiB page costs
 // a few MiB, not the hundreds a tree of nodes would.
-func htmlToText(src string) string {
+func Text(src string) string {
 	z := html.NewTokenizer(strings.NewReader(src))
 	var b strings.Builder
 	skip := 0 // depth inside elements whose content is not text

@@ -1,4 +1,8 @@
-package builtin
+// Package patch parses the apply_patch format models write (a Begin/End
+// Patch envelope of Add, Update and Delete blocks) and applies an Update's
+// hunks to a file's text. It only reads and returns text: paths are checked
+// and files touched by the builtin apply_patch tool.
+package patch
 
 import (
 	"errors"
@@ -50,15 +54,15 @@ type Hunk struct {
 	New string
 }
 
-// PatchError is a patch that cannot be parsed; its text is what the model
+// Error is a patch that cannot be parsed; its text is what the model
 // reads after "apply_patch: ".
-type PatchError struct{ Msg string }
+type Error struct{ Msg string }
 
-func (e *PatchError) Error() string { return e.Msg }
+func (e *Error) Error() string { return e.Msg }
 
 var (
-	errNoBegin = &PatchError{"missing '*** Begin Patch'"}
-	errNoEnd   = &PatchError{"missing '*** End Patch'"}
+	errNoBegin = &Error{"missing '*** Begin Patch'"}
+	errNoEnd   = &Error{"missing '*** End Patch'"}
 )
 
 const (
@@ -70,9 +74,8 @@ const (
 	deleteHeader = "*** Delete File: "
 )
 
-// ParsePatch parses a patch in the grammar above. It only reads text: paths
-// are checked and files touched by the apply_patch tool.
-func ParsePatch(text string) ([]FileOp, error) {
+// Parse parses a patch in the grammar above.
+func Parse(text string) ([]FileOp, error) {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
@@ -91,7 +94,7 @@ func ParsePatch(text string) ([]FileOp, error) {
 		trimmed := strings.TrimSpace(line)
 		if trimmed == endMarker {
 			if len(ops) == 0 {
-				return nil, &PatchError{"the patch has no file operations"}
+				return nil, &Error{"the patch has no file operations"}
 			}
 			return ops, nil
 		}
@@ -134,7 +137,7 @@ func ParsePatch(text string) ([]FileOp, error) {
 	return nil, errNoEnd
 }
 
-func unexpected(line string) error { return &PatchError{"unexpected line: " + line} }
+func unexpected(line string) error { return &Error{"unexpected line: " + line} }
 
 func fileHeader(line string) (kind, path string, ok bool) {
 	for _, h := range [...]struct{ prefix, kind string }{
@@ -186,10 +189,10 @@ func parseHunks(body []string) []Hunk {
 	return hunks
 }
 
-// applyHunks applies an Update's hunks to content in order. Each hunk's old
+// Apply applies an Update's hunks to content in order. Each hunk's old
 // text is looked for after the previous hunk first, then anywhere, so hunks
 // given out of order still apply.
-func applyHunks(content string, hunks []Hunk) (string, error) {
+func Apply(content string, hunks []Hunk) (string, error) {
 	cursor := 0
 	for _, h := range hunks {
 		if h.Old == "" {
@@ -204,7 +207,7 @@ func applyHunks(content string, hunks []Hunk) (string, error) {
 		if idx >= 0 {
 			idx += cursor
 		} else if idx = strings.Index(content, h.Old); idx < 0 {
-			return "", errHunkMismatch
+			return "", ErrMismatch
 		}
 		content = content[:idx] + h.New + content[idx+len(h.Old):]
 		cursor = idx + len(h.New)
@@ -212,4 +215,5 @@ func applyHunks(content string, hunks []Hunk) (string, error) {
 	return content, nil
 }
 
-var errHunkMismatch = errors.New("hunk does not match file contents")
+// ErrMismatch is a hunk whose old text is not in the file.
+var ErrMismatch = errors.New("hunk does not match file contents")

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/toolnexus/toolnexus/internal/pending"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 

@@ -1,4 +1,6 @@
-package builtin
+// Package glob matches workspace-relative paths against the glob patterns
+// the grep and glob tools take: **, *, ?, [...] and {a,b}.
+package glob
 
 import (
 	"errors"
@@ -6,31 +8,33 @@ import (
 	"strings"
 )
 
-// maxGlobAlternatives bounds brace expansion, so {a,b}{c,d}... cannot
+// maxAlternatives bounds brace expansion, so {a,b}{c,d}... cannot
 // multiply into millions of patterns.
-const maxGlobAlternatives = 256
+const maxAlternatives = 256
 
-// globPattern is a compiled glob: ** matches any number of path segments
+// Pattern is a compiled glob: ** matches any number of path segments
 // (zero included), * and ? match within one segment, [...] is a character
 // class, {a,b} gives alternatives. A pattern without "/" matches the base
 // name, so *.md finds sub/c.md.
-type globPattern struct {
+type Pattern struct {
 	alts     [][]string // each alternative split into segments
 	baseName bool
 }
 
-var errBadGlob = errors.New("invalid glob pattern")
+// ErrBad is a pattern that cannot be compiled.
+var ErrBad = errors.New("invalid glob pattern")
 
-func compileGlob(p string) (*globPattern, error) {
+// Compile compiles p; a leading "./" is ignored.
+func Compile(p string) (*Pattern, error) {
 	p = strings.TrimPrefix(p, "./")
 	if p == "" {
-		return nil, errBadGlob
+		return nil, ErrBad
 	}
 	expanded, err := expandBraces(p)
 	if err != nil {
 		return nil, err
 	}
-	g := &globPattern{baseName: !strings.Contains(p, "/")}
+	g := &Pattern{baseName: !strings.Contains(p, "/")}
 	for _, alt := range expanded {
 		segs := strings.Split(alt, "/")
 		for _, s := range segs {
@@ -39,7 +43,7 @@ func compileGlob(p string) (*globPattern, error) {
 			}
 			// path.Match validates the whole segment pattern.
 			if _, err := path.Match(s, ""); err != nil {
-				return nil, errBadGlob
+				return nil, ErrBad
 			}
 		}
 		g.alts = append(g.alts, segs)
@@ -48,7 +52,8 @@ func compileGlob(p string) (*globPattern, error) {
 }
 
 // match reports whether the slash-separated relative path rel matches.
-func (g *globPattern) match(rel string) bool {
+// Match reports whether the slash-separated relative path rel matches.
+func (g *Pattern) Match(rel string) bool {
 	if g.baseName {
 		rel = path.Base(rel)
 	}
@@ -140,8 +145,8 @@ func expandBraces(p string) ([]string, error) {
 				for _, a := range inner {
 					for _, b := range rest {
 						out = append(out, a+b)
-						if len(out) > maxGlobAlternatives {
-							return nil, errBadGlob
+						if len(out) > maxAlternatives {
+							return nil, ErrBad
 						}
 					}
 				}
