@@ -219,8 +219,8 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 	for i, rt := range r.Tokens {
 		key := fmt.Sprintf("auth.tokens[%d]", i)
 		var t struct {
-			Name  string   `json:"name"`
-			Token string   `json:"token"`
+			Name   string   `json:"name"`
+			Token  string   `json:"token"`
 			Tools  []string `json:"tools"`
 			Admin  bool     `json:"admin"`
 			Groups []string `json:"groups"`
