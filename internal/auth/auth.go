@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/toolnexus/toolnexus/internal/callerctx"
 	"github.com/toolnexus/toolnexus/internal/config"
 )
 
@@ -241,15 +242,13 @@ func (a *Authenticator) CheckHeader(value string) (*Principal, error) {
 	return a.Check(tok)
 }
 
-type principalKey struct{}
-
 // With returns ctx carrying the caller.
 func With(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return callerctx.With(ctx, p)
 }
 
 // From returns the caller, or nil when auth is off.
 func From(ctx context.Context) *Principal {
-	p, _ := ctx.Value(principalKey{}).(*Principal)
+	p, _ := callerctx.From(ctx).(*Principal)
 	return p
 }
