@@ -214,3 +214,16 @@ func checkGroupRefs(a Auth, key string, groups []string) error {
 	}
 	return nil
 }
+
+// checkMCPResource accepts an empty server.mcp.resource (the listener's
+// URL) or an absolute http(s) URL without a fragment (RFC 9728).
+func checkMCPResource(r string) error {
+	if r == "" {
+		return nil
+	}
+	u, err := url.Parse(r)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.Fragment != "" {
+		return keyErr("server.mcp.resource", "%q is not an absolute http(s) URL without a fragment, e.g. \"https://tools.example.com/mcp\"", r)
+	}
+	return nil
+}

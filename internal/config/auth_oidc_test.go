@@ -66,6 +66,7 @@ func TestAuthOIDCErrorsNameTheKey(t *testing.T) {
 		{`{"auth": {"groups": {"g": {"tool": ["a"]}}}}`, "config: auth.groups.g.tool: unknown key"},
 		{`{"auth": {"groups": {"g": {}}, "tokens": [{"name": "n", "token": "0123456789", "groups": ["h"]}]}}`, "config: auth.tokens[0].groups[0]: group \"h\" is not in auth.groups (known: g)"},
 		{`{"server": {"mcp": {"resourse": "x"}}}`, "config: server.mcp.resourse: unknown key"},
+		{`{"server": {"mcp": {"resource": "tools.example.com/mcp"}}}`, "config: server.mcp.resource: \"tools.example.com/mcp\" is not an absolute http(s) URL"},
 	}
 	for _, c := range cases {
 		if got := mustFail(t, c.text).Error(); !strings.HasPrefix(got, c.want) {

@@ -335,6 +335,9 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		if err := strictDecode("server.mcp", raw, &r.MCP); err != nil {
 			return s, err
 		}
+		if err := checkMCPResource(r.MCP.Resource); err != nil {
+			return s, err
+		}
 	}
 	if r.Listen != nil {
 		if _, _, err := net.SplitHostPort(*r.Listen); err != nil {
