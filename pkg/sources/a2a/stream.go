@@ -54,7 +54,7 @@ func (c *client) stream(ctx context.Context, text string, observe func(*task), p
 	}
 	req.Header = c.header.Clone()
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.http.Do(req)
+	resp, err := c.callHTTP.Do(req)
 	if err != nil {
 		return nil, unwrapURLError(err)
 	}
