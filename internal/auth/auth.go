@@ -139,7 +139,11 @@ func New(a config.Auth, opts Options) *Authenticator {
 		opts.Logger = slog.Default()
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: fetchTimeout}
+		// Fetches are rare (start, rotation), so no connection is kept
+		// open: nothing lingers once the authenticator is replaced.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableKeepAlives = true
+		opts.HTTPClient = &http.Client{Timeout: fetchTimeout, Transport: tr}
 	}
 	if opts.RefetchInterval <= 0 {
 		opts.RefetchInterval = DefaultRefetchInterval
