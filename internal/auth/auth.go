@@ -9,23 +9,53 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"log/slog"
+	"net/http"
 	"path"
 	"slices"
 	"strings"
+	"time"
+	"unsafe"
 
+	"github.com/toolnexus/toolnexus/internal/callerctx"
 	"github.com/toolnexus/toolnexus/internal/config"
 )
 
-// Principal is an authenticated caller: a named token with an optional
-// allowlist of tools and the admin right.
+// Principal is an authenticated caller: a named token or a JWT's subject,
+// with an optional allowlist of tools and the admin right.
 type Principal struct {
-	// Name is the token's name from auth.tokens; it is what logs, metrics
-	// and the audit trail show, never the token itself.
+	// Name is the token's name from auth.tokens, or the value of a JWT's
+	// principal claim; it is what logs, metrics, sessions and the audit
+	// trail show, never the token itself.
 	Name string
 	// Admin may call the admin RPCs (Reload, other principals' sessions).
 	Admin bool
+	// Groups are the caller's groups: a static token's auth.tokens groups,
+	// or a JWT's groups claim (all of it, matched in auth.groups or not).
+	Groups []string
+	// Issuer is the auth.oidc issuer of a JWT caller; empty for a static
+	// token.
+	Issuer string
 	// patterns are the token's tool globs; nil allows everything.
 	patterns []string
+	// token is the verified JWT, kept only so it can be exchanged for an
+	// upstream's token (BearerToken); String and GoString hide it.
+	token string
+}
+
+// String is the name: a principal printed by accident shows no token.
+func (p *Principal) String() string { return p.Name }
+
+// GoString is the name too, for %#v.
+func (p *Principal) GoString() string { return "auth.Principal{" + p.Name + "}" }
+
+// BearerToken is the caller's verified JWT, for an RFC 8693 token
+// exchange; empty for a static token. Never log or forward it.
+func (p *Principal) BearerToken() string {
+	if p == nil {
+		return ""
+	}
+	return p.token
 }
 
 // NewPrincipal makes a principal; patterns nil (not empty) allows every tool.
@@ -65,11 +95,33 @@ var (
 	ErrInvalid   = errors.New("invalid bearer token")
 )
 
-// Authenticator checks bearer tokens. Tokens are compared as SHA-256
-// digests in constant time, so neither timing nor length reveals a token.
+// Authenticator checks bearer tokens: static tokens, compared as SHA-256
+// digests in constant time so neither timing nor length reveals one, and
+// JWTs from the auth.oidc issuers, verified once and then cached by digest
+// until they expire.
 type Authenticator struct {
-	tokens []token
+	tokens  []token
+	issuers []*issuer
+	cache   *tokenCache
+	failed  func(Reason)
+	now     func() time.Time
 }
+
+// Options are what an Authenticator needs beyond its config.
+type Options struct {
+	// Logger reports an identity provider going down and back up.
+	Logger *slog.Logger
+	// Failed counts a refused credential (toolnexus_auth_failures_total).
+	Failed func(Reason)
+	// HTTPClient fetches discovery documents and keys; nil = a default.
+	HTTPClient *http.Client
+	// RefetchInterval is the least time between two key fetches from one
+	// issuer; 0 = DefaultRefetchInterval.
+	RefetchInterval time.Duration
+}
+
+// DefaultRefetchInterval rate-limits key fetches caused by unknown key ids.
+const DefaultRefetchInterval = time.Second
 
 type token struct {
 	digest [32]byte
@@ -77,37 +129,110 @@ type token struct {
 }
 
 // New builds the authenticator for the auth config, or nil when auth is off.
-func New(a config.Auth) *Authenticator {
+// Each issuer's keys are fetched before it returns; an issuer that does not
+// answer is logged once and retried when its tokens arrive.
+func New(a config.Auth, opts Options) *Authenticator {
 	if !a.Enabled() {
 		return nil
 	}
-	au := &Authenticator{}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.HTTPClient == nil {
+		// Fetches are rare (start, rotation), so no connection is kept
+		// open: nothing lingers once the authenticator is replaced.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableKeepAlives = true
+		opts.HTTPClient = &http.Client{Timeout: fetchTimeout, Transport: tr}
+	}
+	if opts.RefetchInterval <= 0 {
+		opts.RefetchInterval = DefaultRefetchInterval
+	}
+	au := &Authenticator{failed: opts.Failed, now: time.Now}
 	for _, t := range a.Tokens {
-		au.tokens = append(au.tokens, token{digest: sha256.Sum256([]byte(t.Value)), p: NewPrincipal(t.Name, t.Tools, t.Admin)})
+		p := NewPrincipal(t.Name, t.Tools, t.Admin)
+		if len(t.Groups) > 0 {
+			p = withGroups(p, t.Groups, a.Groups)
+		}
+		au.tokens = append(au.tokens, token{digest: sha256.Sum256([]byte(t.Value)), p: p})
+	}
+	if len(a.OIDC) > 0 {
+		au.cache = new(tokenCache)
+	}
+	for _, c := range a.OIDC {
+		is := newIssuer(c, a.Groups, opts.HTTPClient, opts.Logger, opts.RefetchInterval)
+		is.keys.refresh()
+		au.issuers = append(au.issuers, is)
 	}
 	return au
 }
 
-// Check finds the principal of a token. Every token is compared, match or
-// not.
+// Check finds the principal of a token. Every static token is compared,
+// match or not; a JWT is looked up in the cache and verified on a miss.
 func (a *Authenticator) Check(tok string) (*Principal, error) {
-	d := sha256.Sum256([]byte(tok))
+	// Hashed in place: converting a JWT-sized string to []byte would copy
+	// it to the heap on every call.
+	d := sha256.Sum256(unsafe.Slice(unsafe.StringData(tok), len(tok)))
 	var found *Principal
 	for i := range a.tokens {
 		if subtle.ConstantTimeCompare(d[:], a.tokens[i].digest[:]) == 1 {
 			found = a.tokens[i].p
 		}
 	}
-	if found == nil {
-		return nil, ErrInvalid
+	if found != nil {
+		return found, nil
 	}
-	return found, nil
+	r := ReasonUnknownToken
+	if a.cache != nil {
+		now := a.now()
+		if p := a.cache.get(&d, now.UnixNano()); p != nil {
+			return p, nil
+		}
+		var p *Principal
+		if p, r = a.verifyJWT(tok, &d, now); p != nil {
+			return p, nil
+		}
+	}
+	a.count(r)
+	return nil, refusal(r)
+}
+
+// verifyJWT checks a token that is not a static one against the issuer its
+// "iss" names, and caches it when valid.
+func (a *Authenticator) verifyJWT(tok string, d *[32]byte, now time.Time) (*Principal, Reason) {
+	h, payload, ok := splitJWT(tok)
+	if !ok {
+		return nil, ReasonUnknownToken
+	}
+	if strings.EqualFold(h.Alg, "none") {
+		return nil, ReasonAlgNone
+	}
+	iss := unverifiedIssuer(payload)
+	for _, is := range a.issuers {
+		if is.cfg.Issuer != iss {
+			continue
+		}
+		p, until, r := is.verify(tok, h, now)
+		if r != ReasonNone {
+			return nil, r
+		}
+		a.cache.put(d, p, until)
+		return p, ReasonNone
+	}
+	return nil, ReasonWrongIssuer
+}
+
+func (a *Authenticator) count(r Reason) {
+	if a.failed != nil {
+		a.failed(r)
+	}
 }
 
 // CheckHeader is Check for an "Authorization"-style value: "Bearer X"
 // (either case of the scheme). An empty value is ErrMissing.
 func (a *Authenticator) CheckHeader(value string) (*Principal, error) {
 	if value == "" {
+		a.count(ReasonMissing)
 		return nil, ErrMissing
 	}
 	tok, ok := strings.CutPrefix(value, "Bearer ")
@@ -115,20 +240,19 @@ func (a *Authenticator) CheckHeader(value string) (*Principal, error) {
 		tok, ok = strings.CutPrefix(value, "bearer ")
 	}
 	if !ok {
+		a.count(ReasonMalformed)
 		return nil, ErrMalformed
 	}
 	return a.Check(tok)
 }
 
-type principalKey struct{}
-
 // With returns ctx carrying the caller.
 func With(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return callerctx.With(ctx, p)
 }
 
 // From returns the caller, or nil when auth is off.
 func From(ctx context.Context) *Principal {
-	p, _ := ctx.Value(principalKey{}).(*Principal)
+	p, _ := callerctx.From(ctx).(*Principal)
 	return p
 }

@@ -137,11 +137,14 @@ func checkToolLimits(key string, t rawToolLimits) error {
 // Auth is the `auth` section: bearer tokens, each with an optional allowlist.
 type Auth struct {
 	Tokens []Token
+	// OIDC and Groups are auth.oidc and auth.groups (auth_oidc.go).
+	OIDC   []OIDCIssuer
+	Groups map[string]Group
 }
 
-// Enabled reports whether any token is configured (then every RPC but
-// health and reflection needs one).
-func (a Auth) Enabled() bool { return len(a.Tokens) > 0 }
+// Enabled reports whether any token or identity provider is configured
+// (then every RPC but health and reflection needs a credential).
+func (a Auth) Enabled() bool { return len(a.Tokens) > 0 || len(a.OIDC) > 0 }
 
 // Token is one bearer token. Value is the expanded secret: never log it.
 type Token struct {
@@ -154,6 +157,8 @@ type Token struct {
 	// agent that can run tools must not also be able to re-point the
 	// server at a changed config file (see pkg/server/auth.go).
 	Admin bool
+	// Groups name entries of auth.groups whose tools the token may use too.
+	Groups []string
 }
 
 // String hides the secret, so a Token printed by accident leaks nothing.
@@ -166,18 +171,24 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 	}
 	var r struct {
 		Tokens []json.RawMessage `json:"tokens"`
+		OIDC   json.RawMessage   `json:"oidc"`
+		Groups json.RawMessage   `json:"groups"`
 	}
 	if err := strictDecode("auth", raw, &r); err != nil {
+		return a, err
+	}
+	if err := parseAuthIdentity(&a, nonNull(r.OIDC), nonNull(r.Groups)); err != nil {
 		return a, err
 	}
 	names := map[string]bool{}
 	for i, rt := range r.Tokens {
 		key := fmt.Sprintf("auth.tokens[%d]", i)
 		var t struct {
-			Name  string   `json:"name"`
-			Token string   `json:"token"`
-			Tools []string `json:"tools"`
-			Admin bool     `json:"admin"`
+			Name   string   `json:"name"`
+			Token  string   `json:"token"`
+			Tools  []string `json:"tools"`
+			Admin  bool     `json:"admin"`
+			Groups []string `json:"groups"`
 		}
 		if field.IsNull(rt) {
 			return a, keyErr(key, "must be an object such as {\"name\": \"agent-a\", \"token\": \"${AGENT_A_TOKEN}\"}")
@@ -208,7 +219,10 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 				return a, keyErr(fmt.Sprintf("%s.tools[%d]", key, j), "bad glob pattern %q: %v", p, err)
 			}
 		}
-		a.Tokens = append(a.Tokens, Token{Name: t.Name, Value: val, Tools: t.Tools, Admin: t.Admin})
+		if err := checkGroupRefs(a, key+".groups", t.Groups); err != nil {
+			return a, err
+		}
+		a.Tokens = append(a.Tokens, Token{Name: t.Name, Value: val, Tools: t.Tools, Admin: t.Admin, Groups: t.Groups})
 	}
 	return a, nil
 }
@@ -246,6 +260,9 @@ type MCPGateway struct {
 	Name    string   `json:"name"`
 	Version string   `json:"version"`
 	Tools   []string `json:"tools"`
+	// Resource is the URL /mcp names itself by as an OAuth protected
+	// resource (RFC 9728); empty = the listener's URL + /mcp.
+	Resource string `json:"resource"`
 }
 
 func parseServer(raw json.RawMessage) (Server, error) {
@@ -281,6 +298,9 @@ func parseServer(raw json.RawMessage) (Server, error) {
 	}
 	if raw := nonNull(r.MCPRaw); raw != nil {
 		if err := strictDecode("server.mcp", raw, &r.MCP); err != nil {
+			return s, err
+		}
+		if err := checkMCPResource(r.MCP.Resource); err != nil {
 			return s, err
 		}
 	}

@@ -61,8 +61,9 @@ type Core struct {
 	sessions *session.Manager
 	box      *sandbox.Sandbox
 
-	cfg  atomic.Pointer[config.Config]
-	auth atomic.Pointer[auth.Authenticator]
+	cfg      atomic.Pointer[config.Config]
+	auth     atomic.Pointer[auth.Authenticator]
+	authOpts auth.Options // shared by the authenticators of every reload
 
 	applyMu sync.Mutex // serialises Apply
 
@@ -86,6 +87,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c := &Core{log: log, reg: registry.New(registry.WithLogger(log))}
 	c.metrics = metrics.New(promReg)
+	c.authOpts = authOptions(promReg, log)
 	kinds := make([]string, 0, len(sources.Kinds()))
 	for _, k := range sources.Kinds() {
 		kinds = append(kinds, k.Name)
@@ -110,7 +112,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	metrics.RegisterState(promReg, c.stateForMetrics)
 	c.cfg.Store(cfg)
-	if au := auth.New(cfg.Auth); au != nil {
+	if au := c.newAuthenticator(cfg.Auth); au != nil {
 		c.auth.Store(au)
 	}
 	for _, w := range cfg.Warnings {
@@ -217,7 +219,7 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	}
 	c.exec.SetLimits(cfg.Limits)
 	c.sessions.SetLimits(cfg.Sessions)
-	c.auth.Store(auth.New(cfg.Auth))
+	c.auth.Store(c.newAuthenticator(cfg.Auth))
 	c.cfg.Store(cfg)
 	c.metrics.Reloads.WithLabelValues("ok").Inc()
 	out := Report{Revision: c.reg.Snapshot().Revision(), Failed: map[string]error{}}

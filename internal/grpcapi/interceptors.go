@@ -158,7 +158,7 @@ func (a *API) authenticate(ctx context.Context, fullMethod string) (context.Cont
 	case errors.Is(err, auth.ErrMalformed):
 		return nil, status.Error(codes.Unauthenticated, "malformed authorization metadata: expected \"Bearer <token>\"")
 	case err != nil:
-		return nil, status.Error(codes.Unauthenticated, "invalid bearer token")
+		return nil, status.Error(codes.Unauthenticated, err.Error()) // a fixed reason, never the token
 	}
 	if adminMethod(fullMethod) && !p.Admin {
 		return nil, status.Errorf(codes.PermissionDenied, "token %q may not call %s: it needs \"admin\": true in auth.tokens (SourceService is for operators: agent tokens neither reload the server nor read its sources and paths)", p.Name, fullMethod)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -26,6 +27,10 @@ type Core interface {
 	Authenticator() *auth.Authenticator
 	// CheckSession refuses a malformed Toolnexus-Session header.
 	CheckSession(id string) error
+	// Config is the config in force: the OAuth resource metadata reads
+	// auth.oidc and server.mcp.resource from it on every request, so a
+	// reload is seen at once.
+	Config() *config.Config
 }
 
 var _ Core = (*core.Core)(nil)

@@ -132,6 +132,8 @@ type Gateway struct {
 	hardCancel context.CancelFunc
 	closeOnce  sync.Once
 	stateless  bool // see stateless.go
+	// base is the listener's URL, for the default OAuth resource (oauth.go).
+	base listenURL
 }
 
 // Options configures the gateway (the server.mcp section).
@@ -590,13 +592,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p, err := au.CheckHeader(r.Header.Get("Authorization"))
 	switch {
 	case errors.Is(err, auth.ErrMissing):
-		unauthorized(w, `missing bearer token: send the header "Authorization: Bearer <token>" with a token from auth.tokens`)
+		g.unauthorized(w, `missing bearer token: send the header "Authorization: Bearer <token>" with a token from auth.tokens or the identity provider`, false)
 		return
 	case errors.Is(err, auth.ErrMalformed):
-		unauthorized(w, `malformed Authorization header: expected "Bearer <token>"`)
+		g.unauthorized(w, `malformed Authorization header: expected "Bearer <token>"`, true)
 		return
 	case err != nil:
-		unauthorized(w, "invalid bearer token")
+		g.unauthorized(w, err.Error(), true) // a fixed reason, never the token
 		return
 	}
 	g.serveSDK(g.handler, w, r.WithContext(auth.With(r.Context(), p)))
@@ -612,11 +614,6 @@ func (g *Gateway) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Reques
 		}
 	}
 	h.ServeHTTP(w, r)
-}
-
-func unauthorized(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="toolnexus"`)
-	http.Error(w, msg, http.StatusUnauthorized)
 }
 
 // Drain refuses new requests and waits for the calls in flight, until ctx

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 )
 
 // The MCP gateway's path and the keys of the _meta objects it reads and
@@ -145,6 +147,9 @@ func (s *Server) serveMCP(errc chan<- error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, s.mcp)
+	mux.Handle(mcpgateway.ResourceMetadataPath, s.mcp.ResourceMetadata())
+	mux.Handle(mcpgateway.ResourceMetadataPath+MCPPath, s.mcp.ResourceMetadata())
+	s.mcp.SetBaseURL(mcpBaseURL(lis.Addr().String(), s.core.Config().Server.TLS.Enabled()))
 	s.mcpSrv = mcpHTTPServer(boundBody(mux, mcpBodyTimeout), s.mcpConns.track)
 	go func() {
 		if err := s.mcpSrv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -222,4 +227,13 @@ func (t *connTracker) closeUnused() {
 			_ = c.Close()
 		}
 	}
+}
+
+// mcpBaseURL is the MCP listener's own URL, the default OAuth resource's
+// origin.
+func mcpBaseURL(addr string, tls bool) string {
+	if tls {
+		return "https://" + addr
+	}
+	return "http://" + addr
 }

@@ -28,10 +28,13 @@ import (
 
 // client speaks JSON-RPC 2.0 over HTTP to one agent.
 type client struct {
-	http   *http.Client
-	header http.Header // Content-Type, Accept, A2A-Version, the expanded config headers
-	ep     endpoint
-	nextID atomic.Int64
+	http *http.Client
+	// callHTTP makes the calls (http with a token exchange when the agent has
+	// one; the card fetch has no caller, so it uses http).
+	callHTTP *http.Client
+	header   http.Header // Content-Type, Accept, A2A-Version, the expanded config headers
+	ep       endpoint
+	nextID   atomic.Int64
 	// maxBody bounds one response; a task carries its history and
 	// artifacts, so allow a good margin over the output cap.
 	maxBody int64
@@ -79,7 +82,7 @@ func (c *client) call(ctx context.Context, method string, params any) (json.RawM
 		return nil, err
 	}
 	req.Header = c.header.Clone()
-	resp, err := c.http.Do(req)
+	resp, err := c.callHTTP.Do(req)
 	if err != nil {
 		return nil, unwrapURLError(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
+	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 )
 
 // Defaults for an agent entry, in milliseconds.
@@ -36,10 +37,13 @@ type AgentConfig struct {
 	// Disabled is the resolved enabled/disabled pair: `disabled: true` wins,
 	// then `enabled: false`.
 	Disabled bool `json:"disabled,omitempty"`
+	// TokenExchange sends the caller's identity with every call, exchanged
+	// (RFC 8693); the card fetch, which has no caller, does not use it.
+	TokenExchange *tokenexchange.Config `json:"tokenExchange,omitempty"`
 }
 
 // knownKeys are the keys an agent entry may carry, for the unknown-key warning.
-var knownKeys = []string{"card", "headers", "timeout", "pollEvery", "enabled", "disabled"}
+var knownKeys = []string{"card", "headers", "timeout", "pollEvery", "enabled", "disabled", "tokenExchange"}
 
 // ParseConfig reads the `agents` section: an object mapping an agent id to
 // its entry. A missing or null section gives no agents. Errors name the key
@@ -121,6 +125,9 @@ func parseAgent(id string, raw json.RawMessage) (AgentConfig, []string, error) {
 	}
 
 	var err error
+	if cfg.TokenExchange, err = tokenexchange.Parse(id, fields); err != nil {
+		return AgentConfig{}, nil, err
+	}
 	if cfg.Timeout, err = field.Object(fields).Millis("", "timeout", DefaultTimeout, fmt.Sprintf("must be a positive whole number of milliseconds (default %d)", DefaultTimeout)); err != nil {
 		return AgentConfig{}, nil, field.Under(id, err)
 	}

@@ -95,8 +95,8 @@ func TestParseConfigUnknownKeysWarn(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		`a: unknown key "pollevery" is ignored (known keys: card, headers, timeout, pollEvery, enabled, disabled)`,
-		`a: unknown key "tools" is ignored (known keys: card, headers, timeout, pollEvery, enabled, disabled)`,
+		`a: unknown key "pollevery" is ignored (known keys: card, headers, timeout, pollEvery, enabled, disabled, tokenExchange)`,
+		`a: unknown key "tools" is ignored (known keys: card, headers, timeout, pollEvery, enabled, disabled, tokenExchange)`,
 	}
 	if !reflect.DeepEqual(warns, want) || got["a"].PollEvery != 1000 {
 		t.Errorf("warnings = %q (pollEvery %d), want %q", warns, got["a"].PollEvery, want)

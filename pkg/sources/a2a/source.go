@@ -12,6 +12,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -119,6 +120,14 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	}
 	for k, v := range headers {
 		c.header.Set(k, v)
+	}
+	c.callHTTP = c.http
+	if tx := s.cfg.TokenExchange; tx != nil {
+		x, err := tokenexchange.New("agent "+s.id, *tx, c.http)
+		if err != nil {
+			return s.fail(err)
+		}
+		c.callHTTP = tokenexchange.Client(c.http, x)
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, min(time.Duration(s.cfg.Timeout)*time.Millisecond, maxCardWait))

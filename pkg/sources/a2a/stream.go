@@ -72,7 +72,7 @@ func (c *client) openStream(ctx context.Context, text string) (method string, re
 	}
 	req.Header = c.header.Clone()
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err = c.http.Do(req)
+	resp, err = c.callHTTP.Do(req)
 	if err != nil {
 		return method, nil, unwrapURLError(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
+	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 )
 
 // Defaults and the closed vocabularies of a declaration.
@@ -33,8 +34,8 @@ var (
 	bodyModes   = []string{BodyJSON, BodyForm, BodyRaw}
 	resultModes = []string{ResultText, ResultJSON, ResultStatusText}
 
-	toolKeys    = []string{"name", "description", "method", "url", "headers", "query", "body", "inputSchema", "timeout", "resultMode"}
-	openapiKeys = []string{"spec", "baseUrl", "headers", "prefix", "operations", "timeout"}
+	toolKeys    = []string{"name", "description", "method", "url", "headers", "query", "body", "inputSchema", "timeout", "resultMode", "tokenExchange"}
+	openapiKeys = []string{"spec", "baseUrl", "headers", "prefix", "operations", "timeout", "tokenExchange"}
 
 	validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 )
@@ -61,6 +62,8 @@ type ToolConfig struct {
 	InputSchema json.RawMessage   `json:"inputSchema,omitempty"`
 	Timeout     int               `json:"timeout"`
 	ResultMode  string            `json:"resultMode"`
+	// TokenExchange sends the caller's identity, exchanged (RFC 8693).
+	TokenExchange *tokenexchange.Config `json:"tokenExchange,omitempty"`
 }
 
 // OpenAPIConfig is one imported spec (an entry of the `openapi` list).
@@ -77,6 +80,9 @@ type OpenAPIConfig struct {
 	Operations sources.Filter `json:"operations,omitempty"`
 	// Timeout bounds fetching the spec and each call, in ms.
 	Timeout int `json:"timeout"`
+	// TokenExchange sends the caller's identity to every operation,
+	// exchanged (RFC 8693); fetching the spec does not use it.
+	TokenExchange *tokenexchange.Config `json:"tokenExchange,omitempty"`
 }
 
 // ParseConfig reads the `http` and `openapi` sections (either may be nil).
@@ -212,6 +218,9 @@ func parseTool(at string, raw json.RawMessage) (ToolConfig, error) {
 	if tc.Headers, err = headers(at, m); err != nil {
 		return tc, err
 	}
+	if tc.TokenExchange, err = tokenexchange.Parse(at, m); err != nil {
+		return tc, err
+	}
 	if raw, ok := m["query"]; ok && !field.IsNull(raw) {
 		if err := json.Unmarshal(raw, &tc.Query); err != nil {
 			return tc, field.Errorf(at+".query", "must be a list of argument names, e.g. [\"page\", \"limit\"]")
@@ -271,6 +280,9 @@ func parseOpenAPI(at string, raw json.RawMessage) (OpenAPIConfig, error) {
 		}
 	}
 	if oc.Headers, err = headers(at, m); err != nil {
+		return oc, err
+	}
+	if oc.TokenExchange, err = tokenexchange.Parse(at, m); err != nil {
 		return oc, err
 	}
 	if oc.Prefix, err = field.Object(m).String(at, "prefix", false); err != nil {

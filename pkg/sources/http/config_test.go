@@ -58,7 +58,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{`[{"name":"a","url":"https://x.test/{id"}]`, ``, `[0].url: unclosed { in "https://x.test/{id"; placeholders look like {id}`},
 		{`[{"name":"a","url":"https://x.test/{}"}]`, ``, `[0].url: bad placeholder {} in "https://x.test/{}"; placeholders look like {id}`},
 		{`[{"name":"a","url":"https://x.test","heders":{}}]`, ``, `[0].heders: unknown key; did you mean "headers"?`},
-		{`[{"name":"a","url":"https://x.test","zzz":1}]`, ``, `[0].zzz: unknown key; valid keys are name, description, method, url, headers, query, body, inputSchema, timeout, resultMode`},
+		{`[{"name":"a","url":"https://x.test","zzz":1}]`, ``, `[0].zzz: unknown key; valid keys are name, description, method, url, headers, query, body, inputSchema, timeout, resultMode, tokenExchange`},
 		{`[{"name":"a","url":"https://x.test","headers":{"A":1}}]`, ``, `[0].headers: must be an object of header names to string values, e.g. {"Authorization": "Bearer ${TOKEN}"}`},
 		{`[{"name":"a","url":"https://x.test","query":"page"}]`, ``, `[0].query: must be a list of argument names, e.g. ["page", "limit"]`},
 		{`[{"name":"a","url":"https://x.test","body":"xml"}]`, ``, `[0].body: must be one of json, form, raw (got "xml")`},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -21,6 +22,9 @@ func declared(tc ToolConfig, client *http.Client, maxBytes int) (tool.Tool, erro
 	hdr, err := expandHeaders(tc.Headers)
 	if err != nil {
 		return tool.Tool{}, fmt.Errorf("http tool %q: %w", tc.Name, err)
+	}
+	if client, err = withExchange("http tool "+tc.Name, tc.TokenExchange, client); err != nil {
+		return tool.Tool{}, err
 	}
 	method := tc.Method
 	if method == "" {
@@ -108,4 +112,17 @@ func millisOr(ms int) time.Duration {
 		ms = DefaultTimeoutMillis
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// withExchange is client sending the caller's exchanged token, when the
+// tool or spec has a tokenExchange; client itself otherwise.
+func withExchange(upstream string, cfg *tokenexchange.Config, client *http.Client) (*http.Client, error) {
+	if cfg == nil {
+		return client, nil
+	}
+	x, err := tokenexchange.New(upstream, *cfg, client)
+	if err != nil {
+		return nil, err
+	}
+	return tokenexchange.Client(client, x), nil
 }

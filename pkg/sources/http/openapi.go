@@ -24,12 +24,15 @@ const maxSpecBytes = 16 << 20
 
 // specLoader imports one `openapi` entry.
 type specLoader struct {
-	at       string // "openapi[0]", for messages
-	cfg      OpenAPIConfig
-	baseDir  string
-	client   *http.Client
-	maxBytes int
-	redact   sources.Redactor
+	at      string // "openapi[0]", for messages
+	cfg     OpenAPIConfig
+	baseDir string
+	client  *http.Client
+	// callClient makes the operations' calls (client with a token
+	// exchange, when the spec has one).
+	callClient *http.Client
+	maxBytes   int
+	redact     sources.Redactor
 }
 
 // load fetches and parses the spec and builds one tool per kept operation.
@@ -172,7 +175,7 @@ func (l *specLoader) operation(base, path, method, id string, item *openapi3.Pat
 		query:      map[string]bool{},
 		timeout:    timeout,
 		resultMode: ResultText,
-		client:     l.client,
+		client:     l.callClient,
 		maxBytes:   l.maxBytes,
 	}
 	var warns []string

@@ -82,6 +82,11 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	for i, oc := range s.cfg.OpenAPI {
 		at := fmt.Sprintf("openapi[%d]", i)
 		l := &specLoader{at: at, cfg: oc, baseDir: s.env.BaseDir, client: s.client, maxBytes: maxBytes}
+		var err error
+		if l.callClient, err = withExchange(fmt.Sprintf("%s (%s)", at, oc.Spec), oc.TokenExchange, s.client); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
 		got, warns, err := l.load(ctx)
 		for _, w := range warns {
 			log.Warn(w, "spec", oc.Spec)

@@ -1,0 +1,201 @@
+package auth
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+)
+
+// issuer verifies the JWTs of one auth.oidc entry.
+type issuer struct {
+	cfg    config.OIDCIssuer
+	keys   *keySource
+	groups map[string]config.Group
+}
+
+func newIssuer(c config.OIDCIssuer, groups map[string]config.Group, client *http.Client, log *slog.Logger, minInterval time.Duration) *issuer {
+	return &issuer{cfg: c, groups: groups, keys: &keySource{issuer: c.Issuer, jwksURL: c.JWKSURL, client: client, log: log, minInterval: minInterval}}
+}
+
+// jwtHeader is the part of a JOSE header a check needs.
+type jwtHeader struct {
+	Alg string `json:"alg"`
+	Kid string `json:"kid"`
+}
+
+// splitJWT decodes a compact JWS's header and (unverified) payload; ok is
+// false when tok is not shaped like a JWT at all, so it is judged as a
+// static token instead.
+func splitJWT(tok string) (h jwtHeader, payload []byte, ok bool) {
+	first := strings.IndexByte(tok, '.')
+	last := strings.LastIndexByte(tok, '.')
+	if first <= 0 || last == first || strings.Count(tok, ".") != 2 {
+		return h, nil, false
+	}
+	hb, err := base64.RawURLEncoding.DecodeString(tok[:first])
+	if err != nil || json.Unmarshal(hb, &h) != nil || h.Alg == "" {
+		return h, nil, false
+	}
+	payload, err = base64.RawURLEncoding.DecodeString(tok[first+1 : last])
+	if err != nil {
+		return h, nil, false
+	}
+	return h, payload, true
+}
+
+// unverifiedIssuer reads "iss" to pick the issuer whose keys must have
+// signed the token; nothing else is trusted before the signature checks.
+func unverifiedIssuer(payload []byte) string {
+	var c struct {
+		Iss string `json:"iss"`
+	}
+	_ = json.Unmarshal(payload, &c)
+	return c.Iss
+}
+
+// verify checks tok's signature and claims; on success it returns the
+// caller and the time (Unix ns) its validation stops holding.
+func (is *issuer) verify(tok string, h jwtHeader, now time.Time) (*Principal, int64, Reason) {
+	if strings.EqualFold(h.Alg, "none") {
+		return nil, 0, ReasonAlgNone
+	}
+	candidates, ok := is.keys.find(h.Kid)
+	if !ok {
+		return nil, 0, ReasonProviderUnreachable
+	}
+	if len(candidates) == 0 {
+		return nil, 0, ReasonUnknownKey
+	}
+	payload, r := verifySignature(tok, h.Alg, candidates)
+	if r != ReasonNone {
+		return nil, 0, r
+	}
+	return is.checkClaims(tok, payload, now)
+}
+
+func verifySignature(tok, alg string, candidates []jose.JSONWebKey) ([]byte, Reason) {
+	jws, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(alg)})
+	if err != nil || len(jws.Signatures) != 1 {
+		return nil, ReasonBadSignature
+	}
+	fitted := false
+	for i := range candidates {
+		if !algFits(alg, &candidates[i]) {
+			continue
+		}
+		fitted = true
+		if payload, err := jws.Verify(&candidates[i]); err == nil {
+			return payload, ReasonNone
+		}
+	}
+	if !fitted {
+		return nil, ReasonAlgMismatch
+	}
+	return nil, ReasonBadSignature
+}
+
+// claims are the registered claims a check reads; the rest (principal,
+// groups) are looked up by their configured names in all.
+type claims struct {
+	Iss   string          `json:"iss"`
+	Aud   json.RawMessage `json:"aud"`
+	Exp   *json.Number    `json:"exp"`
+	Nbf   *json.Number    `json:"nbf"`
+	Scope string          `json:"scope"`
+	Scp   json.RawMessage `json:"scp"`
+}
+
+func (is *issuer) checkClaims(tok string, payload []byte, now time.Time) (*Principal, int64, Reason) {
+	var c claims
+	var all map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if dec.Decode(&all) != nil || json.Unmarshal(payload, &c) != nil {
+		return nil, 0, ReasonBadClaims
+	}
+	if c.Iss != is.cfg.Issuer {
+		return nil, 0, ReasonWrongIssuer
+	}
+	if !contains(stringOrList(c.Aud), is.cfg.Audience) {
+		return nil, 0, ReasonWrongAudience
+	}
+	skew := is.cfg.ClockSkew
+	exp, ok := unixTime(c.Exp)
+	if !ok {
+		return nil, 0, ReasonBadClaims // a token that never expires is not accepted
+	}
+	if !now.Before(exp.Add(skew)) {
+		return nil, 0, ReasonExpired
+	}
+	if nbf, ok := unixTime(c.Nbf); c.Nbf != nil && (!ok || now.Add(skew).Before(nbf)) {
+		return nil, 0, ReasonNotYetValid
+	}
+	if len(is.cfg.RequiredScopes) > 0 {
+		have := strings.Fields(c.Scope)
+		if len(have) == 0 {
+			have = stringOrList(c.Scp)
+		}
+		for _, s := range is.cfg.RequiredScopes {
+			if !contains(have, s) {
+				return nil, 0, ReasonMissingScope
+			}
+		}
+	}
+	var name string
+	if json.Unmarshal(all[is.cfg.PrincipalClaim], &name) != nil || name == "" {
+		return nil, 0, ReasonBadClaims
+	}
+	var groups []string
+	if raw, ok := all[is.cfg.GroupsClaim]; ok {
+		groups = stringOrList(raw)
+	}
+	p := principalOfGroups(name, groups, is.groups)
+	p.token = tok
+	p.Issuer = is.cfg.Issuer
+	return p, exp.Add(skew).UnixNano(), ReasonNone
+}
+
+// stringOrList reads a claim that is one string or a list of strings (aud,
+// scp, groups); anything else is empty.
+func stringOrList(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if one == "" {
+			return nil
+		}
+		return []string{one}
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return list
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func unixTime(n *json.Number) (time.Time, bool) {
+	if n == nil {
+		return time.Time{}, false
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(f), 0), true
+}

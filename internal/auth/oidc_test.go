@@ -1,0 +1,254 @@
+package auth_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/testutil/idp"
+)
+
+const audience = "https://toolnexus.test/mcp"
+
+func authFor(t *testing.T, p *idp.Provider, mod func(*config.Auth)) (*auth.Authenticator, *[]auth.Reason) {
+	t.Helper()
+	a := config.Auth{
+		OIDC:   []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}},
+		Groups: map[string]config.Group{"dev": {Tools: []string{"read", "grep"}}, "ops": {Tools: []string{"bash"}, Admin: true}},
+	}
+	if mod != nil {
+		mod(&a)
+	}
+	var failed []auth.Reason
+	return auth.New(a, auth.Options{RefetchInterval: time.Nanosecond, Failed: func(r auth.Reason) { failed = append(failed, r) }}), &failed
+}
+
+// Every way a hostile or broken token is refused names its own reason, and
+// the refusal text never contains the token.
+func TestJWTRefusalReasons(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	au, failed := authFor(t, p, func(a *config.Auth) { a.OIDC[0].RequiredScopes = []string{"tools"} })
+	good := idp.Claims{"sub": "alice", "aud": audience, "scope": "openid tools"}
+	with := func(k string, v any) idp.Claims {
+		c := idp.Claims{}
+		for kk, vv := range good {
+			c[kk] = vv
+		}
+		c[k] = v
+		return c
+	}
+	cases := []struct {
+		name string
+		tok  string
+		want auth.Reason
+	}{
+		{"bad signature", p.MintTampered(good, with("sub", "root")), auth.ReasonBadSignature},
+		{"unknown key", p.MintUnpublished(good), auth.ReasonUnknownKey},
+		{"alg none", p.MintAlgNone(good), auth.ReasonAlgNone},
+		{"hmac with the public key", p.MintHMACWithPublicKey(good), auth.ReasonAlgMismatch},
+		{"expired", p.Mint(with("exp", time.Now().Add(-2*time.Minute).Unix())), auth.ReasonExpired},
+		{"not yet valid", p.Mint(with("nbf", time.Now().Add(2*time.Minute).Unix())), auth.ReasonNotYetValid},
+		{"wrong issuer", p.Mint(with("iss", "https://evil.test")), auth.ReasonWrongIssuer},
+		{"wrong audience", p.Mint(with("aud", "https://other.test/mcp")), auth.ReasonWrongAudience},
+		{"missing scope", p.Mint(with("scope", "openid")), auth.ReasonMissingScope},
+		{"no exp", p.Mint(with("exp", nil)), auth.ReasonBadClaims},
+		{"no subject", p.Mint(with("sub", "")), auth.ReasonBadClaims},
+		{"not a jwt", "just-some-opaque-token", auth.ReasonUnknownToken},
+	}
+	for _, c := range cases {
+		pr, err := au.Check(c.tok)
+		if pr != nil || !errors.Is(err, auth.ErrInvalid) || auth.ReasonOf(err) != c.want {
+			t.Errorf("%s: principal %v, error %v (reason %v), want reason %v", c.name, pr, err, auth.ReasonOf(err), c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), c.tok) || !strings.HasPrefix(err.Error(), "invalid bearer token") {
+			t.Errorf("%s: error %q", c.name, err)
+		}
+	}
+	if len(*failed) != len(cases) {
+		t.Fatalf("counted %v, want one per case", *failed)
+	}
+	// Within the clock skew, exp and nbf are still accepted.
+	for _, c := range []idp.Claims{with("exp", time.Now().Add(-30*time.Second).Unix()), with("nbf", time.Now().Add(30*time.Second).Unix())} {
+		if _, err := au.Check(p.Mint(c)); err != nil {
+			t.Errorf("token within the skew refused: %v", err)
+		}
+	}
+}
+
+// A JWT's groups choose its tools: the union over the groups auth.groups
+// lists, none when no group matches; an admin group makes an admin.
+func TestJWTGroupsMapToTools(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	au, _ := authFor(t, p, nil)
+	for _, c := range []struct {
+		groups      []string
+		allow, deny []string
+		admin       bool
+	}{
+		{[]string{"dev"}, []string{"read", "grep"}, []string{"bash", "write"}, false},
+		{[]string{"dev", "ops", "unknown"}, []string{"read", "bash"}, []string{"write"}, true},
+		{[]string{"unknown"}, nil, []string{"read", "bash", "write"}, false},
+		{nil, nil, []string{"read"}, false},
+	} {
+		claims := idp.Claims{"sub": "bob", "aud": []string{"other", audience}}
+		if c.groups != nil {
+			claims["groups"] = c.groups
+		}
+		pr, err := au.Check(p.Mint(claims))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr.Name != "bob" || pr.Admin != c.admin || pr.Issuer != p.Issuer || !pr.Restricted() {
+			t.Errorf("groups %v: principal %+v admin=%v", c.groups, pr, pr.Admin)
+		}
+		for _, n := range c.allow {
+			if !pr.Allows(n, "builtin") {
+				t.Errorf("groups %v: %s refused", c.groups, n)
+			}
+		}
+		for _, n := range c.deny {
+			if pr.Allows(n, "builtin") {
+				t.Errorf("groups %v: %s allowed", c.groups, n)
+			}
+		}
+	}
+}
+
+// A static token naming groups gets their tools as well as its own.
+func TestStaticTokenGroups(t *testing.T) {
+	t.Parallel()
+	au := auth.New(config.Auth{
+		Groups: map[string]config.Group{"ops": {Tools: []string{"bash"}, Admin: true}},
+		Tokens: []config.Token{{Name: "ci", Value: "0123456789abcdef", Tools: []string{"read"}, Groups: []string{"ops"}}},
+	}, auth.Options{})
+	pr, err := au.Check("0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pr.Admin || !pr.Allows("bash", "builtin") || !pr.Allows("read", "builtin") || pr.Allows("write", "builtin") || pr.BearerToken() != "" {
+		t.Fatalf("principal %+v admin=%v", pr, pr.Admin)
+	}
+}
+
+// The provider signs with a new key: new tokens are accepted without a
+// restart (the unknown key id fetches the set again), old ones stay valid.
+func TestJWTKeyRotation(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	au, _ := authFor(t, p, nil)
+	old := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
+	if _, err := au.Check(old); err != nil {
+		t.Fatal(err)
+	}
+	p.Rotate()
+	fresh := p.Mint(idp.Claims{"sub": "carol", "aud": audience})
+	pr, err := au.Check(fresh)
+	if err != nil || pr.Name != "carol" {
+		t.Fatalf("token signed by the rotated key: %v, %v", pr, err)
+	}
+	older := p.Mint(idp.Claims{"sub": "dave", "aud": audience}) // by the new key, never seen before
+	if _, err := au.Check(older); err != nil {
+		t.Fatal(err)
+	}
+	if pr, err := au.Check(old); err != nil || pr.Name != "alice" {
+		t.Fatalf("token of the old key after rotation: %v, %v", pr, err)
+	}
+}
+
+// A provider down at start refuses JWTs with its own reason, static tokens
+// work meanwhile, and once it answers JWTs work without a restart.
+func TestJWTProviderDownAtStart(t *testing.T) {
+	t.Parallel()
+	p := idp.Reserve(t)
+	au := auth.New(config.Auth{
+		OIDC:   []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}},
+		Tokens: []config.Token{{Name: "static", Value: "0123456789abcdef"}},
+	}, auth.Options{RefetchInterval: time.Nanosecond})
+	tok := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
+	if _, err := au.Check(tok); auth.ReasonOf(err) != auth.ReasonProviderUnreachable || !strings.Contains(err.Error(), "identity provider unreachable") {
+		t.Fatalf("while down: %v", err)
+	}
+	if pr, err := au.Check("0123456789abcdef"); err != nil || pr.Name != "static" {
+		t.Fatalf("static token while the provider is down: %v", err)
+	}
+	p.Serve()
+	if pr, err := au.Check(tok); err != nil || pr.Name != "alice" {
+		t.Fatalf("after the provider came up: %v, %v", pr, err)
+	}
+}
+
+// A verified token is cached: the provider going away afterwards does not
+// matter until the token expires, and the principal carries the token for
+// exchange while printing only its name.
+func TestJWTCachedAndPrincipalHidesToken(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	au, _ := authFor(t, p, nil)
+	tok := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
+	first, err := au.Check(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	again, err := au.Check(tok)
+	if err != nil || again != first {
+		t.Fatalf("second check: %v, %v (want the cached principal)", again, err)
+	}
+	if first.BearerToken() != tok {
+		t.Fatal("the principal does not carry its verified token")
+	}
+	for _, s := range []string{fmtAll(first)} {
+		if strings.Contains(s, tok) {
+			t.Fatalf("printing the principal shows the token: %s", s)
+		}
+	}
+}
+
+// Tokens naming made-up key ids cannot make toolnexus hammer the provider:
+// within the refetch interval, one fetch serves every unknown key id.
+func TestJWTUnknownKeyRefetchIsRateLimited(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	au := auth.New(config.Auth{OIDC: []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups"}}},
+		auth.Options{RefetchInterval: time.Hour})
+	before := p.KeyFetches()
+	for range 20 {
+		if _, err := au.Check(p.MintUnpublished(idp.Claims{"sub": "mallory", "aud": audience})); auth.ReasonOf(err) != auth.ReasonUnknownKey {
+			t.Fatalf("unpublished key: %v", err)
+		}
+	}
+	if n := p.KeyFetches() - before; n != 0 {
+		t.Fatalf("%d key fetches for unknown key ids within the interval, want 0 (the start fetch was %d)", n, before)
+	}
+}
+
+// BenchmarkCheck is the per-call cost of authentication: a static token
+// and a JWT found in the verified-token cache. Both should be a SHA-256
+// and a few compares, with no allocation.
+func BenchmarkCheck(b *testing.B) {
+	p := idp.Start(b)
+	au := auth.New(config.Auth{
+		OIDC:   []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}},
+		Tokens: []config.Token{{Name: "static", Value: "static-agent-secret-01"}},
+	}, auth.Options{})
+	jwt := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
+	for _, c := range []struct{ name, header string }{{"static", "Bearer static-agent-secret-01"}, {"jwt", "Bearer " + jwt}} {
+		b.Run(c.name, func(b *testing.B) {
+			if _, err := au.CheckHeader(c.header); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := au.CheckHeader(c.header); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,293 @@
+// Package idp is an OpenID provider for tests: discovery, a JWKS whose
+// signing key the test can rotate, and a token endpoint (client
+// credentials with RFC 8707 resource indicators, and RFC 8693 token
+// exchange), serving on 127.0.0.1 and signing with real RSA and EC keys.
+// Tests can also mint tokens directly, well-formed or crafted as an
+// attacker would (alg none, HMAC with the public key, an unpublished key).
+package idp
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+// Client is a registered OAuth client; a client-credentials token names
+// Subject and carries Groups.
+type Client struct {
+	ID, Secret string
+	Subject    string
+	Groups     []string
+}
+
+// Provider is the test's identity provider.
+type Provider struct {
+	// Issuer is the provider's URL and the "iss" of its tokens.
+	Issuer string
+
+	t    testing.TB
+	addr string
+
+	mu       sync.Mutex
+	keys     []signingKey // keys[len-1] signs; all are published
+	clients  map[string]Client
+	srv      *http.Server
+	served   chan struct{}
+	exchange []ExchangeRequest
+	fetches  int // JWKS requests answered
+}
+
+type signingKey struct {
+	kid  string
+	priv crypto.Signer
+	alg  jose.SignatureAlgorithm
+}
+
+// ExchangeRequest is a token-exchange request the provider answered.
+type ExchangeRequest struct {
+	ClientID, Audience, Scope string
+	SubjectSubject            string // "sub" of the subject_token
+}
+
+// Start starts a provider on a fresh loopback port; it stops with the test.
+func Start(t testing.TB, clients ...Client) *Provider {
+	p := Reserve(t, clients...)
+	p.Serve()
+	return p
+}
+
+// Reserve makes a provider whose address is known but which does not
+// answer until Serve: how a test shows an identity provider that is down
+// when toolnexus starts.
+func Reserve(t testing.TB, clients ...Client) *Provider {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	p := &Provider{Issuer: "http://" + addr, t: t, addr: addr, clients: map[string]Client{}}
+	for _, c := range clients {
+		p.clients[c.ID] = c
+	}
+	p.keys = []signingKey{newRSAKey(t, "rsa-1")}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// Serve starts answering on the reserved address.
+func (p *Provider) Serve() {
+	p.t.Helper()
+	var l net.Listener
+	var err error
+	// The port was free a moment ago; another process may take it in
+	// between, which is rare enough to fail the test on.
+	if l, err = net.Listen("tcp", p.addr); err != nil {
+		p.t.Fatalf("idp: listen %s again: %v", p.addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/openid-configuration", p.discovery)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", p.discovery)
+	mux.HandleFunc("GET /keys", p.jwks)
+	mux.HandleFunc("POST /token", p.token)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.srv, p.served = srv, done
+	p.mu.Unlock()
+	go func() {
+		defer close(done)
+		_ = srv.Serve(l)
+	}()
+}
+
+// Stop stops answering (idempotent).
+func (p *Provider) Stop() {
+	p.mu.Lock()
+	srv, done := p.srv, p.served
+	p.srv = nil
+	p.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+		<-done
+	}
+}
+
+func newRSAKey(t testing.TB, kid string) signingKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signingKey{kid: kid, priv: k, alg: jose.RS256}
+}
+
+func newECKey(t testing.TB, kid string) signingKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signingKey{kid: kid, priv: k, alg: jose.ES256}
+}
+
+// Rotate makes a new EC P-256 key the signing key. The old keys stay
+// published, so tokens they signed stay valid until they expire.
+func (p *Provider) Rotate() (kid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	kid = fmt.Sprintf("ec-%d", len(p.keys)+1)
+	p.keys = append(p.keys, newECKey(p.t, kid))
+	return kid
+}
+
+// Exchanges returns the token-exchange requests answered so far.
+func (p *Provider) Exchanges() []ExchangeRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]ExchangeRequest(nil), p.exchange...)
+}
+
+func (p *Provider) discovery(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                p.Issuer,
+		"jwks_uri":                              p.Issuer + "/keys",
+		"token_endpoint":                        p.Issuer + "/token",
+		"authorization_endpoint":                p.Issuer + "/authorize",
+		"response_types_supported":              []string{"code"},
+		"subject_types_supported":               []string{"public"},
+		"id_token_signing_alg_values_supported": []string{"RS256", "ES256"},
+		"grant_types_supported":                 []string{"client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic"},
+		"code_challenge_methods_supported":      []string{"S256"},
+	})
+}
+
+// KeyFetches is how many times the JWKS was fetched.
+func (p *Provider) KeyFetches() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fetches
+}
+
+func (p *Provider) jwks(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	p.fetches++
+	set := jose.JSONWebKeySet{}
+	for _, k := range p.keys {
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.priv.Public(), KeyID: k.kid, Algorithm: string(k.alg), Use: "sig"})
+	}
+	p.mu.Unlock()
+	writeJSON(w, http.StatusOK, set)
+}
+
+// Claims are a token's claims; Mint fills iss, iat and (when absent) exp.
+type Claims map[string]any
+
+// Mint signs claims with the current key.
+func (p *Provider) Mint(c Claims) string {
+	p.mu.Lock()
+	k := p.keys[len(p.keys)-1]
+	p.mu.Unlock()
+	return p.sign(k, c)
+}
+
+func (p *Provider) fill(c Claims) Claims {
+	out := Claims{"iss": p.Issuer, "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()}
+	for k, v := range c {
+		if v == nil {
+			delete(out, k) // Claims{"exp": nil} mints a token without exp
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (p *Provider) sign(k signingKey, c Claims) string {
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}},
+		(&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return p.signWith(signer, c)
+}
+
+func (p *Provider) signWith(signer jose.Signer, c Claims) string {
+	body, err := json.Marshal(p.fill(c))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	jws, err := signer.Sign(body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	tok, err := jws.CompactSerialize()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return tok
+}
+
+// MintUnpublished signs claims with a fresh EC key the JWKS never lists.
+func (p *Provider) MintUnpublished(c Claims) string {
+	return p.sign(newECKey(p.t, "never-published"), c)
+}
+
+// MintTampered signs claims, then swaps the payload for other, keeping the
+// signature: a forged token with a valid key id.
+func (p *Provider) MintTampered(c, other Claims) string {
+	tok := p.Mint(c)
+	parts := strings.Split(tok, ".")
+	body, _ := json.Marshal(p.fill(other))
+	return parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2]
+}
+
+// MintAlgNone makes an unsigned token naming the current key.
+func (p *Provider) MintAlgNone(c Claims) string {
+	p.mu.Lock()
+	kid := p.keys[len(p.keys)-1].kid
+	p.mu.Unlock()
+	h, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT", "kid": kid})
+	body, _ := json.Marshal(p.fill(c))
+	return base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(body) + "."
+}
+
+// MintHMACWithPublicKey signs claims with HS256 using the current RSA
+// key's public key (DER) as the secret and that key's id: the algorithm
+// confusion attack on verifiers that trust the token's alg.
+func (p *Provider) MintHMACWithPublicKey(c Claims) string {
+	p.mu.Lock()
+	k := p.keys[0]
+	p.mu.Unlock()
+	der, err := x509.MarshalPKIXPublicKey(k.priv.Public())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: der},
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", k.kid))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return p.signWith(signer, c)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
