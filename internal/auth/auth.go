@@ -24,6 +24,9 @@ type Principal struct {
 	Name string
 	// Admin may call the admin RPCs (Reload, other principals' sessions).
 	Admin bool
+	// Groups are the groups the identity provider puts the caller in
+	// (Cedar policies see them as the principal's parents).
+	Groups []string
 	// patterns are the token's tool globs; nil allows everything.
 	patterns []string
 }
