@@ -76,10 +76,12 @@ type Store struct {
 	max     int
 	timeout time.Duration
 	now     func() time.Time
+	seq     uint64
 }
 
 type entry struct {
 	Entry
+	seq     uint64        // creation order, for listing newest first
 	decided chan struct{} // closed when decided
 }
 
@@ -108,7 +110,8 @@ func (s *Store) Create(r Request) (Entry, error) {
 	if s.pending >= s.max {
 		return Entry{}, ErrFull
 	}
-	e := &entry{Entry: Entry{ID: newID(), Request: r, Status: Pending, CreatedAt: now, ExpiresAt: now.Add(s.timeout)}, decided: make(chan struct{})}
+	s.seq++
+	e := &entry{Entry: Entry{ID: newID(), Request: r, Status: Pending, CreatedAt: now, ExpiresAt: now.Add(s.timeout)}, seq: s.seq, decided: make(chan struct{})}
 	s.entries[e.ID] = e
 	s.pending++
 	s.trimLocked()
@@ -180,16 +183,16 @@ func (s *Store) Redeem(id, principal, tool, digest string) (Entry, error) {
 func (s *Store) Wait(ctx context.Context, id string) (Entry, error) {
 	s.mu.Lock()
 	e, ok := s.entries[id]
-	var exp time.Time
+	var left time.Duration
 	var ch chan struct{}
 	if ok {
-		exp, ch = e.ExpiresAt, e.decided
+		left, ch = e.ExpiresAt.Sub(s.now()), e.decided
 	}
 	s.mu.Unlock()
 	if !ok {
 		return Entry{}, ErrUnknown
 	}
-	t := time.NewTimer(time.Until(exp))
+	t := time.NewTimer(left)
 	defer t.Stop()
 	select {
 	case <-ch:
@@ -208,11 +211,15 @@ func (s *Store) List() []Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(s.now())
-	out := make([]Entry, 0, len(s.entries))
+	all := make([]*entry, 0, len(s.entries))
 	for _, e := range s.entries {
-		out = append(out, e.Entry)
+		all = append(all, e)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	sort.Slice(all, func(i, j int) bool { return all[i].seq > all[j].seq })
+	out := make([]Entry, len(all))
+	for i, e := range all {
+		out[i] = e.Entry
+	}
 	return out
 }
 
@@ -259,7 +266,7 @@ func (s *Store) trimLocked() {
 			done = append(done, e)
 		}
 	}
-	sort.Slice(done, func(i, j int) bool { return done[i].CreatedAt.Before(done[j].CreatedAt) })
+	sort.Slice(done, func(i, j int) bool { return done[i].seq < done[j].seq })
 	for _, e := range done[:over] {
 		delete(s.entries, e.ID)
 	}

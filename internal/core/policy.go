@@ -179,8 +179,12 @@ func (g *callGate) approval(ctx context.Context, e *registry.Entry, args json.Ra
 func (g *callGate) wait(ctx context.Context, e *registry.Entry, ent approval.Entry, who string) (*tool.Result, *tool.Answer) {
 	store := g.c.pol.approvals
 	msg := "waiting for approval " + ent.ID
-	tool.Log(ctx, "info", "policy", msg)
-	tool.Progress(ctx, 0, 0, msg)
+	mcp := g.call.Protocol == ProtocolMCP
+	if mcp {
+		tool.Progress(ctx, 0, 0, msg)
+	} else {
+		tool.Log(ctx, tool.LevelInfo, "policy", msg)
+	}
 	for {
 		wctx, cancel := context.WithTimeout(ctx, approvalHeartbeat)
 		_, err := store.Wait(wctx, ent.ID)
@@ -192,7 +196,9 @@ func (g *callGate) wait(ctx context.Context, e *registry.Entry, ent approval.Ent
 			r := tool.ContextResult(ctx, e.Tool.Name)
 			return &r, nil
 		}
-		tool.Progress(ctx, 0, 0, msg)
+		if mcp {
+			tool.Progress(ctx, 0, 0, msg)
+		}
 	}
 	if _, err := store.Redeem(ent.ID, who, e.Tool.Name, ent.Digest); err != nil {
 		return refuse(fmt.Sprintf("approval %s refused: %v", ent.ID, err)), nil

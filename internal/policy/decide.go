@@ -66,9 +66,13 @@ func (v Verdict) Denial() string {
 // Decide evaluates every policy against the call. Cedar's rules hold: a
 // forbid wins, and without a permit the call is denied.
 func (s *Set) Decide(in Input) Verdict {
-	args, err := Record(in.Arguments)
-	if err != nil {
-		return Verdict{Effect: Deny, Err: err}
+	ix := s.index(in.Tool, in.Source)
+	args := emptyRecord
+	if ix.readsArguments {
+		var err error
+		if args, err = Record(in.Arguments); err != nil {
+			return Verdict{Effect: Deny, Err: err}
+		}
 	}
 	principal := in.Principal
 	if principal == "" {
@@ -76,9 +80,7 @@ func (s *Set) Decide(in Input) Verdict {
 	}
 	ents := &entities{
 		principal: cedar.Entity{UID: cedar.NewEntityUID(TypePrincipal, cedar.String(principal)), Parents: groups(in.Groups)},
-		tool: cedar.Entity{UID: cedar.NewEntityUID(TypeTool, cedar.String(in.Tool)), Attributes: cedar.NewRecord(cedar.RecordMap{
-			"source": cedar.String(in.Source),
-		})},
+		tool:      ix.entity,
 	}
 	req := cedar.Request{
 		Principal: ents.principal.UID,
@@ -90,7 +92,7 @@ func (s *Set) Decide(in Input) Verdict {
 			"protocol":  cedar.String(in.Protocol),
 		}),
 	}
-	decision, diag := cedar.Authorize(s.cedar, ents, req)
+	decision, diag := cedar.Authorize(ix.policies, ents, req)
 	if decision == cedar.Deny {
 		v := Verdict{Effect: Deny}
 		if len(diag.Reasons) > 0 {
@@ -107,7 +109,10 @@ func (s *Set) Decide(in Input) Verdict {
 	return Verdict{Effect: Allow}
 }
 
-var actionExecute = cedar.NewEntityUID(TypeAction, ActionExecute)
+var (
+	actionExecute = cedar.NewEntityUID(TypeAction, ActionExecute)
+	emptyRecord   = cedar.NewRecord(nil)
+)
 
 func groups(names []string) cedar.EntityUIDSet {
 	if len(names) == 0 {

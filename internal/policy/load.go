@@ -7,7 +7,10 @@
 package policy
 
 import (
+	"bytes"
 	"fmt"
+	"iter"
+	"sync"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,11 +53,77 @@ type rule struct {
 	approval bool   // @approval("required")
 }
 
-// Set is the policies of all files, parsed and validated. Immutable.
+// Set is the policies of all files, parsed and validated. Immutable but
+// for its per-tool index, which fills as tools are called.
 type Set struct {
 	cedar *cedar.PolicySet
 	rules map[cedar.PolicyID]rule
 	files []string
+	// forTool holds, per tool name, the policies whose resource scope can
+	// match that tool: a policy scoped to resource == Tool::"bash" is not
+	// evaluated for any other tool. Tool names are the registry's, so
+	// the index is as bounded as the registry is.
+	forTool sync.Map // string → subset
+	// ordered is every policy in load order, so the first forbid named in
+	// a denial is the first in the files.
+	ordered subset
+}
+
+// toolIndex is what Decide reuses for every call of one tool.
+type toolIndex struct {
+	policies subset
+	// entity is the Tool entity with its attributes.
+	entity cedar.Entity
+	// readsArguments is false when no policy of the subset mentions
+	// context.arguments: the call's JSON is then not converted at all.
+	readsArguments bool
+}
+
+// subset is policies in load order.
+type subset []idPolicy
+
+type idPolicy struct {
+	id cedar.PolicyID
+	p  *cedar.Policy
+}
+
+// All lets Authorize walk the subset.
+func (s subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
+	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
+		for _, e := range s {
+			if !yield(e.id, e.p) {
+				return
+			}
+		}
+	}
+}
+
+// index is what applies to a tool: the policies whose resource scope can
+// match it and its entity. A tool's source is fixed for its name in a
+// snapshot; a reload that moves a name to another source builds a new Set.
+func (s *Set) index(tool, source string) *toolIndex {
+	if v, ok := s.forTool.Load(tool); ok {
+		if ix := v.(*toolIndex); ix.entity.Attributes.Equal(sourceAttrs(source)) {
+			return ix
+		}
+	}
+	uid := cedar.NewEntityUID(TypeTool, cedar.String(tool))
+	ix := &toolIndex{entity: cedar.Entity{UID: uid, Attributes: sourceAttrs(source)}}
+	for _, e := range s.ordered {
+		if eq, ok := e.p.AST().Resource.(ast.ScopeTypeEq); ok && eq.Entity != uid {
+			continue
+		}
+		ix.policies = append(ix.policies, e)
+		if bytes.Contains(e.p.MarshalCedar(), []byte("arguments")) {
+			ix.readsArguments = true
+		}
+	}
+	s.forTool.Store(tool, ix)
+	return ix
+}
+
+func sourceAttrs(source string) cedar.Record {
+	return cedar.NewRecord(cedar.RecordMap{"source": cedar.String(source)})
 }
 
 // Len is the number of policies.
@@ -123,6 +192,7 @@ func (s *Set) add(file string, src []byte, ids map[string]string) error {
 		}
 		key := cedar.PolicyID(fmt.Sprintf("%s#%d", file, i))
 		s.cedar.Add(key, p)
+		s.ordered = append(s.ordered, idPolicy{key, p})
 		s.rules[key] = r
 	}
 	return nil
