@@ -10,12 +10,12 @@ import (
 	"bytes"
 	"fmt"
 	"iter"
-	"sync"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cedar-policy/cedar-go"
 	cedartypes "github.com/cedar-policy/cedar-go/types"
