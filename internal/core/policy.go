@@ -114,22 +114,22 @@ func (g *callGate) Admit(ctx context.Context, e *registry.Entry, args json.RawMe
 		in.Groups = g.call.Caller.Groups
 	}
 	v := g.ps.set.Decide(in)
-	decisions := g.c.pol.metrics.Decisions
+	decisions := g.c.pol.metrics.For(e.Tool.Source)
 	switch v.Effect {
 	case policy.Allow:
-		decisions.WithLabelValues(e.Tool.Source, metrics.DecisionAllow).Inc()
+		decisions[metrics.DecideAllow].Inc()
 		return nil, answer
 	case policy.Deny:
 		if g.ps.shadow {
-			decisions.WithLabelValues(e.Tool.Source, metrics.DecisionShadowDeny).Inc()
+			decisions[metrics.DecideShadowDeny].Inc()
 			g.c.log.InfoContext(ctx, "policy would deny (shadow mode)", "tool", e.Tool.Name, "principal", in.Principal, "policy", v.Policy, "reason", v.Denial())
 			return nil, answer
 		}
-		decisions.WithLabelValues(e.Tool.Source, metrics.DecisionDeny).Inc()
+		decisions[metrics.DecideDeny].Inc()
 		g.c.log.InfoContext(ctx, "policy denied a call", "tool", e.Tool.Name, "principal", in.Principal, "policy", v.Policy)
 		return refuse(v.Denial()), nil
 	}
-	decisions.WithLabelValues(e.Tool.Source, metrics.DecisionApproval).Inc()
+	decisions[metrics.DecideApproval].Inc()
 	if g.ps.shadow {
 		g.c.log.InfoContext(ctx, "policy would ask for approval (shadow mode)", "tool", e.Tool.Name, "principal", in.Principal, "policy", v.Policy)
 		return nil, answer

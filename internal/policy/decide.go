@@ -74,23 +74,12 @@ func (s *Set) Decide(in Input) Verdict {
 			return Verdict{Effect: Deny, Err: err}
 		}
 	}
-	principal := in.Principal
-	if principal == "" {
-		principal = Anonymous
-	}
-	ents := &entities{
-		principal: cedar.Entity{UID: cedar.NewEntityUID(TypePrincipal, cedar.String(principal)), Parents: groups(in.Groups)},
-		tool:      ix.entity,
-	}
+	ents := &entities{principal: s.principal(in.Principal, in.Groups), tool: ix.entity}
 	req := cedar.Request{
 		Principal: ents.principal.UID,
 		Action:    actionExecute,
 		Resource:  ents.tool.UID,
-		Context: cedar.NewRecord(cedar.RecordMap{
-			"arguments": args,
-			"session":   cedar.String(in.Session),
-			"protocol":  cedar.String(in.Protocol),
-		}),
+		Context:   ix.context(args, in),
 	}
 	decision, diag := cedar.Authorize(ix.policies, ents, req)
 	if decision == cedar.Deny {
@@ -107,6 +96,41 @@ func (s *Set) Decide(in Input) Verdict {
 		}
 	}
 	return Verdict{Effect: Allow}
+}
+
+// principal is the caller's entity; one without groups is made once.
+func (s *Set) principal(name string, groupNames []string) cedar.Entity {
+	if name == "" {
+		name = Anonymous
+	}
+	if len(groupNames) > 0 {
+		return cedar.Entity{UID: cedar.NewEntityUID(TypePrincipal, cedar.String(name)), Parents: groups(groupNames)}
+	}
+	if v, ok := s.principals.Load(name); ok {
+		return v.(cedar.Entity)
+	}
+	e := cedar.Entity{UID: cedar.NewEntityUID(TypePrincipal, cedar.String(name)), Parents: cedar.NewEntityUIDSet()}
+	s.principals.Store(name, e)
+	return e
+}
+
+// context is the request's context record.
+func (ix *toolIndex) context(args cedar.Record, in Input) cedar.Record {
+	cacheable := !ix.readsArguments && in.Session == ""
+	if cacheable {
+		if v, ok := ix.contexts.Load(in.Protocol); ok {
+			return v.(cedar.Record)
+		}
+	}
+	r := cedar.NewRecord(cedar.RecordMap{
+		"arguments": args,
+		"session":   cedar.String(in.Session),
+		"protocol":  cedar.String(in.Protocol),
+	})
+	if cacheable {
+		ix.contexts.Store(in.Protocol, r)
+	}
+	return r
 }
 
 var (

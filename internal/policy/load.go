@@ -63,7 +63,9 @@ type Set struct {
 	// match that tool: a policy scoped to resource == Tool::"bash" is not
 	// evaluated for any other tool. Tool names are the registry's, so
 	// the index is as bounded as the registry is.
-	forTool sync.Map // string → subset
+	forTool sync.Map // string → *toolIndex
+	// principals caches the Principal entity of callers without groups.
+	principals sync.Map // string → cedar.Entity
 	// ordered is every policy in load order, so the first forbid named in
 	// a denial is the first in the files.
 	ordered subset
@@ -77,6 +79,11 @@ type toolIndex struct {
 	// readsArguments is false when no policy of the subset mentions
 	// context.arguments: the call's JSON is then not converted at all.
 	readsArguments bool
+	source         string
+	// contexts caches the context record of calls without a session for
+	// a tool whose policies do not read the arguments: it then depends on
+	// the protocol alone.
+	contexts sync.Map // protocol → cedar.Record
 }
 
 // subset is policies in load order.
@@ -103,12 +110,12 @@ func (s subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
 // snapshot; a reload that moves a name to another source builds a new Set.
 func (s *Set) index(tool, source string) *toolIndex {
 	if v, ok := s.forTool.Load(tool); ok {
-		if ix := v.(*toolIndex); ix.entity.Attributes.Equal(sourceAttrs(source)) {
+		if ix := v.(*toolIndex); ix.source == source {
 			return ix
 		}
 	}
 	uid := cedar.NewEntityUID(TypeTool, cedar.String(tool))
-	ix := &toolIndex{entity: cedar.Entity{UID: uid, Attributes: sourceAttrs(source)}}
+	ix := &toolIndex{entity: cedar.Entity{UID: uid, Attributes: sourceAttrs(source)}, source: source}
 	for _, e := range s.ordered {
 		if eq, ok := e.p.AST().Resource.(ast.ScopeTypeEq); ok && eq.Entity != uid {
 			continue

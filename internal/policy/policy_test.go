@@ -113,9 +113,10 @@ func TestLoadErrorsNameFileLineColumn(t *testing.T) {
 	}
 }
 
-// BenchmarkDecide is one decision with 100 policies loaded.
+// BenchmarkDecide is one decision with 100 policies loaded, all of them
+// applying to the tool called.
 func BenchmarkDecide(b *testing.B) {
-	set, err := policy.Parse("bench.cedar", []byte(Hundred()))
+	set, err := policy.Parse("bench.cedar", []byte(policy.BenchPolicies(100, false)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +128,3 @@ func BenchmarkDecide(b *testing.B) {
 		}
 	}
 }
-
-// Hundred is 100 policies like an operator writes: one permit, 99 forbids
-// on tools and argument patterns that do not match the bench call.
-func Hundred() string { return policy.BenchPolicies(100) }
