@@ -63,3 +63,21 @@ func TestConcurrentAndTool(t *testing.T) {
 		t.Fatal(r)
 	}
 }
+
+// BenchmarkAdmit64 is the rate-limit check of one call with 64 callers at
+// once, all one principal (the worst case: one bucket, one lock), the
+// bucket far above the load so nothing is refused.
+func BenchmarkAdmit64(b *testing.B) {
+	l := ratelimit.New(config.RateLimits{Principals: map[string]config.PrincipalRate{"*": {Rate: config.Rate{CallsPerSecond: 1e12, Burst: 1 << 40}}}})
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			t, r := l.Admit("agent", "debug_echo", time.Now())
+			if r != nil {
+				b.Fatal(r)
+			}
+			t.Release()
+		}
+	})
+}
