@@ -354,3 +354,37 @@ func TestRateLimitedPrincipal(t *testing.T) {
 		t.Fatalf("rate_limited_total: %q", l)
 	}
 }
+
+// A policy file that stops parsing fails a reload, naming file, line and
+// column, and the policies in force stay; --check refuses it the same way.
+// A good edit is picked up by the next reload.
+func TestPolicyReload(t *testing.T) {
+	t.Parallel()
+	p := policyServe(t, "")
+	denied := func() bool {
+		r := p.exec(t, polAgentA, "bash", `{"command": "rm -rf x"}`, nil)
+		return r.GetOutcome() == pb.Outcome_OUTCOME_DENIED
+	}
+	if err := os.WriteFile(p.policyCf, []byte(wirePolicies+"\nforbid(principal, action, resource) when { context.x like };\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.srv.Reload()
+	if err == nil || !strings.Contains(err.Error(), p.policyCf+":20:60") {
+		t.Fatalf("reload with a broken policy: %v", err)
+	}
+	if _, err := server.Check(server.Options{ConfigPath: p.cfgPath, Listen: "127.0.0.1:0", Workspace: p.wsDir}); err == nil || !strings.Contains(err.Error(), p.policyCf+":20:60") {
+		t.Fatalf("--check with a broken policy: %v", err)
+	}
+	if !denied() {
+		t.Fatal("a failed reload dropped the policies in force")
+	}
+	if err := os.WriteFile(p.policyCf, []byte(`permit(principal, action, resource);`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if denied() {
+		t.Fatal("the reloaded policies were not applied")
+	}
+}
