@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/toolnexus/toolnexus/internal/strictjson"
 )
 
 // Canonical is the arguments' canonical JSON, what an approval is bound to:
@@ -18,6 +20,9 @@ import (
 func Canonical(args json.RawMessage) ([]byte, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return []byte("{}"), nil
+	}
+	if k := strictjson.DuplicateKey(args); k != "" {
+		return nil, strictjson.ErrDuplicateKey(k)
 	}
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.UseNumber()

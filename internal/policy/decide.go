@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/cedar-policy/cedar-go"
+
+	"github.com/toolnexus/toolnexus/internal/strictjson"
 )
 
 // Anonymous is the principal of a call made while auth is off.
@@ -168,9 +170,14 @@ func (e *entities) Get(uid cedar.EntityUID) (cedar.Entity, bool) {
 // is a String holding its JSON text exactly as written ("1.5", "1e3");
 // an array is a Set (unordered, duplicates merged); null members are left
 // out of their record (has tests for them) and null array items dropped.
+// Arguments that repeat a key in one object are refused: decoders differ
+// on which value wins, and the policy must judge what the tool runs.
 func Record(args json.RawMessage) (cedar.Record, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return cedar.NewRecord(nil), nil
+	}
+	if k := strictjson.DuplicateKey(args); k != "" {
+		return cedar.Record{}, strictjson.ErrDuplicateKey(k)
 	}
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.UseNumber()

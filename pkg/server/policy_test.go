@@ -388,3 +388,19 @@ func TestPolicyReload(t *testing.T) {
 		t.Fatal("the reloaded policies were not applied")
 	}
 }
+
+// A key given twice, one value forbidden and one harmless, is refused
+// outright: whichever the tool would read, the policy cannot be bypassed.
+func TestPolicyRefusesDuplicateKeys(t *testing.T) {
+	t.Parallel()
+	p := policyServe(t, "")
+	for _, args := range []string{
+		`{"command": "rm -rf x", "command": "echo hi"}`,
+		`{"command": "echo hi", "command": "rm -rf x"}`,
+	} {
+		r := p.exec(t, polAgentA, "bash", args, nil)
+		if r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), `repeat the key "command"`) {
+			t.Errorf("%s: %v %q", args, r.GetOutcome(), r.GetOutput())
+		}
+	}
+}
