@@ -27,6 +27,9 @@ permit(principal, action, resource == Tool::"write") when { !(context.arguments.
 	if id == "" {
 		t.Fatalf("no approval id in:\n%s\n%s", held.stdout, held.stderr)
 	}
+	if !strings.Contains(held.stdout, "--answer-id "+id+" --answer true") {
+		t.Fatalf("the pending output does not show how to resume:\n%s", held.stdout)
+	}
 	if out := against(t, srv, "--token", "cli-ops-token-2", "approvals").want(t, 0).stdout; !strings.Contains(out, id) || !strings.Contains(out, "pending") || !strings.Contains(out, "writes-outside-docs") {
 		t.Fatalf("approvals:\n%s", out)
 	}
