@@ -273,6 +273,11 @@ func answerTemplate(p *pb.PendingRequest) string {
 		b, _ := json.Marshal(map[string]any{"answers": answers})
 		return string(b)
 	}
+	if p.GetKind() == "approval" {
+		// The approval itself is the answer; run this once an approver has
+		// approved (toolnexus approve ID).
+		return "true"
+	}
 	return `"YOUR ANSWER"`
 }
 

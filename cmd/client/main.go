@@ -55,6 +55,7 @@ var commands = []*command{
 	cmdList, cmdDescribe, cmdExec, cmdExport, cmdWatch,
 	cmdSources, cmdSkills, cmdSkillsPrompt, cmdReload, cmdHealth,
 	cmdSessions, cmdDeleteSession,
+	cmdApprovals, cmdApprove, cmdDeny,
 }
 
 func lookupCommand(name string) *command {

@@ -52,6 +52,10 @@ type Config struct {
 	Telemetry Telemetry
 	// Audit is the audit log (internal/audit).
 	Audit Audit
+	// Policy is Cedar policies and approvals (internal/policy).
+	Policy Policy
+	// RateLimits are the per-principal and per-tool call rates.
+	RateLimits RateLimits
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -98,7 +102,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -133,6 +137,12 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 	}
 	limitsRaw := nonNull(top["limits"])
 	if cfg.Pending, limitsRaw, err = splitPending(limitsRaw); err != nil {
+		return nil, err
+	}
+	if cfg.RateLimits, limitsRaw, err = splitRateLimits(limitsRaw); err != nil {
+		return nil, err
+	}
+	if cfg.Policy, err = parsePolicy(nonNull(top["policy"]), baseDir); err != nil {
 		return nil, err
 	}
 	if cfg.Limits, err = parseLimits(limitsRaw); err != nil {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/policy"
 	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 )
@@ -60,5 +63,33 @@ func benchEcho(b *testing.B, c *core.Core) {
 		if res, _ := c.Execute(ctx, call); res.IsError {
 			b.Fatal(res.Output)
 		}
+	}
+}
+
+// BenchmarkCoreExecutePolicies is BenchmarkCoreExecute with 100 Cedar
+// policies loaded: "scoped" has 99 forbids on other tools (the index skips
+// them), "all" has every policy apply to the tool called.
+func BenchmarkCoreExecutePolicies(b *testing.B) {
+	for _, scoped := range []bool{true, false} {
+		name := "all"
+		if scoped {
+			name = "scoped"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "bench.cedar"), []byte(policy.BenchPolicies(100, scoped)), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			cfg, err := config.Parse([]byte(`{"debug": true, "builtins": false, "policy": {"files": ["bench.cedar"]}}`), "", dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := core.New(cfg, core.Options{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			benchEcho(b, c)
+		})
 	}
 }

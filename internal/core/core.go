@@ -25,6 +25,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/engine"
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/ratelimit"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/session"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -65,6 +66,12 @@ type Core struct {
 	auth     atomic.Pointer[auth.Authenticator]
 	authOpts auth.Options // shared by the authenticators of every reload
 
+	// policy is nil while no policy files are set; limiter nil while no
+	// rate limit is (policy.go).
+	policy  atomic.Pointer[policyState]
+	limiter atomic.Pointer[ratelimit.Limiter]
+	pol     policyParts
+
 	applyMu sync.Mutex // serialises Apply
 
 	// tracer starts the execute_tool spans; nil when tracing is off.
@@ -93,6 +100,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		kinds = append(kinds, k.Name)
 	}
 	c.metrics.InitRefusals(kinds)
+	c.initPolicy(cfg, promReg, kinds)
 	box, err := newSandbox(cfg, log)
 	if err != nil {
 		return nil, err
@@ -220,6 +228,7 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	c.exec.SetLimits(cfg.Limits)
 	c.sessions.SetLimits(cfg.Sessions)
 	c.auth.Store(c.newAuthenticator(cfg.Auth))
+	c.applyPolicy(cfg)
 	c.cfg.Store(cfg)
 	c.metrics.Reloads.WithLabelValues("ok").Inc()
 	out := Report{Revision: c.reg.Snapshot().Revision(), Failed: map[string]error{}}

@@ -53,11 +53,12 @@ func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source 
 	} else {
 		res, source = c.execute(ctx, call)
 	}
-	if res.Outcome == tool.OutcomeDenied && source != metrics.UnknownLabel {
+	if res.Outcome == tool.OutcomeDenied && source != metrics.UnknownLabel && !call.Caller.Allows(call.Name, source) {
 		// The executor refused a tool outside the caller's allowlist. The
 		// caller gets exactly the answer for a name that does not exist,
 		// so probing names tells it nothing; metrics and the audit trail
-		// still say denied.
+		// still say denied. A policy's denial is for a tool the caller
+		// sees, so it says what refused it.
 		return registry.UnknownTool(call.Name), metrics.UnknownLabel
 	}
 	return res, source
@@ -66,7 +67,7 @@ func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source 
 // execute is Execute without the trace span and the audit line.
 func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
 	req := executor.Request{Name: call.Name, Arguments: call.Arguments, Answer: call.Answer, Protocol: call.Protocol,
-		Owner: tool.Owner{Principal: principalName(call), Session: call.Session}}
+		Owner: tool.Owner{Principal: principalName(call), Session: call.Session}, Gate: c.gate(call)}
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows
 	}

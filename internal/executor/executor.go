@@ -54,6 +54,8 @@ type Request struct {
 	Allow Allow
 	// Owner is who calls (handed to the tool as tool.Call.Owner).
 	Owner tool.Owner
+	// Gate is checked after the allowlist and the arguments (nil = none).
+	Gate Gate
 }
 
 // Executor runs calls against a registry under the configured limits.
@@ -168,6 +170,13 @@ func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Reque
 		if msg := st.check(args); msg != "" {
 			return tool.FailureWith(tool.OutcomeInvalidArguments, msg)
 		}
+	}
+	if req.Gate != nil {
+		refused, answer := req.Gate.Admit(ctx, st.entry, args, req.Answer)
+		if refused != nil {
+			return *refused
+		}
+		req.Answer = answer
 	}
 	// The timeout bounds the whole call, waiting for a concurrency slot
 	// included: a call that cannot start within its time fails as a

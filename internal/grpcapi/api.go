@@ -72,5 +72,6 @@ func (a *API) Register(gs *grpc.Server) {
 	pb.RegisterRegistryServiceServer(gs, &registryService{a: a})
 	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
 	pb.RegisterSessionServiceServer(gs, &sessionService{a: a})
+	pb.RegisterApprovalServiceServer(gs, &approvalService{a: a})
 	a.grpcMetrics.InitializeMetrics(gs)
 }

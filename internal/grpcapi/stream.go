@@ -23,6 +23,11 @@ func (r *registryService) ExecuteStream(req *pb.ExecuteRequest, stream grpc.Serv
 		return err
 	}
 	call.Stream = true
+	ticket, limited := r.a.core.Admit(call)
+	if limited != nil {
+		return rateLimited(limited)
+	}
+	defer ticket.Release()
 	ev := &eventSender{stream: stream}
 	resultSent := false
 	defer func() {

@@ -467,6 +467,11 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		call.Answer = ans
 	}
 	call.Answer = answerFromInput(req, call.Answer)
+	ticket, limited := g.core.Admit(call)
+	if limited != nil {
+		return nil, rateLimited(limited)
+	}
+	defer ticket.Release()
 	start := time.Now()
 	execCtx := ctx
 	if sink := g.sinkFor(ctx, req); sink != nil {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
@@ -45,4 +46,32 @@ func BenchmarkExecuteGRPCTraced(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkExecuteGRPC64 is BenchmarkExecuteGRPC with 64 callers at once;
+// "ratelimited" turns on limits.principals (a bucket far above the load,
+// so nothing is refused and only the check is measured). All callers are
+// one principal (auth off): every call takes the same bucket, the worst
+// case for its lock.
+func BenchmarkExecuteGRPC64(b *testing.B) {
+	for _, c := range []struct{ name, cfg string }{
+		{"off", debugOnly},
+		{"ratelimited", `{"debug": true, "builtins": false, "skills": [], "limits": {"principals": {"*": {"callsPerSecond": 1e9, "burst": 1000000000}}}}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			t := &testing.T{}
+			f := start(t, c.cfg)
+			defer f.stop()
+			req := &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"message":"hello"}`}}
+			b.ReportAllocs()
+			b.SetParallelism(64 / max(1, runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := f.reg.Execute(context.Background(), req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }

@@ -43,6 +43,16 @@ func TestFirstScrapeHasEveryKnownSeries(t *testing.T) {
 				t.Errorf("toolnexus_sandbox_refusals_total%v = %q, want a series at 0", labels, line)
 			}
 		}
+		// Policy decisions and rate limits too, with no policy configured.
+		if line := metricLine(body, "toolnexus_rate_limited_total", `source="`+k.Name+`"`); !strings.HasSuffix(line, " 0") {
+			t.Errorf("toolnexus_rate_limited_total{source=%q} = %q, want a series at 0", k.Name, line)
+		}
+		for _, d := range []string{"allow", "deny", "approval", "shadow_deny"} {
+			labels := []string{`source="` + k.Name + `"`, `decision="` + d + `"`}
+			if line := metricLine(body, "toolnexus_policy_decisions_total", labels...); !strings.HasSuffix(line, " 0") {
+				t.Errorf("toolnexus_policy_decisions_total%v = %q, want a series at 0", labels, line)
+			}
+		}
 	}
 }
 

@@ -1,0 +1,226 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/cedar-policy/cedar-go"
+
+	"github.com/toolnexus/toolnexus/internal/strictjson"
+)
+
+// Anonymous is the principal of a call made while auth is off.
+const Anonymous = "anonymous"
+
+// Input is one call as a policy sees it.
+type Input struct {
+	// Principal is the caller's name ("" = auth off, sent as Anonymous).
+	Principal string
+	// Groups are the caller's groups, the principal's parents.
+	Groups []string
+	// Tool and Source name the resource and its source attribute.
+	Tool, Source string
+	// Arguments is the call's JSON object (already validated).
+	Arguments json.RawMessage
+	// Session and Protocol go into the context as they are.
+	Session, Protocol string
+}
+
+// Effect is what a policy decision lets the call do.
+type Effect uint8
+
+// The effects of a decision.
+const (
+	Allow Effect = iota
+	Deny
+	Approval // permitted, by a policy that wants a human to approve first
+)
+
+// Verdict is one decision.
+type Verdict struct {
+	Effect Effect
+	// Policy is the @id of the deciding policy (for a deny, the first
+	// forbid; for an approval, the permit asking for it); "" when no
+	// policy permits the call.
+	Policy string
+	// Reason is that policy's @reason.
+	Reason string
+	// Err is set when the arguments could not be turned into a Cedar
+	// record; the call is then denied.
+	Err error
+}
+
+// Denial is the text a denied caller reads.
+func (v Verdict) Denial() string {
+	switch {
+	case v.Err != nil:
+		return fmt.Sprintf("denied by policy: %v", v.Err)
+	case v.Policy == "":
+		return "denied by policy: no policy permits this call"
+	case v.Reason == "":
+		return fmt.Sprintf("denied by policy %s", v.Policy)
+	}
+	return fmt.Sprintf("denied by policy %s: %s", v.Policy, v.Reason)
+}
+
+// Decide evaluates every policy against the call. Cedar's rules hold: a
+// forbid wins, and without a permit the call is denied.
+func (s *Set) Decide(in Input) Verdict {
+	ix := s.index(in.Tool, in.Source)
+	args := emptyRecord
+	if ix.readsArguments {
+		var err error
+		if args, err = Record(in.Arguments); err != nil {
+			return Verdict{Effect: Deny, Err: err}
+		}
+	}
+	ents := &entities{principal: s.principal(in.Principal, in.Groups), tool: ix.entity}
+	req := cedar.Request{
+		Principal: ents.principal.UID,
+		Action:    actionExecute,
+		Resource:  ents.tool.UID,
+		Context:   ix.context(args, in),
+	}
+	decision, diag := cedar.Authorize(ix.policies, ents, req)
+	if decision == cedar.Deny {
+		v := Verdict{Effect: Deny}
+		if len(diag.Reasons) > 0 {
+			r := s.rules[diag.Reasons[0].PolicyID]
+			v.Policy, v.Reason = r.id, r.reason
+		}
+		return v
+	}
+	for _, d := range diag.Reasons {
+		if r := s.rules[d.PolicyID]; r.approval {
+			return Verdict{Effect: Approval, Policy: r.id, Reason: r.reason}
+		}
+	}
+	return Verdict{Effect: Allow}
+}
+
+// principal is the caller's entity; one without groups is made once.
+func (s *Set) principal(name string, groupNames []string) cedar.Entity {
+	if name == "" {
+		name = Anonymous
+	}
+	if len(groupNames) > 0 {
+		return cedar.Entity{UID: cedar.NewEntityUID(TypePrincipal, cedar.String(name)), Parents: groups(groupNames)}
+	}
+	if v, ok := s.principals.Load(name); ok {
+		return v.(cedar.Entity)
+	}
+	e := cedar.Entity{UID: cedar.NewEntityUID(TypePrincipal, cedar.String(name)), Parents: cedar.NewEntityUIDSet()}
+	s.principals.Store(name, e)
+	return e
+}
+
+// context is the request's context record.
+func (ix *toolIndex) context(args cedar.Record, in Input) cedar.Record {
+	cacheable := !ix.readsArguments && in.Session == ""
+	if cacheable {
+		if v, ok := ix.contexts.Load(in.Protocol); ok {
+			return v.(cedar.Record)
+		}
+	}
+	r := cedar.NewRecord(cedar.RecordMap{
+		"arguments": args,
+		"session":   cedar.String(in.Session),
+		"protocol":  cedar.String(in.Protocol),
+	})
+	if cacheable {
+		ix.contexts.Store(in.Protocol, r)
+	}
+	return r
+}
+
+var (
+	actionExecute = cedar.NewEntityUID(TypeAction, ActionExecute)
+	emptyRecord   = cedar.NewRecord(nil)
+)
+
+func groups(names []string) cedar.EntityUIDSet {
+	if len(names) == 0 {
+		return cedar.EntityUIDSet{}
+	}
+	uids := make([]cedar.EntityUID, len(names))
+	for i, g := range names {
+		uids[i] = cedar.NewEntityUID(TypeGroup, cedar.String(g))
+	}
+	return cedar.NewEntityUIDSet(uids...)
+}
+
+// entities is the request's two entities without a map: a policy can only
+// reach the principal (and its groups, which carry nothing) and the tool.
+type entities struct{ principal, tool cedar.Entity }
+
+func (e *entities) Get(uid cedar.EntityUID) (cedar.Entity, bool) {
+	switch uid {
+	case e.principal.UID:
+		return e.principal, true
+	case e.tool.UID:
+		return e.tool, true
+	}
+	return cedar.Entity{}, false
+}
+
+// Record turns a call's JSON arguments into a Cedar record. JSON has values
+// Cedar lacks, so: an integer that fits 64 bits is a Long; any other number
+// is a String holding its JSON text exactly as written ("1.5", "1e3");
+// an array is a Set (unordered, duplicates merged); null members are left
+// out of their record (has tests for them) and null array items dropped.
+// Arguments that repeat a key in one object are refused: decoders differ
+// on which value wins, and the policy must judge what the tool runs.
+func Record(args json.RawMessage) (cedar.Record, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return cedar.NewRecord(nil), nil
+	}
+	if k := strictjson.DuplicateKey(args); k != "" {
+		return cedar.Record{}, strictjson.ErrDuplicateKey(k)
+	}
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v map[string]any
+	if err := d.Decode(&v); err != nil {
+		return cedar.Record{}, fmt.Errorf("the arguments are not a JSON object: %v", err)
+	}
+	return toRecord(v), nil
+}
+
+func toRecord(m map[string]any) cedar.Record {
+	rm := make(cedar.RecordMap, len(m))
+	for k, v := range m {
+		if cv, ok := toValue(v); ok {
+			rm[cedar.String(k)] = cv
+		}
+	}
+	return cedar.NewRecord(rm)
+}
+
+func toValue(v any) (cedar.Value, bool) {
+	switch x := v.(type) {
+	case nil:
+		return nil, false
+	case bool:
+		return cedar.Boolean(x), true
+	case string:
+		return cedar.String(x), true
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return cedar.Long(n), true
+		}
+		return cedar.String(string(x)), true
+	case []any:
+		vals := make([]cedar.Value, 0, len(x))
+		for _, e := range x {
+			if cv, ok := toValue(e); ok {
+				vals = append(vals, cv)
+			}
+		}
+		return cedar.NewSet(vals...), true
+	case map[string]any:
+		return toRecord(x), true
+	}
+	return nil, false
+}

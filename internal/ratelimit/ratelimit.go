@@ -1,0 +1,134 @@
+// Package ratelimit refuses calls over limits.principals (calls per second,
+// burst, calls at once per principal) and limits.tools.NAME.callsPerSecond
+// (per tool, across callers), with how long to wait before retrying.
+//
+// A Limiter is built per config and swapped whole on reload (the buckets
+// start full again). Finding a principal's bucket is a sync.Map read; the
+// bucket itself is golang.org/x/time/rate's, whose short mutex only
+// callers of the same principal (or tool) ever share.
+package ratelimit
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+)
+
+// Wildcard is the limits.principals key for every principal not named.
+const Wildcard = "*"
+
+// concurrentRetry is the hint for a caller over its concurrent cap: no
+// bucket says when a slot frees, so it gets a short, fixed wait.
+const concurrentRetry = 250 * time.Millisecond
+
+// Limiter holds the buckets of one config.
+type Limiter struct {
+	named map[string]config.PrincipalRate
+	star  *config.PrincipalRate
+	tools map[string]*rate.Limiter
+	// principals are the callers' states, made on first call.
+	principals sync.Map // string → *principal
+}
+
+type principal struct {
+	bucket     *rate.Limiter // nil = no rate
+	cps        float64
+	concurrent int64 // 0 = no cap
+	running    atomic.Int64
+}
+
+// Refusal says which limit refused a call and when to retry.
+type Refusal struct {
+	// Limit is the config key of the limit, e.g. "limits.principals.agent-a".
+	Limit string
+	// RetryAfter is how long until the call would be admitted.
+	RetryAfter time.Duration
+}
+
+// Ticket is an admitted call; Release it when the call ends.
+type Ticket struct{ p *principal }
+
+// Release frees the call's concurrent slot.
+func (t Ticket) Release() {
+	if t.p != nil && t.p.concurrent > 0 {
+		t.p.running.Add(-1)
+	}
+}
+
+// New builds the limiter of cfg, or nil when no limit is set.
+func New(cfg config.RateLimits) *Limiter {
+	if !cfg.Enabled() {
+		return nil
+	}
+	l := &Limiter{named: cfg.Principals, tools: make(map[string]*rate.Limiter, len(cfg.Tools))}
+	if r, ok := cfg.Principals[Wildcard]; ok {
+		l.star = &r
+	}
+	for name, r := range cfg.Tools {
+		l.tools[name] = rate.NewLimiter(rate.Limit(r.CallsPerSecond), r.Burst)
+	}
+	return l
+}
+
+// Admit takes one call of principal to tool, or says why not. A nil
+// Limiter admits everything.
+func (l *Limiter) Admit(who, tool string, now time.Time) (Ticket, *Refusal) {
+	if l == nil {
+		return Ticket{}, nil
+	}
+	if b := l.tools[tool]; b != nil && !b.AllowN(now, 1) {
+		return Ticket{}, &Refusal{Limit: "limits.tools." + tool + ".callsPerSecond", RetryAfter: wait(b, now)}
+	}
+	p, key := l.principal(who)
+	if p == nil {
+		return Ticket{}, nil
+	}
+	if p.bucket != nil && !p.bucket.AllowN(now, 1) {
+		return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".callsPerSecond", RetryAfter: wait(p.bucket, now)}
+	}
+	if p.concurrent > 0 {
+		if p.running.Add(1) > p.concurrent {
+			p.running.Add(-1)
+			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".concurrent", RetryAfter: concurrentRetry}
+		}
+	}
+	return Ticket{p: p}, nil
+}
+
+// principal finds (or makes) the state of a caller, and the config key its
+// limits came from. Each principal has its own buckets, "*" included: the
+// wildcard is a per-principal limit, not one shared by all of them.
+func (l *Limiter) principal(who string) (*principal, string) {
+	r, ok := l.named[who]
+	key := who
+	if !ok {
+		if l.star == nil {
+			return nil, ""
+		}
+		r, key = *l.star, Wildcard
+	}
+	if v, ok := l.principals.Load(who); ok {
+		return v.(*principal), key
+	}
+	p := &principal{cps: r.CallsPerSecond, concurrent: int64(r.Concurrent)}
+	if r.CallsPerSecond > 0 {
+		p.bucket = rate.NewLimiter(rate.Limit(r.CallsPerSecond), r.Burst)
+	}
+	v, _ := l.principals.LoadOrStore(who, p)
+	return v.(*principal), key
+}
+
+// wait is how long until the bucket holds one token again.
+func wait(b *rate.Limiter, now time.Time) time.Duration {
+	missing := 1 - b.TokensAt(now)
+	if missing <= 0 {
+		return time.Millisecond
+	}
+	secs := missing / float64(b.Limit())
+	return time.Duration(math.Ceil(secs * float64(time.Second)))
+}

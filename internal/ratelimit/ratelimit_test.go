@@ -1,0 +1,83 @@
+package ratelimit_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/ratelimit"
+)
+
+func TestPrincipalsAreLimitedApart(t *testing.T) {
+	t.Parallel()
+	l := ratelimit.New(config.RateLimits{Principals: map[string]config.PrincipalRate{
+		"slow": {Rate: config.Rate{CallsPerSecond: 2, Burst: 1}},
+		"*":    {Rate: config.Rate{CallsPerSecond: 1000, Burst: 1000}},
+	}})
+	now := time.Unix(1000, 0)
+	if _, r := l.Admit("slow", "t", now); r != nil {
+		t.Fatal(r)
+	}
+	_, r := l.Admit("slow", "t", now)
+	if r == nil || r.Limit != "limits.principals.slow.callsPerSecond" || r.RetryAfter != 500*time.Millisecond {
+		t.Fatalf("%+v", r)
+	}
+	for range 100 {
+		if _, r := l.Admit("fast", "t", now); r != nil {
+			t.Fatalf("another principal is slowed: %+v", r)
+		}
+	}
+	if _, r := l.Admit("slow", "t", now.Add(500*time.Millisecond)); r != nil {
+		t.Fatalf("after the delay: %+v", r)
+	}
+}
+
+func TestConcurrentAndTool(t *testing.T) {
+	t.Parallel()
+	l := ratelimit.New(config.RateLimits{
+		Principals: map[string]config.PrincipalRate{"*": {Concurrent: 1}},
+		Tools:      map[string]config.Rate{"bash": {CallsPerSecond: 1, Burst: 1}},
+	})
+	now := time.Unix(1000, 0)
+	t1, r := l.Admit("a", "read", now)
+	if r != nil {
+		t.Fatal(r)
+	}
+	if _, r := l.Admit("a", "read", now); r == nil || r.Limit != "limits.principals.*.concurrent" {
+		t.Fatalf("second at once: %+v", r)
+	}
+	t1.Release()
+	t2, r := l.Admit("a", "bash", now)
+	if r != nil {
+		t.Fatalf("after release: %+v", r)
+	}
+	t2.Release()
+	if _, r := l.Admit("b", "bash", now); r == nil || r.Limit != "limits.tools.bash.callsPerSecond" {
+		t.Fatalf("tool rate is across principals: %+v", r)
+	}
+	if l := ratelimit.New(config.RateLimits{}); l != nil {
+		t.Fatal("no limits must mean no limiter")
+	}
+	var none *ratelimit.Limiter
+	if _, r := none.Admit("a", "b", now); r != nil {
+		t.Fatal(r)
+	}
+}
+
+// BenchmarkAdmit64 is the rate-limit check of one call with 64 callers at
+// once, all one principal (the worst case: one bucket, one lock), the
+// bucket far above the load so nothing is refused.
+func BenchmarkAdmit64(b *testing.B) {
+	l := ratelimit.New(config.RateLimits{Principals: map[string]config.PrincipalRate{"*": {Rate: config.Rate{CallsPerSecond: 1e12, Burst: 1 << 40}}}})
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			t, r := l.Admit("agent", "debug_echo", time.Now())
+			if r != nil {
+				b.Fatal(r)
+			}
+			t.Release()
+		}
+	})
+}

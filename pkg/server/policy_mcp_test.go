@@ -1,0 +1,89 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+)
+
+// Over /mcp the same policies hold: a forbidden bash pattern is an isError
+// result naming the policy, a write that needs approval waits (with a
+// progress notification naming the approval) and runs once approved, and
+// a principal over its rate gets JSON-RPC error -32029 with the delay.
+func TestPolicyOverMCP(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "tools.cedar")
+	if err := os.WriteFile(pol, []byte(wirePolicies), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, fmt.Sprintf(`{"skills": [],
+		"auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "agent-b", "token": %q}, {"name": "ops", "token": %q, "admin": true}]},
+		"policy": {"files": [%q]},
+		"limits": {"principals": {"agent-b": {"callsPerSecond": 0.01, "burst": 1}}}}`, polAgentA, polAgentB, polOps, pol))
+
+	progress := make(chan string, 8)
+	cs := g.mustConnect(t, polAgentA, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		progress <- r.Params.Message
+	}})
+	if res := callMCP(t, cs, "bash", map[string]any{"command": "rm -rf /"}); !res.IsError || !strings.Contains(text(t, res), "denied by policy no-rm-rf") {
+		t.Fatalf("forbidden bash over /mcp: %v", text(t, res))
+	}
+
+	params := &mcp.CallToolParams{Name: "write", Arguments: map[string]any{"path": "mcp.txt", "content": "m"}}
+	params.SetProgressToken("wait-1")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil {
+			t.Errorf("tools/call: %v", err)
+		}
+		done <- res
+	}()
+	id, ok := strings.CutPrefix(<-progress, "waiting for approval ")
+	if !ok {
+		t.Fatal("no progress naming the approval")
+	}
+	conn, err := grpc.NewClient(g.srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := pb.NewApprovalServiceClient(conn).Approve(bearer(polOps), &pb.ApproveRequest{Id: id}); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-done; res == nil || res.IsError {
+		t.Fatalf("the approved call: %v", res)
+	}
+	// The write ran in agent-a's MCP session's workspace.
+	if res := callMCP(t, cs, "read", map[string]any{"path": "mcp.txt"}); res.IsError || !strings.Contains(text(t, res), "m") {
+		t.Fatalf("read back: %v", text(t, res))
+	}
+
+	csB := g.mustConnect(t, polAgentB, nil)
+	callMCP(t, csB, "read", map[string]any{"path": "mcp.txt"}) // admitted: a result, not a protocol error
+	_, err = csB.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "mcp.txt"}})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != -32029 {
+		t.Fatalf("over the rate: %v", err)
+	}
+	var data struct {
+		RetryAfterMs int64  `json:"retryAfterMs"`
+		Limit        string `json:"limit"`
+	}
+	if err := json.Unmarshal(je.Data, &data); err != nil || data.RetryAfterMs < 90_000 || data.Limit != "limits.principals.agent-b.callsPerSecond" {
+		t.Fatalf("error data %s: %v", je.Data, err)
+	}
+}
