@@ -50,9 +50,9 @@ func helperMain(mode string) int {
 	// With seccomp on, every thread of the helper takes the filter now
 	// (with no_new_privs), and each command inherits it: one load instead
 	// of one per command.
-	seccompOn := strings.HasSuffix(mode, "+seccomp")
+	seccompOn := strings.Contains(mode, "+seccomp")
 	if seccompOn {
-		prog, err := assemble(strings.HasPrefix(mode, "net"), true)
+		prog, err := assemble(strings.HasPrefix(mode, "net"), true, strings.HasSuffix(mode, "+ownership"))
 		if err == nil {
 			err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 		}

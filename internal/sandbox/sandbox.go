@@ -200,3 +200,11 @@ type Runner struct {
 
 // On reports whether commands started through r are confined.
 func (r *Runner) On() bool { return r != nil && r.Box.On() }
+
+// Owner is the Box's Owner, for a Runner that may be nil.
+func (r *Runner) Owner() (uid, gid int, ok bool) {
+	if !r.On() {
+		return 0, 0, false
+	}
+	return r.Box.Owner()
+}

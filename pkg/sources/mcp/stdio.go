@@ -249,6 +249,11 @@ func (s *Source) startLocal(cmd *exec.Cmd, w io.Writer) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A root server's sandboxed commands act as an unprivileged uid.
+	if err := s.env.Sandbox.Box.Own(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	p := s.sandboxPolicy(tmp, cmd.Dir)
 	argv := slices.Clone(cmd.Args)
 	if filepath.IsAbs(cmd.Path) {
