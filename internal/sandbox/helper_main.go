@@ -22,6 +22,10 @@ const (
 	helperArg0 = "toolnexus-sandbox-helper"
 )
 
+// lockdown is the filter each command's thread adds (lockdownPolicy);
+// set once, before the first request.
+var lockdown *filterProg
+
 func init() {
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
@@ -53,6 +57,9 @@ func helperMain(mode string) int {
 	seccompOn := strings.Contains(mode, "+seccomp")
 	if seccompOn {
 		prog, err := assemble(strings.HasPrefix(mode, "net"), true, strings.HasSuffix(mode, "+ownership"))
+		if err == nil {
+			lockdown, err = assemblePolicy(lockdownPolicy())
+		}
 		if err == nil {
 			err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 		}
@@ -177,6 +184,11 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 			return 0, errors.New("sandbox: namespaces: " + err.Error())
 		}
 	}
+	if r.flags&reqPrivate != 0 {
+		if err := hidePrivate(r.private, r.keep); err != nil {
+			return 0, errors.New("sandbox: private directories: " + err.Error())
+		}
+	}
 	if err := dropCaps(); err != nil {
 		return 0, errors.New("sandbox: dropping capabilities: " + err.Error())
 	}
@@ -192,6 +204,13 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 	}
 	if r.flags&reqSeccomp != 0 && !seccompOn {
 		return 0, errors.New("sandbox: seccomp: the helper has no filter")
+	}
+	if seccompOn {
+		// The helper's filter lets its threads mount (hidePrivate);
+		// the command's does not.
+		if err := lockdown.load(); err != nil {
+			return 0, errors.New("sandbox: seccomp: " + err.Error())
+		}
 	}
 	var clone uintptr
 	if r.flags&reqNewUser != 0 {

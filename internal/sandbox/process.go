@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"sync"
@@ -187,6 +188,12 @@ func (s *Sandbox) startHelped(cmd *exec.Cmd, p *Policy) (*Process, error) {
 	}
 	if s.nnp {
 		req.flags |= reqNoNewPrivs
+	}
+	if len(p.Private) > 0 {
+		req.flags |= reqPrivate
+		req.unshare |= unix.CLONE_NEWNS
+		req.private = cleanAll(p.Private)
+		req.keep = filepath.Clean(p.Workspace)
 	}
 	if s.nprocUserNS && p.Limits.Processes > 0 {
 		req.flags |= reqNewUser

@@ -96,6 +96,13 @@ type Policy struct {
 	ReadPaths []string
 	// Masks are unreadable even when they lie below a readable path.
 	Masks []string
+	// Private are directories the command sees as empty, but for its
+	// own Workspace when that lies beneath one: another session's files
+	// cannot even be stat-ed or chmod-ed there, which Landlock (it
+	// governs opening, not stat, chmod or utime) cannot refuse. Applied
+	// by the helper (a mount namespace per command); without one only
+	// Landlock keeps them unreadable.
+	Private []string
 	// Network allows sockets to the network; off, the command has no
 	// network interface but a down loopback and may not open sockets.
 	Network bool

@@ -60,7 +60,21 @@ var timeSyscalls = map[string]int{"utime": 1, "utimes": 1, "futimesat": 2, "utim
 var networkFamilies = []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 
 // helperUnshare are the namespaces a helper thread enters per command.
-const helperUnshare = unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET
+const helperUnshare = unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET | unix.CLONE_NEWNS
+
+// helperMounts are the calls the helper's threads make to hide private
+// directories (private.go); the helper's filter allows them, and the
+// lockdown filter each command's thread adds before the fork refuses them
+// again, with unshare.
+var helperMounts = []string{"mount", "unshare"}
+
+// lockdownPolicy is that per-command filter: stacked on the helper's, it
+// takes back what the helper needed and the command must not have.
+func lockdownPolicy() seccomp.Policy {
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{
+		{Action: seccomp.ActionErrno, Names: helperMounts},
+	}}
+}
 
 // seccompPolicy is the filter for a sandbox with or without network. The
 // helper's variant (forHelper) is loaded once on every thread of the
@@ -77,7 +91,7 @@ func seccompPolicy(network, forHelper, ownership bool) seccomp.Policy {
 	if forHelper {
 		names = nil
 		for _, n := range append(slices.Clip(deniedSyscalls), ownershipSyscalls...) {
-			if n != "unshare" {
+			if !slices.Contains(helperMounts, n) {
 				names = append(names, n)
 			}
 		}
@@ -143,7 +157,10 @@ func knownOnlyConds(conds []seccomp.NameWithConditions) []seccomp.NameWithCondit
 }
 
 func assemble(network, forHelper, ownership bool) (*filterProg, error) {
-	p := seccompPolicy(network, forHelper, ownership)
+	return assemblePolicy(seccompPolicy(network, forHelper, ownership))
+}
+
+func assemblePolicy(p seccomp.Policy) (*filterProg, error) {
 	insts, err := p.Assemble()
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)

@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 )
@@ -161,5 +163,62 @@ func TestSandboxWorkspaceStaysUsable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(k.s.cfgPath), "ws", "sub", "run.sh")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the command could not delete a file the write tool made: %v", err)
+	}
+}
+
+// TestSandboxSessionsHiddenFromOtherPrincipals: agent-b's bash, in its own
+// session and without one, tries what issue 31 found possible against
+// agent-a's session — stat it, list the sessions' root, chmod 000 a file
+// and 777 the directory, touch it — by its real path on the host. Each
+// fails (nothing is there to find) and agent-a's files are as they were;
+// agent-a's own bash still sees and changes them.
+func TestSandboxSessionsHiddenFromOtherPrincipals(t *testing.T) {
+	s, conn := twoPrincipals(t, "")
+	reg := pb.NewRegistryServiceClient(conn)
+	k := &escapeKit{s: s, reg: reg}
+	srcs, err := pb.NewSourceServiceClient(conn).ListSources(bearer(tokO), &pb.ListSourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.status = srcs.GetSandbox()
+	k.need(t, sandbox.LayerUserNS, sandbox.LayerPIDNS, sandbox.LayerLandlock)
+
+	a := inSession(tokA, "plans")
+	if r := execIn(t, a, reg, "bash", map[string]any{"command": "echo a-secret > notes.txt && chmod 640 notes.txt"}); r.GetIsError() {
+		t.Fatal(r.GetOutput())
+	}
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(s.cfgPath), "ws.sessions", "*", "plans", "notes.txt"))
+	if len(matches) != 1 {
+		t.Fatalf("agent-a's session file not found on disk: %v", matches)
+	}
+	file, sessionDir := matches[0], filepath.Dir(matches[0])
+	root := filepath.Dir(filepath.Dir(sessionDir))
+	before := []hostFile{snapshot(t, file), snapshot(t, sessionDir)}
+
+	attack := fmt.Sprintf(`stat %[1]s; echo statdir=$?; stat %[2]s; echo statfile=$?
+ls %[3]s; echo ls=$?; ls %[3]s/*; echo lsall=$?
+chmod 000 %[2]s; echo chmodfile=$?; chmod 777 %[1]s; echo chmoddir=$?; touch %[2]s; echo touch=$?`, sessionDir, file, root)
+	for name, ctx := range map[string]context.Context{"agent-b in a session": inSession(tokB, "other"), "agent-b without a session": bearer(tokB)} {
+		t.Run(name, func(t *testing.T) {
+			r := execIn(t, ctx, reg, "bash", map[string]any{"command": attack})
+			out := r.GetOutput()
+			for _, step := range []string{"statdir=1", "statfile=1", "chmodfile=1", "chmoddir=1", "touch=1"} {
+				if !strings.Contains(out, step) {
+					t.Errorf("want %q (refused) in:\n%s", step, out)
+				}
+			}
+			if strings.Contains(out, "notes.txt") && !strings.Contains(out, "No such file") {
+				t.Errorf("agent-a's file is visible:\n%s", out)
+			}
+			if strings.Contains(out, "a-secret") {
+				t.Error("read agent-a's file")
+			}
+		})
+	}
+	for _, h := range before {
+		h.unchanged(t)
+	}
+	if r := execIn(t, a, reg, "bash", map[string]any{"command": "cat notes.txt && chmod 600 notes.txt && pwd"}); r.GetIsError() || !strings.Contains(r.GetOutput(), "a-secret") {
+		t.Fatalf("agent-a's own session: %s", r.GetOutput())
 	}
 }
