@@ -53,6 +53,9 @@ type ToolLimits struct {
 	MaxConcurrency    *int
 	MaxOutputBytes    *int
 	ValidateArguments *bool
+	// MaxConcurrencyPerPrincipal caps one caller's calls of the tool
+	// running at once (perprincipal.go); nil or 0 = no such cap.
+	MaxConcurrencyPerPrincipal *int
 }
 
 // For resolves the effective limits of one tool.
@@ -71,6 +74,7 @@ func (l Limits) For(name string) ToolLimits {
 		if t.ValidateArguments != nil {
 			eff.ValidateArguments = t.ValidateArguments
 		}
+		eff.MaxConcurrencyPerPrincipal = t.MaxConcurrencyPerPrincipal
 	}
 	return eff
 }
@@ -80,6 +84,8 @@ type rawToolLimits struct {
 	MaxConcurrency    *int   `json:"maxConcurrency"`
 	MaxOutputBytes    *int   `json:"maxOutputBytes"`
 	ValidateArguments *bool  `json:"validateArguments"`
+	// Per tool only: perprincipal.go.
+	MaxConcurrencyPerPrincipal *int `json:"maxConcurrencyPerPrincipal"`
 }
 
 func parseLimits(raw json.RawMessage) (Limits, error) {
@@ -137,7 +143,11 @@ func parseLimits(raw json.RawMessage) (Limits, error) {
 		if err := checkToolLimits(key, t); err != nil {
 			return l, err
 		}
-		tl := ToolLimits{MaxConcurrency: t.MaxConcurrency, MaxOutputBytes: t.MaxOutputBytes, ValidateArguments: t.ValidateArguments}
+		if err := checkPerPrincipal(key, t.MaxConcurrencyPerPrincipal); err != nil {
+			return l, err
+		}
+		tl := ToolLimits{MaxConcurrency: t.MaxConcurrency, MaxOutputBytes: t.MaxOutputBytes, ValidateArguments: t.ValidateArguments,
+			MaxConcurrencyPerPrincipal: t.MaxConcurrencyPerPrincipal}
 		if t.Timeout != nil {
 			d := time.Duration(*t.Timeout) * time.Millisecond
 			tl.Timeout = &d

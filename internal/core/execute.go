@@ -66,6 +66,9 @@ func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source 
 // execute is Execute without the trace span and the audit line.
 func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
 	req := executor.Request{Name: call.Name, Arguments: call.Arguments, Answer: call.Answer, Protocol: call.Protocol}
+	if call.Caller != nil {
+		req.Principal = call.Caller.Name
+	}
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows
 	}
