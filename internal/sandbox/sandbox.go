@@ -215,3 +215,15 @@ func (r *Runner) Owner() (uid, gid int, ok bool) {
 	}
 	return r.Box.Owner()
 }
+
+// ScriptLimits are the limits the shell script before a command sets
+// (LimitScript, WrapArgv): l, without the process count when a pids group
+// per call counts them (a root server). Its commands share uid 65534 in
+// one user namespace, where `ulimit -u` would count every call's
+// processes together, letting one call's fork bomb starve the others.
+func (r *Runner) ScriptLimits(l Limits) Limits {
+	if r.On() && r.Box.mapped && r.Box.pids != nil {
+		l.Processes = 0
+	}
+	return l
+}

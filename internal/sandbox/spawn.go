@@ -103,7 +103,7 @@ func New(mode Mode) (*Sandbox, error) {
 	// Namespaces: each is probed on its own with a real child, as the
 	// kernel, a container's seccomp profile or AppArmor may refuse any.
 	userErr := probeClone(unix.CLONE_NEWUSER)
-	add(LayerUserNS, userErr == nil, explain(userErr, "the command runs as nobody (uid 65534 inside) with no capabilities", "cannot create a user namespace"))
+	add(LayerUserNS, userErr == nil, explain(userErr, "the command runs as uid 65534 with no capabilities (on the host too when the server is root; as the server's own uid otherwise)", "cannot create a user namespace"))
 	userns := s.status.Active(LayerUserNS)
 	base := uintptr(0)
 	if userns {
@@ -207,10 +207,10 @@ func New(mode Mode) (*Sandbox, error) {
 
 	s.useHelper = s.clone&unix.CLONE_NEWUSER != 0 && s.clone&unix.CLONE_NEWPID != 0
 	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
-	// A root server's commands share one unprivileged uid, which
-	// RLIMIT_NPROC then binds: each command gets a user namespace of its
-	// own there too, so the limit counts one call's processes.
-	s.nprocUserNS = (s.pids == nil || s.mapped) && s.status.Active(LayerProcesses)
+	// A root server counts a call's processes in its pids group, not by
+	// RLIMIT_NPROC (ScriptLimits), so it needs no user namespace per
+	// command, whose teardown alone cost a millisecond or more per call.
+	s.nprocUserNS = s.pids == nil && s.status.Active(LayerProcesses)
 	s.sharedNet = s.clone&unix.CLONE_NEWNET != 0 && (s.prog[false] != nil || s.abi >= 6)
 
 	if mode == ModeRequired {

@@ -41,7 +41,7 @@ func (t *toolset) startCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Dura
 	if p.Limits.CPU == 0 {
 		p.Limits.CPU = timeout
 	}
-	script := p.Limits
+	script := t.sandbox.ScriptLimits(p.Limits)
 	if t.session != nil {
 		// The session's own `ulimit -f` (its quota) follows; when it is
 		// the stricter one, setting ours first would only make it fail.

@@ -259,7 +259,7 @@ func (s *Source) startLocal(cmd *exec.Cmd, w io.Writer) (*child, error) {
 	if filepath.IsAbs(cmd.Path) {
 		argv[0] = cmd.Path // as resolved in the server's PATH
 	}
-	if wrapped := sandbox.WrapArgv(argv, p.Limits); len(wrapped) != len(argv) {
+	if wrapped := sandbox.WrapArgv(argv, s.env.Sandbox.ScriptLimits(p.Limits)); len(wrapped) != len(argv) {
 		cmd.Path, cmd.Args = wrapped[0], wrapped
 	}
 	// The server's own env entries win over these: os/exec keeps the last
