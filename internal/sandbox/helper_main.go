@@ -81,13 +81,18 @@ func helperMain(mode string) int {
 		if err != nil {
 			return 0
 		}
-		if typ != msgStart {
-			closeAll(fds)
-			continue
-		}
 		r, err := decodeStart(payload)
+		if typ != msgStart && err == nil {
+			err = errors.New("sandbox: the helper got a frame of an unknown type")
+		}
 		if err != nil {
+			// Every frame is answered: the server's call ends with
+			// this error instead of waiting for a reply that never
+			// comes. A frame too short to carry an id is answered
+			// under id 0, which no call uses: the server drops it.
 			closeAll(fds)
+			d := dec{b: payload}
+			_ = w.send(msgStarted, encodeStarted(d.u64(), 0, err), nil)
 			continue
 		}
 		jobs <- job{r, fds}

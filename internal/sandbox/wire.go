@@ -241,7 +241,7 @@ func decodeStart(b []byte) (*startRequest, error) {
 	r := &startRequest{id: d.u64(), flags: d.u32(), unshare: d.u64(), nfiles: d.u32(), pgid: d.u32()}
 	r.path, r.dir, r.argv, r.env = d.str(), d.str(), d.strs(), d.strs()
 	r.private, r.keep = d.strs(), d.str()
-	if d.bad {
+	if d.bad || len(d.b) != 0 {
 		return nil, errors.New("sandbox: malformed start request")
 	}
 	return r, nil
