@@ -222,3 +222,12 @@ chmod 000 %[2]s; echo chmodfile=$?; chmod 777 %[1]s; echo chmoddir=$?; touch %[2
 		t.Fatalf("agent-a's own session: %s", r.GetOutput())
 	}
 }
+
+// sandboxIDs are the host ids a root server's sandboxed commands act as,
+// or -1 when the tests do not run as root (the commands are the test's uid).
+func sandboxIDs() (uid, gid int) {
+	if os.Geteuid() != 0 {
+		return -1, -1
+	}
+	return sandbox.DefaultCommandID, sandbox.DefaultCommandID
+}
