@@ -18,6 +18,11 @@ func runSandbox(reps int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// A root server's sandboxed commands act as uid 65534, which must be
+	// able to reach the workspaces beneath tmp (MkdirTemp makes it 0700).
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return err
+	}
 	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
 	rep := &report{}
 	if err := sandboxRows(rep, tmp, reps); err != nil {

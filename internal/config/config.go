@@ -149,6 +149,7 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	applyDefaultToolCaps(&cfg.Limits)
+	applyDefaultPerPrincipalCaps(&cfg.Limits)
 	if cfg.Auth, err = parseAuth(nonNull(top["auth"])); err != nil {
 		return nil, err
 	}

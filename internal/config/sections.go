@@ -45,6 +45,8 @@ type rawToolLimits struct {
 	MaxConcurrency    *int   `json:"maxConcurrency"`
 	MaxOutputBytes    *int   `json:"maxOutputBytes"`
 	ValidateArguments *bool  `json:"validateArguments"`
+	// Per tool only: perprincipal.go.
+	MaxConcurrencyPerPrincipal *int `json:"maxConcurrencyPerPrincipal"`
 }
 
 func parseLimits(raw json.RawMessage) (Limits, error) {
@@ -102,7 +104,11 @@ func parseLimits(raw json.RawMessage) (Limits, error) {
 		if err := checkToolLimits(key, t); err != nil {
 			return l, err
 		}
-		tl := ToolLimits{MaxConcurrency: t.MaxConcurrency, MaxOutputBytes: t.MaxOutputBytes, ValidateArguments: t.ValidateArguments}
+		if err := checkPerPrincipal(key, t.MaxConcurrencyPerPrincipal); err != nil {
+			return l, err
+		}
+		tl := ToolLimits{MaxConcurrency: t.MaxConcurrency, MaxOutputBytes: t.MaxOutputBytes, ValidateArguments: t.ValidateArguments,
+			MaxConcurrencyPerPrincipal: t.MaxConcurrencyPerPrincipal}
 		if t.Timeout != nil {
 			d := time.Duration(*t.Timeout) * time.Millisecond
 			tl.Timeout = &d

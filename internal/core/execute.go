@@ -68,6 +68,7 @@ func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source 
 func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
 	req := executor.Request{Name: call.Name, Arguments: call.Arguments, Answer: call.Answer, Protocol: call.Protocol,
 		Owner: tool.Owner{Principal: principalName(call), Session: call.Session}, Gate: c.gate(call)}
+	req.Principal = req.Owner.Principal
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows
 	}

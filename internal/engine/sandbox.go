@@ -19,9 +19,19 @@ func (e *Engine) sandboxRunner(cfg *config.Config) *sandbox.Runner {
 	return &sandbox.Runner{Box: e.opts.Sandbox, Policy: sandbox.Policy{
 		ReadPaths: sc.ReadPaths,
 		Masks:     sandboxMasks(cfg),
+		Private:   sessionsRoot(cfg),
 		Network:   sc.Network,
 		Limits:    sc.Limits,
 	}}
+}
+
+// sessionsRoot is the sessions' root, which every command sees empty but
+// for its own session's workspace.
+func sessionsRoot(cfg *config.Config) []string {
+	if root, err := cfg.SessionsRoot(); err == nil {
+		return []string{root}
+	}
+	return nil
 }
 
 // sandboxMasks are what a command must not read even where it lies below a

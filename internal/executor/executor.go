@@ -56,6 +56,9 @@ type Request struct {
 	Owner tool.Owner
 	// Gate is checked after the allowlist and the arguments (nil = none).
 	Gate Gate
+	// Principal is the caller's name, for the per-principal concurrency
+	// caps ("" = the anonymous caller when auth is off).
+	Principal string
 }
 
 // Executor runs calls against a registry under the configured limits.
@@ -71,9 +74,10 @@ type Executor struct {
 
 	mu     sync.Mutex // serialises table rebuilds (writers only)
 	limits limits.Limits
-	global chan struct{}            // global concurrency cap, nil = none
-	sems   map[string]chan struct{} // per-tool caps by name, kept across rebuilds
-	metas  map[string]*toolMeta     // per-tool metric handles and schemas, kept across rebuilds
+	global chan struct{}             // global concurrency cap, nil = none
+	sems   map[string]chan struct{}  // per-tool caps by name, kept across rebuilds
+	psems  map[string]*principalSems // per-principal caps by tool name, kept across rebuilds
+	metas  map[string]*toolMeta      // per-tool metric handles and schemas, kept across rebuilds
 
 	// exemplars attaches the trace id to duration observations (tracing on).
 	exemplars bool
@@ -85,7 +89,7 @@ func New(reg *registry.Registry, m Meter, lim limits.Limits, log *slog.Logger) *
 	if log == nil {
 		log = slog.Default()
 	}
-	x := &Executor{reg: reg, metrics: m, buckets: m.DurationBuckets(), log: log, sems: map[string]chan struct{}{}, metas: map[string]*toolMeta{}}
+	x := &Executor{reg: reg, metrics: m, buckets: m.DurationBuckets(), log: log, sems: map[string]chan struct{}{}, psems: map[string]*principalSems{}, metas: map[string]*toolMeta{}}
 	x.unsubscribe = reg.Subscribe(func(_, next *registry.Snapshot) { x.rebuild(next) })
 	x.SetLimits(lim) // builds the first table from the current snapshot
 	return x
@@ -194,6 +198,13 @@ func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Reque
 			return limitResult(callCtx, req.Name, "the server-wide concurrency limit (limits.maxConcurrency)")
 		}
 		defer func() { <-tab.global }()
+	}
+	if st.psem != nil {
+		sem := st.psem.of(req.Principal)
+		if !acquire(callCtx, sem) {
+			return limitResult(callCtx, req.Name, fmt.Sprintf("its concurrency limit of %d per caller (limits.tools.%s.maxConcurrencyPerPrincipal)", cap(sem), req.Name))
+		}
+		defer func() { <-sem }()
 	}
 	if st.sem != nil {
 		if !acquire(callCtx, st.sem) {
@@ -321,6 +332,7 @@ type toolState struct {
 	timeout   time.Duration
 	maxOutput int
 	sem       chan struct{}
+	psem      *principalSems // nil = no per-principal cap
 	meta      *toolMeta
 	// sourceState holds the source's metric handles, so a call finds them
 	// without a second map lookup.
@@ -388,6 +400,14 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 				x.sems[e.Tool.Name] = sem
 			}
 		}
+		var psem *principalSems
+		if p := lim.MaxConcurrencyPerPrincipal; p != nil && *p > 0 {
+			psem = x.psems[e.Tool.Name]
+			if psem == nil || psem.n != *p {
+				psem = &principalSems{n: *p}
+				x.psems[e.Tool.Name] = psem
+			}
+		}
 		meta := x.metas[e.Tool.Name]
 		if meta == nil || meta.source != e.Tool.Source || !bytes.Equal(meta.schemaSrc, e.Tool.InputSchema) {
 			meta = &toolMeta{name: e.Tool.Name, source: e.Tool.Source, schemaSrc: e.Tool.InputSchema, log: x.log}
@@ -400,6 +420,7 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 			timeout:   *lim.Timeout,
 			maxOutput: *lim.MaxOutputBytes,
 			sem:       sem,
+			psem:      psem,
 			meta:      meta,
 		}
 		states[i].sourceState = x.ensureSource(t, e.Tool.Source)

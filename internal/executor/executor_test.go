@@ -512,6 +512,31 @@ func BenchmarkExecuteEcho(b *testing.B) {
 	}
 }
 
+// BenchmarkExecuteEchoPerPrincipalCap is BenchmarkExecuteEcho with a
+// per-principal cap and a tool cap on the tool: the per-principal check
+// is one sync.Map load and a channel send and receive. Budget: within
+// 1.1x of BenchmarkExecuteEchoToolCap, and no allocation more.
+func BenchmarkExecuteEchoPerPrincipalCap(b *testing.B) {
+	benchEchoCapped(b, `{"tools": {"debug_echo": {"maxConcurrency": 8, "maxConcurrencyPerPrincipal": 4}}}`)
+}
+
+// BenchmarkExecuteEchoToolCap is the baseline of the row above.
+func BenchmarkExecuteEchoToolCap(b *testing.B) {
+	benchEchoCapped(b, `{"tools": {"debug_echo": {"maxConcurrency": 8}}}`)
+}
+
+func benchEchoCapped(b *testing.B, limitsJSON string) {
+	r := newRig(b, limitsJSON)
+	args := json.RawMessage(`{"message":"hello, toolnexus","n":42,"tags":["a","b","c"]}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, _ := r.x.Execute(ctx, executor.Request{Name: "debug_echo", Arguments: args, Protocol: executor.ProtocolGRPC, Principal: "agent-a"}); res.IsError {
+			b.Fatal(res.Output)
+		}
+	}
+}
+
 func BenchmarkExecuteInvalid(b *testing.B) {
 	r := newRig(b, "")
 	args := json.RawMessage(`{"ms": "x"}`)

@@ -29,6 +29,9 @@ type ToolLimits struct {
 	MaxConcurrency    *int
 	MaxOutputBytes    *int
 	ValidateArguments *bool
+	// MaxConcurrencyPerPrincipal caps one caller's calls of the tool
+	// running at once; nil or 0 = no such cap.
+	MaxConcurrencyPerPrincipal *int
 }
 
 // For resolves the effective limits of one tool: every field set, from the
@@ -48,6 +51,7 @@ func (l Limits) For(name string) ToolLimits {
 		if t.ValidateArguments != nil {
 			eff.ValidateArguments = t.ValidateArguments
 		}
+		eff.MaxConcurrencyPerPrincipal = t.MaxConcurrencyPerPrincipal
 	}
 	return eff
 }

@@ -99,6 +99,9 @@ func (s *Sandbox) startHelper(network bool) (*helper, error) {
 	}
 	if s.prog[network] != nil {
 		mode += "+seccomp"
+		if !s.mapped {
+			mode += "+ownership"
+		}
 	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{helperArg0}
@@ -109,16 +112,28 @@ func (s *Sandbox) startHelper(network bool) (*helper, error) {
 	if !network && s.sharedNet {
 		flags |= unix.CLONE_NEWNET
 	}
-	// Inside, the helper is uid and gid 65534 (nobody, as an unmapped id
-	// shows) mapped to the server's own, with CAP_SYS_ADMIN kept across
-	// exec as an ambient capability to make namespaces; each command's
-	// thread drops it, and every other capability, before the fork.
+	// Inside, the helper is uid and gid 65534 (nobody), with
+	// CAP_SYS_ADMIN kept across exec as an ambient capability to make
+	// namespaces; each command's thread drops it, and every other
+	// capability, before the fork. Outside, a non-root server can map
+	// only its own ids; a root server maps the commands' unprivileged
+	// ids (identity.go) and the helper becomes them before it execs, with
+	// no supplementary groups, so nothing it starts acts as root on the
+	// host.
+	hostUID, hostGID := os.Geteuid(), os.Getegid()
+	if s.mapped {
+		hostUID, hostGID = s.uid, s.gid
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  flags,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 65534, HostID: os.Geteuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 65534, HostID: os.Getegid(), Size: 1}},
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: nsCommandID, HostID: hostUID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: nsCommandID, HostID: hostGID, Size: 1}},
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
 		Pdeathsig:   syscall.SIGKILL,
+	}
+	if s.mapped {
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = true
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: nsCommandID, Gid: nsCommandID}
 	}
 
 	started := make(chan error, 1)

@@ -22,6 +22,10 @@ const (
 	helperArg0 = "toolnexus-sandbox-helper"
 )
 
+// lockdown is the filter each command's thread adds (lockdownPolicy);
+// set once, before the first request.
+var lockdown *filterProg
+
 func init() {
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
@@ -50,9 +54,12 @@ func helperMain(mode string) int {
 	// With seccomp on, every thread of the helper takes the filter now
 	// (with no_new_privs), and each command inherits it: one load instead
 	// of one per command.
-	seccompOn := strings.HasSuffix(mode, "+seccomp")
+	seccompOn := strings.Contains(mode, "+seccomp")
 	if seccompOn {
-		prog, err := assemble(strings.HasPrefix(mode, "net"), true)
+		prog, err := assemble(strings.HasPrefix(mode, "net"), true, strings.HasSuffix(mode, "+ownership"))
+		if err == nil {
+			lockdown, err = assemblePolicy(lockdownPolicy())
+		}
 		if err == nil {
 			err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 		}
@@ -74,13 +81,18 @@ func helperMain(mode string) int {
 		if err != nil {
 			return 0
 		}
-		if typ != msgStart {
-			closeAll(fds)
-			continue
-		}
 		r, err := decodeStart(payload)
+		if typ != msgStart && err == nil {
+			err = errors.New("sandbox: the helper got a frame of an unknown type")
+		}
 		if err != nil {
+			// Every frame is answered: the server's call ends with
+			// this error instead of waiting for a reply that never
+			// comes. A frame too short to carry an id is answered
+			// under id 0, which no call uses: the server drops it.
 			closeAll(fds)
+			d := dec{b: payload}
+			_ = w.send(msgStarted, encodeStarted(d.u64(), 0, err), nil)
 			continue
 		}
 		jobs <- job{r, fds}
@@ -177,6 +189,11 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 			return 0, errors.New("sandbox: namespaces: " + err.Error())
 		}
 	}
+	if r.flags&reqPrivate != 0 {
+		if err := hidePrivate(r.private, r.keep); err != nil {
+			return 0, errors.New("sandbox: private directories: " + err.Error())
+		}
+	}
 	if err := dropCaps(); err != nil {
 		return 0, errors.New("sandbox: dropping capabilities: " + err.Error())
 	}
@@ -192,6 +209,13 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 	}
 	if r.flags&reqSeccomp != 0 && !seccompOn {
 		return 0, errors.New("sandbox: seccomp: the helper has no filter")
+	}
+	if seccompOn {
+		// The helper's filter lets its threads mount (hidePrivate);
+		// the command's does not.
+		if err := lockdown.load(); err != nil {
+			return 0, errors.New("sandbox: seccomp: " + err.Error())
+		}
 	}
 	var clone uintptr
 	if r.flags&reqNewUser != 0 {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // parentOf is the parent pid of pid, from /proc.
@@ -180,7 +181,7 @@ func TestCommandHasNoCapabilities(t *testing.T) {
 	s := box(t)
 	need(t, s, sandbox.LayerUserNS)
 	f := newFixture(t)
-	self, _ := os.Executable()
+	self := testutil.SandboxExecutable(t)
 	f.policy.ReadPaths = []string{filepath.Dir(self)}
 	cmd := exec.Command(self)
 	cmd.Env = []string{"SANDBOX_TEST_HELPER=caps"}
@@ -206,7 +207,7 @@ func TestSharedNetworkNamespaceKeepsCommandsApart(t *testing.T) {
 		t.Skip("Landlock here does not scope abstract unix sockets (ABI < 6); commands get a network namespace each")
 	}
 	f := newFixture(t)
-	self, _ := os.Executable()
+	self := testutil.SandboxExecutable(t)
 	f.policy.ReadPaths = []string{filepath.Dir(self)}
 	name := "toolnexus-test-" + strconv.Itoa(os.Getpid())
 
@@ -242,7 +243,7 @@ func TestIPCNamespacePerCommand(t *testing.T) {
 	s := box(t)
 	need(t, s, sandbox.LayerIPCNS)
 	f := newFixture(t)
-	self, _ := os.Executable()
+	self := testutil.SandboxExecutable(t)
 	f.policy.ReadPaths = []string{filepath.Dir(self)}
 	key := "SANDBOX_TEST_KEY=" + strconv.Itoa(0x7e57000+os.Getpid()%4096)
 	run := func(action string) string {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"sync"
@@ -124,7 +125,7 @@ func (s *Sandbox) StartContext(ctx context.Context, cmd *exec.Cmd, p *Policy) (*
 	var proc *Process
 	var err error
 	if viaHelper {
-		proc, err = s.startHelped(cmd, p)
+		proc, err = s.startHelped(ctx, cmd, p)
 	} else {
 		proc, err = s.startDirect(cmd, p)
 	}
@@ -148,7 +149,7 @@ func helperCarries(sys *syscall.SysProcAttr) bool {
 // builds the call's Landlock ruleset and picks its pids group, and sends
 // them with the command's files; the helper applies them on a thread of
 // its own and forks the command from it.
-func (s *Sandbox) startHelped(cmd *exec.Cmd, p *Policy) (*Process, error) {
+func (s *Sandbox) startHelped(ctx context.Context, cmd *exec.Cmd, p *Policy) (*Process, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
@@ -187,6 +188,12 @@ func (s *Sandbox) startHelped(cmd *exec.Cmd, p *Policy) (*Process, error) {
 	}
 	if s.nnp {
 		req.flags |= reqNoNewPrivs
+	}
+	if len(p.Private) > 0 {
+		req.flags |= reqPrivate
+		req.unshare |= unix.CLONE_NEWNS
+		req.private = cleanAll(p.Private)
+		req.keep = filepath.Clean(p.Workspace)
 	}
 	if s.nprocUserNS && p.Limits.Processes > 0 {
 		req.flags |= reqNewUser
@@ -323,6 +330,9 @@ func (s *Sandbox) startHelped(cmd *exec.Cmd, p *Policy) (*Process, error) {
 	}
 	select {
 	case err = <-proc.started:
+	case <-ctx.Done():
+		go s.abandon(h, proc)
+		return nil, fmt.Errorf("sandbox: waiting for the helper to start the command: %w", ctx.Err())
 	case <-h.dead:
 		select {
 		case err = <-proc.started:
@@ -343,6 +353,28 @@ func (s *Sandbox) startHelped(cmd *exec.Cmd, p *Policy) (*Process, error) {
 	}
 	go s.finish(h, proc)
 	return proc, nil
+}
+
+// abandon ends a command whose caller stopped waiting for its start: it
+// is killed as soon as it has started, and reaped and released as any.
+func (s *Sandbox) abandon(h *helper, p *Process) {
+	var err error
+	select {
+	case err = <-p.started:
+	case <-h.dead:
+		err = errHelperGone
+	}
+	if err == nil {
+		_ = p.Cmd.Process.Kill()
+		s.finish(h, p)
+		return
+	}
+	if p.stdin != nil {
+		p.stdin.Close()
+	}
+	if p.cgroup != "" {
+		s.pids.release(p.cgroup)
+	}
 }
 
 // finish waits for the helper's word that the command exited (or for

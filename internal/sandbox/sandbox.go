@@ -96,6 +96,13 @@ type Policy struct {
 	ReadPaths []string
 	// Masks are unreadable even when they lie below a readable path.
 	Masks []string
+	// Private are directories the command sees as empty, but for its
+	// own Workspace when that lies beneath one: another session's files
+	// cannot even be stat-ed or chmod-ed there, which Landlock (it
+	// governs opening, not stat, chmod or utime) cannot refuse. Applied
+	// by the helper (a mount namespace per command); without one only
+	// Landlock keeps them unreadable.
+	Private []string
 	// Network allows sockets to the network; off, the command has no
 	// network interface but a down loopback and may not open sockets.
 	Network bool
@@ -200,3 +207,23 @@ type Runner struct {
 
 // On reports whether commands started through r are confined.
 func (r *Runner) On() bool { return r != nil && r.Box.On() }
+
+// Owner is the Box's Owner, for a Runner that may be nil.
+func (r *Runner) Owner() (uid, gid int, ok bool) {
+	if !r.On() {
+		return 0, 0, false
+	}
+	return r.Box.Owner()
+}
+
+// ScriptLimits are the limits the shell script before a command sets
+// (LimitScript, WrapArgv): l, without the process count when a pids group
+// per call counts them (a root server). Its commands share uid 65534 in
+// one user namespace, where `ulimit -u` would count every call's
+// processes together, letting one call's fork bomb starve the others.
+func (r *Runner) ScriptLimits(l Limits) Limits {
+	if r.On() && r.Box.mapped && r.Box.pids != nil {
+		l.Processes = 0
+	}
+	return l
+}

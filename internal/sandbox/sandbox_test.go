@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // TestMain doubles as the helper program some attacks need (a unix
@@ -150,11 +151,7 @@ func newFixture(t *testing.T) *fixture {
 
 func realDir(t *testing.T) string {
 	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return testutil.SandboxDir(t)
 }
 
 // sh runs a bash script in the sandbox and returns its combined output
@@ -383,7 +380,7 @@ func TestUnixSocketsAndNoNewPrivs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	self, _ := os.Executable()
+	self := testutil.SandboxExecutable(t)
 	f.policy.ReadPaths = []string{filepath.Dir(self)}
 	for _, network := range []bool{false, true} {
 		f.policy.Network = network
@@ -460,7 +457,7 @@ func TestProcessLimit(t *testing.T) {
 	need(t, s, sandbox.LayerProcesses)
 	f := newFixture(t)
 	f.policy.Limits.Processes = 16
-	self, _ := os.Executable()
+	self := testutil.SandboxExecutable(t)
 	f.policy.ReadPaths = []string{filepath.Dir(self)}
 	// Through the shell's ulimit, as commands are started: RLIMIT_NPROC
 	// is the limit when the server is not root.
@@ -519,7 +516,7 @@ func BenchmarkStart(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	ws := b.TempDir()
+	ws := testutil.SandboxDir(b)
 	for _, on := range []bool{false, true} {
 		name := "plain"
 		if on {

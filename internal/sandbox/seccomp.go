@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -27,13 +29,52 @@ var deniedSyscalls = []string{
 	"unshare", "setns", "open_by_handle_at", "name_to_handle_at",
 }
 
+// ownershipSyscalls change who owns a file or its extended attributes:
+// refused in every sandbox. A command never needs chown (it owns what it
+// makes), and user.* xattrs on a file it can merely see are a way to mark
+// or smuggle data into files of the host.
+var ownershipSyscalls = []string{
+	"chown", "fchown", "lchown", "fchownat", "chown32", "fchown32", "lchown32",
+	"setxattr", "lsetxattr", "fsetxattr", "setxattrat",
+	"removexattr", "lremovexattr", "fremovexattr", "removexattrat",
+}
+
+// modeSyscalls change a file's permission bits. When the server is not
+// root its commands act as the server's own uid (an unprivileged process
+// can map no other), so the kernel's ownership check would let them chmod
+// every file the server owns that they can name — the config file, the
+// TLS key — which Landlock does not cover; seccomp cannot tell paths
+// apart, so they are refused everywhere then.
+var modeSyscalls = []string{"chmod", "fchmod", "fchmodat", "fchmodat2"}
+
+// timeSyscalls set a file's times; like modeSyscalls they are refused when
+// the commands act as the server's uid, but only with explicit times (the
+// times argument non-NULL): "now" needs write access, which Landlock
+// already grants only in the workspace and temp dir, and refusing it would
+// break every touch. The argument index of the times pointer by call.
+var timeSyscalls = map[string]int{"utime": 1, "utimes": 1, "futimesat": 2, "utimensat": 2}
+
 // networkFamilies are the socket families a command may open when the
 // network is on. Unix sockets are never allowed: a path such as a
 // container runtime's socket would reach out of every other layer.
 var networkFamilies = []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 
 // helperUnshare are the namespaces a helper thread enters per command.
-const helperUnshare = unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET
+const helperUnshare = unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET | unix.CLONE_NEWNS
+
+// helperMounts are the calls the helper's threads make to hide private
+// directories (private.go); the helper's filter allows them, and the
+// lockdown filter each command's thread adds before the fork refuses them
+// again, with unshare.
+var helperMounts = []string{"mount", "unshare"}
+
+// lockdownPolicy is that per-command filter: stacked on the helper's, it
+// takes back what the helper needed and the command must not have.
+func lockdownPolicy() seccomp.Policy {
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{
+		{Action: seccomp.ActionErrno, Names: helperMounts},
+	}}
+}
 
 // seccompPolicy is the filter for a sandbox with or without network. The
 // helper's variant (forHelper) is loaded once on every thread of the
@@ -42,13 +83,15 @@ const helperUnshare = unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS 
 // need CAP_SYS_ADMIN, which no command has, so for a command it refuses
 // them as surely — and refuses unshare with any other flag, a user
 // namespace (which needs no capability) among them.
-func seccompPolicy(network, forHelper bool) seccomp.Policy {
-	names := deniedSyscalls
+//
+// With ownership, the mode and explicit-time calls are refused too.
+func seccompPolicy(network, forHelper, ownership bool) seccomp.Policy {
+	names := append(slices.Clip(deniedSyscalls), ownershipSyscalls...)
 	var conds []seccomp.NameWithConditions
 	if forHelper {
 		names = nil
-		for _, n := range deniedSyscalls {
-			if n != "unshare" {
+		for _, n := range append(slices.Clip(deniedSyscalls), ownershipSyscalls...) {
+			if !slices.Contains(helperMounts, n) {
 				names = append(names, n)
 			}
 		}
@@ -56,7 +99,15 @@ func seccompPolicy(network, forHelper bool) seccomp.Policy {
 			{Argument: 0, Operation: seccomp.BitsSet, Value: ^uint64(helperUnshare)},
 		}})
 	}
-	deny := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: append([]string(nil), names...), NamesWithCondtions: conds}
+	if ownership {
+		names = append(names, modeSyscalls...)
+		for name, arg := range timeSyscalls {
+			conds = append(conds, seccomp.NameWithConditions{Name: name, Conditions: seccomp.ArgumentConditions{
+				{Argument: uint32(arg), Operation: seccomp.NotEqual, Value: 0},
+			}})
+		}
+	}
+	deny := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: knownOnly(names), NamesWithCondtions: knownOnlyConds(conds)}
 	if network {
 		var conds seccomp.ArgumentConditions
 		for _, f := range networkFamilies {
@@ -74,8 +125,42 @@ type filterProg struct {
 	filter []unix.SockFilter
 }
 
-func assemble(network, forHelper bool) (*filterProg, error) {
-	p := seccompPolicy(network, forHelper)
+// knownOnly drops the names this architecture does not have (chown32 is
+// 32-bit only, arm64 has no chmod or utime): the filter refuses what
+// exists.
+func knownOnly(names []string) []string {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return names
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if _, ok := info.SyscallNames[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func knownOnlyConds(conds []seccomp.NameWithConditions) []seccomp.NameWithConditions {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return conds
+	}
+	out := conds[:0:0]
+	for _, c := range conds {
+		if _, ok := info.SyscallNames[c.Name]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func assemble(network, forHelper, ownership bool) (*filterProg, error) {
+	return assemblePolicy(seccompPolicy(network, forHelper, ownership))
+}
+
+func assemblePolicy(p seccomp.Policy) (*filterProg, error) {
 	insts, err := p.Assemble()
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)

@@ -23,8 +23,12 @@ type Sandbox struct {
 	clone  uintptr
 	nnp    bool
 	prog   map[bool]*filterProg // by Policy.Network
-	pids   *pidsGroups
-	limits bool
+	// uid and gid are the host ids commands act as; mapped: they are not
+	// the server's own (the server is root), see identity.go.
+	uid, gid int
+	mapped   bool
+	pids     *pidsGroups
+	limits   bool
 
 	fixedMu sync.Mutex
 	fixed   map[string][]openRule // system rules by mask set
@@ -88,6 +92,7 @@ func New(mode Mode) (*Sandbox, error) {
 	if mode != ModeAuto && mode != ModeRequired {
 		return nil, fmt.Errorf("sandbox: unknown mode %q; use auto, required or off", mode)
 	}
+	s.uid, s.gid, s.mapped = commandIDs()
 	add := func(name string, active bool, detail string) {
 		if active && disabledForTest(name) {
 			active, detail = false, "turned off by a test"
@@ -98,7 +103,7 @@ func New(mode Mode) (*Sandbox, error) {
 	// Namespaces: each is probed on its own with a real child, as the
 	// kernel, a container's seccomp profile or AppArmor may refuse any.
 	userErr := probeClone(unix.CLONE_NEWUSER)
-	add(LayerUserNS, userErr == nil, explain(userErr, "the command runs as nobody (uid 65534 inside) with no capabilities", "cannot create a user namespace"))
+	add(LayerUserNS, userErr == nil, explain(userErr, "the command runs as uid 65534 with no capabilities (on the host too when the server is root; as the server's own uid otherwise)", "cannot create a user namespace"))
 	userns := s.status.Active(LayerUserNS)
 	base := uintptr(0)
 	if userns {
@@ -165,7 +170,7 @@ func New(mode Mode) (*Sandbox, error) {
 		scErr = errors.New("needs no_new_privs")
 	} else {
 		for _, network := range []bool{false, true} {
-			p, err := assemble(network, false)
+			p, err := assemble(network, false, !s.mapped)
 			if err != nil {
 				scErr = err
 				break
@@ -202,6 +207,9 @@ func New(mode Mode) (*Sandbox, error) {
 
 	s.useHelper = s.clone&unix.CLONE_NEWUSER != 0 && s.clone&unix.CLONE_NEWPID != 0
 	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
+	// A root server counts a call's processes in its pids group, not by
+	// RLIMIT_NPROC (ScriptLimits), so it needs no user namespace per
+	// command, whose teardown alone cost a millisecond or more per call.
 	s.nprocUserNS = s.pids == nil && s.status.Active(LayerProcesses)
 	s.sharedNet = s.clone&unix.CLONE_NEWNET != 0 && (s.prog[false] != nil || s.abi >= 6)
 
@@ -315,6 +323,7 @@ func (s *Sandbox) startDirect(cmd *exec.Cmd, p *Policy) (*Process, error) {
 		sys.Cloneflags &^= unix.CLONE_NEWNET
 	}
 	sys.Pdeathsig = syscall.SIGKILL
+	s.actAsCommandIDs(sys)
 
 	rulesetFD := -1
 	if s.abi > 0 {
@@ -364,6 +373,27 @@ func (s *Sandbox) startDirect(cmd *exec.Cmd, p *Policy) (*Process, error) {
 	}
 	return proc, nil
 }
+
+// actAsCommandIDs makes a command the server starts itself act as the
+// commands' unprivileged host ids when the server is root: through a user
+// namespace that maps them when sys makes one, else by setting them.
+func (s *Sandbox) actAsCommandIDs(sys *syscall.SysProcAttr) {
+	if !s.mapped {
+		return
+	}
+	if sys.Cloneflags&unix.CLONE_NEWUSER != 0 {
+		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: nsCommandID, HostID: s.uid, Size: 1}}
+		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: nsCommandID, HostID: s.gid, Size: 1}}
+		sys.GidMappingsEnableSetgroups = true
+		sys.Credential = &syscall.Credential{Uid: nsCommandID, Gid: nsCommandID}
+		return
+	}
+	sys.Credential = &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid)}
+}
+
+// nsCommandID is the uid and gid of the helper and its commands inside
+// their user namespace.
+const nsCommandID = 65534
 
 // confineThread applies the layers to the calling, locked thread.
 func (s *Sandbox) confineThread(rulesetFD int, prog *filterProg, cgroup string) error {

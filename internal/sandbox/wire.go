@@ -201,6 +201,11 @@ type startRequest struct {
 	argv    []string
 	env     []string
 	pgid    uint32
+	// private are directories the command sees empty (a tmpfs over
+	// each, in a mount namespace of its own), with keep — its
+	// workspace — bound back in place when it lies beneath one.
+	private []string
+	keep    string
 }
 
 // startRequest flags.
@@ -212,6 +217,7 @@ const (
 	reqSetpgid
 	reqSetsid
 	reqNewUser
+	reqPrivate
 )
 
 func (r *startRequest) encode() []byte {
@@ -225,6 +231,8 @@ func (r *startRequest) encode() []byte {
 	e.str(r.dir)
 	e.strs(r.argv)
 	e.strs(r.env)
+	e.strs(r.private)
+	e.str(r.keep)
 	return e.b
 }
 
@@ -232,7 +240,8 @@ func decodeStart(b []byte) (*startRequest, error) {
 	d := dec{b: b}
 	r := &startRequest{id: d.u64(), flags: d.u32(), unshare: d.u64(), nfiles: d.u32(), pgid: d.u32()}
 	r.path, r.dir, r.argv, r.env = d.str(), d.str(), d.strs(), d.strs()
-	if d.bad {
+	r.private, r.keep = d.strs(), d.str()
+	if d.bad || len(d.b) != 0 {
 		return nil, errors.New("sandbox: malformed start request")
 	}
 	return r, nil

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -37,7 +38,9 @@ type fixture struct {
 // stop shuts it down and reports Serve's error; it runs at cleanup anyway.
 func launch(t testing.TB, cfgJSON string, mod func(*server.Options)) (srv *server.Server, cfgPath string, stop func()) {
 	t.Helper()
-	dir := t.TempDir()
+	// The workspace beneath dir must be reachable by a root server's
+	// sandboxed commands, which act as an unprivileged uid.
+	dir := testutil.ReachableBySandbox(t, t.TempDir())
 	cfgPath = filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o600); err != nil {
 		t.Fatal(err)

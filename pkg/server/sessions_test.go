@@ -567,7 +567,7 @@ func TestSessionsTwoPrincipalsSameIDBashIsolated(t *testing.T) {
 		"cat " + aDir + "/secret.txt",
 		"echo planted > ../../u-agent-a/work/planted",
 		"ln -s ../../u-agent-a/work peek && cat peek/secret.txt",
-		"rm -rf ../../u-agent-a/work",
+		"rm -r ../../u-agent-a/work", // without -f: a path that is not there fails
 	} {
 		r := execIn(t, inSession(tokB, "work"), reg, "bash", map[string]any{"command": cmd})
 		if !r.GetIsError() || strings.Contains(r.GetOutput(), "a-secret") {

@@ -92,7 +92,7 @@ func (t *toolset) applyPatch(ctx context.Context, c tool.Call) tool.Result {
 	if r := t.grow("apply_patch", patchGrowth(root, order)); r != nil {
 		return *r
 	}
-	if err := commit(root, order); err != nil {
+	if err := commit(root, order, t.owner()); err != nil {
 		if escapedRoot(err) {
 			return escaped("apply_patch: path escapes the workspace: %v; no file was changed", err)
 		}
@@ -130,7 +130,7 @@ func loadState(root *os.Root, path, rel string) (*fileState, *tool.Result) {
 // staged in a temporary file beside its target first; only when all are
 // staged are they renamed into place and the deleted files removed. A
 // staging failure removes the temporaries and any directory it created.
-func commit(root *os.Root, files []*fileState) (err error) {
+func commit(root *os.Root, files []*fileState, own fileOwner) (err error) {
 	var staged []string // temp names, parallel to writes
 	var writes []*fileState
 	var madeDirs []string
@@ -151,10 +151,13 @@ func commit(root *os.Root, files []*fileState) (err error) {
 		}
 		dirs, err := mkdirAllTracked(root, path.Dir(st.rel))
 		madeDirs = append(madeDirs, dirs...)
+		if err == nil {
+			err = own.dirs(root, dirs)
+		}
 		if err != nil {
 			return fmt.Errorf("cannot create the directory for %s: %s", st.path, osReason(err))
 		}
-		tmp, err := stageFile(root, st.rel, []byte(st.content))
+		tmp, err := stageFile(root, st.rel, []byte(st.content), own)
 		if err != nil {
 			if escapedRoot(err) {
 				return err

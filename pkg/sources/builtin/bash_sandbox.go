@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -30,11 +31,17 @@ func (t *toolset) startCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Dura
 	}
 	p := t.sandbox.Policy
 	p.Workspace = t.ws.Root()
+	// A root server's commands act as an unprivileged uid: the temp dir
+	// and the workspace (made by the server) must be theirs to write.
+	if err := errors.Join(t.sandbox.Box.Own(tmp), t.sandbox.Box.Own(p.Workspace)); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	p.TempDir = tmp
 	if p.Limits.CPU == 0 {
 		p.Limits.CPU = timeout
 	}
-	script := p.Limits
+	script := t.sandbox.ScriptLimits(p.Limits)
 	if t.session != nil {
 		// The session's own `ulimit -f` (its quota) follows; when it is
 		// the stricter one, setting ours first would only make it fail.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -21,10 +22,7 @@ func newSandboxKit(t *testing.T, policy sandbox.Policy) (*kit, sandbox.Status) {
 		t.Fatal(err)
 	}
 	t.Cleanup(box.Close)
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := testutil.SandboxDir(t)
 	tools, err := builtin.Tools(builtin.Config{Enabled: true}, sources.Env{Workspace: dir,
 		Sandbox: &sandbox.Runner{Box: box, Policy: policy}})
 	if err != nil {

@@ -138,10 +138,15 @@ func (t *toolset) write(_ context.Context, c tool.Call) tool.Result {
 	if r := t.grow("write", fileGrowth(root, rel, len(*a.Content))); r != nil {
 		return *r
 	}
-	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
+	own := t.owner()
+	made, err := mkdirAllTracked(root, path.Dir(rel))
+	if err == nil {
+		err = own.dirs(root, made)
+	}
+	if err != nil {
 		return rootFail("write", a.Path, "cannot create the parent directory of %s: %s", err)
 	}
-	if err := writeFileAtomic(root, rel, []byte(*a.Content)); err != nil {
+	if err := writeFileAtomic(root, rel, []byte(*a.Content), own); err != nil {
 		return rootFail("write", a.Path, "cannot write %s: %s", err)
 	}
 	n := len(*a.Content)
@@ -195,7 +200,7 @@ func (t *toolset) edit(_ context.Context, c tool.Call) tool.Result {
 	if r := t.grow("edit", int64(len(text)-len(data))); r != nil {
 		return *r
 	}
-	if err := writeFileAtomic(root, rel, []byte(text)); err != nil {
+	if err := writeFileAtomic(root, rel, []byte(text), t.owner()); err != nil {
 		return rootFail("edit", a.Path, "cannot write %s: %s", err)
 	}
 	unit := "replacements"
@@ -294,9 +299,10 @@ func osReason(err error) string {
 // writeFileAtomic replaces rel's content in one step: the bytes go to a
 // temporary file beside it, which is then renamed over rel, both beneath
 // root. A reader never sees half a file, and a failed write leaves the old
-// content. An existing file keeps its permission bits.
-func writeFileAtomic(root *os.Root, rel string, data []byte) error {
-	tmp, err := stageFile(root, rel, data)
+// content. An existing file keeps its permission bits; the new one
+// belongs to own (see fileOwner).
+func writeFileAtomic(root *os.Root, rel string, data []byte, own fileOwner) error {
+	tmp, err := stageFile(root, rel, data, own)
 	if err != nil {
 		return err
 	}
@@ -309,8 +315,8 @@ func writeFileAtomic(root *os.Root, rel string, data []byte) error {
 
 // stageFile writes data to a new temporary file in rel's directory, with
 // rel's mode (0644 for a new file), and returns its name (relative to
-// root).
-func stageFile(root *os.Root, rel string, data []byte) (string, error) {
+// root), belonging to own.
+func stageFile(root *os.Root, rel string, data []byte, own fileOwner) (string, error) {
 	mode := fs.FileMode(0o644)
 	if fi, err := root.Stat(rel); err == nil {
 		mode = fi.Mode().Perm()
@@ -333,7 +339,8 @@ func stageFile(root *os.Root, rel string, data []byte) (string, error) {
 	}
 	_, werr := f.Write(data)
 	cerr := f.Chmod(mode)
-	if err := errors.Join(werr, cerr, f.Close()); err != nil {
+	oerr := own.file(f)
+	if err := errors.Join(werr, cerr, oerr, f.Close()); err != nil {
 		root.Remove(name)
 		return "", err
 	}

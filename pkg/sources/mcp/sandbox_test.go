@@ -55,7 +55,7 @@ const sandboxSecret = "tok-4f1c2a-do-not-leak"
 func newSandboxFixture(t testing.TB) *sandboxFixture {
 	t.Helper()
 	box := sandboxBox(t)
-	dir := t.TempDir()
+	dir := testutil.ReachableBySandbox(t, t.TempDir())
 	f := &sandboxFixture{dir: dir, bin: filepath.Join(dir, "bin", "mcptestserver"), secretFile: filepath.Join(dir, "conf", "toolnexus.json")}
 	for _, d := range []string{"bin", "conf"} {
 		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
@@ -212,6 +212,13 @@ func TestSandboxedServerWritePaths(t *testing.T) {
 	state := filepath.Join(f.dir, "state")
 	if err := os.Mkdir(state, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	// As an operator does for a root server: the writePath belongs to
+	// the uid sandboxed commands act as (README, The sandbox).
+	if uid, gid, ok := f.env.Sandbox.(*sandbox.Runner).Owner(); ok {
+		if err := os.Chown(state, uid, gid); err != nil {
+			t.Fatal(err)
+		}
 	}
 	reg, src := startEnv(t, "w", f.config(&mcp.Sandbox{ReadPaths: []string{f.dir}, WritePaths: []string{state}}), f.env)
 	if st := src.Status(); !strings.Contains(st.Sandbox, "1 write path") {

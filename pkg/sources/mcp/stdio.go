@@ -249,12 +249,17 @@ func (s *Source) startLocal(cmd *exec.Cmd, w io.Writer) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A root server's sandboxed commands act as an unprivileged uid.
+	if err := s.box.Box.Own(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	p := s.sandboxPolicy(tmp, cmd.Dir)
 	argv := slices.Clone(cmd.Args)
 	if filepath.IsAbs(cmd.Path) {
 		argv[0] = cmd.Path // as resolved in the server's PATH
 	}
-	if wrapped := sandbox.WrapArgv(argv, p.Limits); len(wrapped) != len(argv) {
+	if wrapped := sandbox.WrapArgv(argv, s.box.ScriptLimits(p.Limits)); len(wrapped) != len(argv) {
 		cmd.Path, cmd.Args = wrapped[0], wrapped
 	}
 	// The server's own env entries win over these: os/exec keeps the last

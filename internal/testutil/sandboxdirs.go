@@ -1,0 +1,69 @@
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// sandboxID is the host uid and gid a root server's sandboxed commands act
+// as (sandbox.DefaultCommandID; not imported, so packages the sandbox
+// imports can use this file too).
+const sandboxID = 65534
+
+// ReachableBySandbox lets a sandboxed command reach path when the tests
+// run as root, as CI does: such a command acts as uid 65534 on the host, so
+// every directory above path needs its search bit for others (t.TempDir's
+// parent and go test's build directory are 0700). It adds that bit and
+// nothing else; as non-root it does nothing (the commands act as the test's
+// own uid). It returns path.
+func ReachableBySandbox(t testing.TB, path string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return path
+	}
+	for d := filepath.Dir(path); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(d, fi.Mode().Perm()|0o001); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d == "/" || d == "." {
+			return path
+		}
+	}
+}
+
+// SandboxDir is a new temporary directory (symlinks resolved) a sandboxed
+// command can use as its workspace or temp dir: reachable (see
+// ReachableBySandbox) and, when the tests run as root, owned by the
+// sandbox's uid and gid as the server's own directories for commands are.
+func SandboxDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ReachableBySandbox(t, d)
+	if os.Geteuid() == 0 {
+		if err := os.Chown(d, sandboxID, sandboxID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// SandboxExecutable is this test binary's path, reachable by a sandboxed
+// command (see ReachableBySandbox), for tests that run it in the sandbox.
+func SandboxExecutable(t testing.TB) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ReachableBySandbox(t, self)
+}
