@@ -108,7 +108,7 @@ type callGate struct {
 }
 
 func (g *callGate) Admit(ctx context.Context, e *registry.Entry, args json.RawMessage, answer *tool.Answer) (*tool.Result, *tool.Answer) {
-	in := policy.Input{Principal: policyPrincipal(g.call.Caller), Tool: e.Tool.Name, Source: e.Tool.Source,
+	in := policy.Input{Principal: policyPrincipal(g.call.Caller), Tool: e.Tool.Name, Source: e.Tool.Source, Annotations: e.Tool.Annotations,
 		Arguments: args, Session: g.call.Session, Protocol: g.call.Protocol}
 	if g.call.Caller != nil {
 		in.Groups = g.call.Caller.Groups

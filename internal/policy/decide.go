@@ -9,6 +9,7 @@ import (
 	"github.com/cedar-policy/cedar-go"
 
 	"github.com/toolnexus/toolnexus/internal/strictjson"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // Anonymous is the principal of a call made while auth is off.
@@ -22,6 +23,9 @@ type Input struct {
 	Groups []string
 	// Tool and Source name the resource and its source attribute.
 	Tool, Source string
+	// Annotations are the tool's hints, the resource's annotations
+	// attribute (absent when nil).
+	Annotations *tool.Annotations
 	// Arguments is the call's JSON object (already validated).
 	Arguments json.RawMessage
 	// Session and Protocol go into the context as they are.
@@ -68,7 +72,7 @@ func (v Verdict) Denial() string {
 // Decide evaluates every policy against the call. Cedar's rules hold: a
 // forbid wins, and without a permit the call is denied.
 func (s *Set) Decide(in Input) Verdict {
-	ix := s.index(in.Tool, in.Source)
+	ix := s.index(in.Tool, in.Source, in.Annotations)
 	args := emptyRecord
 	if ix.readsArguments {
 		var err error

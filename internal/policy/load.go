@@ -9,6 +9,7 @@ package policy
 import (
 	"bytes"
 	"fmt"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 	"iter"
 	"os"
 	"path/filepath"
@@ -80,6 +81,7 @@ type toolIndex struct {
 	// context.arguments: the call's JSON is then not converted at all.
 	readsArguments bool
 	source         string
+	annotations    *tool.Annotations // the hints the entity was built from
 	// contexts caches the context record of calls without a session for
 	// a tool whose policies do not read the arguments: it then depends on
 	// the protocol alone.
@@ -108,14 +110,16 @@ func (s subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
 // index is what applies to a tool: the policies whose resource scope can
 // match it and its entity. A tool's source is fixed for its name in a
 // snapshot; a reload that moves a name to another source builds a new Set.
-func (s *Set) index(tool, source string) *toolIndex {
-	if v, ok := s.forTool.Load(tool); ok {
-		if ix := v.(*toolIndex); ix.source == source {
+func (s *Set) index(name, source string, hints *tool.Annotations) *toolIndex {
+	// A tool's hints are set once when its source builds it, so the same
+	// pointer means the same hints; a rebuilt tool gets a fresh entity.
+	if v, ok := s.forTool.Load(name); ok {
+		if ix := v.(*toolIndex); ix.source == source && ix.annotations == hints {
 			return ix
 		}
 	}
-	uid := cedar.NewEntityUID(TypeTool, cedar.String(tool))
-	ix := &toolIndex{entity: cedar.Entity{UID: uid, Attributes: sourceAttrs(source)}, source: source}
+	uid := cedar.NewEntityUID(TypeTool, cedar.String(name))
+	ix := &toolIndex{entity: cedar.Entity{UID: uid, Attributes: toolAttrs(source, hints)}, source: source, annotations: hints}
 	for _, e := range s.ordered {
 		if eq, ok := e.p.AST().Resource.(ast.ScopeTypeEq); ok && eq.Entity != uid {
 			continue
@@ -125,12 +129,31 @@ func (s *Set) index(tool, source string) *toolIndex {
 			ix.readsArguments = true
 		}
 	}
-	s.forTool.Store(tool, ix)
+	s.forTool.Store(name, ix)
 	return ix
 }
 
-func sourceAttrs(source string) cedar.Record {
-	return cedar.NewRecord(cedar.RecordMap{"source": cedar.String(source)})
+// toolAttrs are the Tool entity's attributes: its source, and the hints
+// the tool declares as the record annotations, holding only the hints
+// that are known (a policy tests one with `has` first).
+func toolAttrs(source string, hints *tool.Annotations) cedar.Record {
+	attrs := cedar.RecordMap{"source": cedar.String(source)}
+	if hints != nil {
+		a := cedar.RecordMap{}
+		if hints.Title != "" {
+			a["title"] = cedar.String(hints.Title)
+		}
+		for key, v := range map[cedar.String]*bool{
+			"readOnlyHint": hints.ReadOnly, "destructiveHint": hints.Destructive,
+			"idempotentHint": hints.Idempotent, "openWorldHint": hints.OpenWorld,
+		} {
+			if v != nil {
+				a[key] = cedar.Boolean(*v)
+			}
+		}
+		attrs["annotations"] = cedar.NewRecord(a)
+	}
+	return cedar.NewRecord(attrs)
 }
 
 // Len is the number of policies.

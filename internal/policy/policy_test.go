@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/policy"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 const basics = `@id("everyone")
@@ -54,6 +55,47 @@ func TestDecide(t *testing.T) {
 		}
 		if c.text != "" && v.Denial() != c.text {
 			t.Errorf("%s: %q, want %q", c.name, v.Denial(), c.text)
+		}
+	}
+}
+
+// The tool's hints reach the policy as resource.annotations: a rule can
+// send every destructive tool to approval without naming one, and a tool
+// without hints has no annotations attribute at all.
+func TestAnnotationsReachThePolicy(t *testing.T) {
+	t.Parallel()
+	set, err := policy.Parse("hints.cedar", []byte(`@id("all")
+permit(principal, action, resource);
+
+@id("destructive-needs-a-human")
+@approval("required")
+permit(principal, action, resource)
+when { resource has annotations && resource.annotations has destructiveHint && resource.annotations.destructiveHint };
+
+@id("no-open-world")
+@reason("nothing that reaches the internet")
+forbid(principal, action, resource)
+when { resource has annotations && resource.annotations has openWorldHint && resource.annotations.openWorldHint };
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		hints  *tool.Annotations
+		effect policy.Effect
+	}{
+		{"destructive", tool.DestructiveHints(), policy.Approval},
+		{"read-only", tool.ReadOnlyHints(), policy.Allow},
+		{"open world", tool.OpenWorldHints(), policy.Deny},
+		{"no hints", nil, policy.Allow},
+	}
+	for _, c := range cases {
+		// One tool name for all: the entity follows the hints it is
+		// given, never an earlier call's.
+		v := set.Decide(policy.Input{Principal: "a", Tool: "t", Source: "mcp", Annotations: c.hints, Arguments: []byte(`{}`)})
+		if v.Effect != c.effect {
+			t.Errorf("%s: effect %d, want %d (%+v)", c.name, v.Effect, c.effect, v)
 		}
 	}
 }
