@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,7 +13,7 @@ import (
 // back, approvals lists it for ops, approve lets it run once, and the
 // agent's resumed call writes the file; the agent cannot approve itself.
 func TestApprovalCommands(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.ReachableBySandbox(t, t.TempDir())
 	pol := `@id("everything") permit(principal, action, resource);
 @id("writes-outside-docs") @approval("required")
 permit(principal, action, resource == Tool::"write") when { !(context.arguments.path like "docs/*") };`

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +55,7 @@ func TestSources(t *testing.T) {
 }
 
 func TestSkills(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.ReachableBySandbox(t, t.TempDir())
 	root := filepath.Join(dir, "skills")
 	for path, body := range map[string]string{
 		"pdf/SKILL.md":      "---\nname: pdf\ndescription: Read PDFs.\n---\nUse pdftotext.\n",
@@ -134,7 +135,7 @@ func TestPrintSkills(t *testing.T) {
 }
 
 func TestReload(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.ReachableBySandbox(t, t.TempDir())
 	srv := startServerIn(t, dir, debugOnly)
 	cfg := filepath.Join(dir, "toolnexus.json")
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"io"
 	"log/slog"
 	"os"
@@ -46,7 +47,7 @@ func requireNode(t *testing.T) {
 // serve starts a real server on loopback TCP and returns its address.
 func serve(t *testing.T, cfgJSON string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testutil.ReachableBySandbox(t, t.TempDir())
 	cfg := filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(cfg, []byte(cfgJSON), 0o600); err != nil {
 		t.Fatal(err)

@@ -191,7 +191,10 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 	}
 	if r.flags&reqPrivate != 0 {
 		if err := hidePrivate(r.private, r.keep); err != nil {
-			return 0, errors.New("sandbox: private directories: " + err.Error())
+			// The usual cause: a directory above the workspace or the
+			// sessions root that the sandbox's uid may not search.
+			return 0, errors.New("sandbox: private directories: " + err.Error() +
+				" (every directory above the workspace and the sessions root must be searchable by the sandbox's uid: chmod o+x)")
 		}
 	}
 	if err := dropCaps(); err != nil {

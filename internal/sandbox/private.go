@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ func hidePrivate(private []string, keep string) error {
 		if keep != "" && strings.HasPrefix(keep, dir+"/") {
 			fd, err := unix.Open(keep, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {
-				return err
+				return errors.New(keep + ": " + err.Error())
 			}
 			keepFD = fd
 			break
@@ -38,7 +39,7 @@ func hidePrivate(private []string, keep string) error {
 			continue // not made yet: nothing to hide
 		}
 		if err != nil {
-			return err
+			return errors.New(dir + ": " + err.Error())
 		}
 		if keepFD < 0 || !strings.HasPrefix(keep, dir+"/") {
 			continue
