@@ -514,7 +514,28 @@ func writeMarkdown(path, header string, rep *report, d time.Duration, reps int, 
 		fmt.Fprintf(&b, "\n![calls/s by concurrency](%s)\n", plotPath)
 	}
 	b.WriteString(analysis)
+	b.WriteString(keptSections(path))
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// keptMarker starts the part of BENCHMARKS.md that a table run does not
+// produce: sections measured with go test -bench by the work that added
+// them (sessions on a shared root, authentication, policies). A run keeps
+// them as they are instead of dropping them.
+const keptMarker = "<!-- make bench keeps everything below this line"
+
+// keptSections is the marker line and everything after it in the file at
+// path, or "" when the file or the marker is missing.
+func keptSections(path string) string {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	i := strings.Index(string(old), keptMarker)
+	if i < 0 {
+		return ""
+	}
+	return "\n" + string(old[i:])
 }
 
 // analysis explains the rows, and what limits the ones that miss their
