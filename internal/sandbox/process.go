@@ -170,6 +170,52 @@ func (s *Sandbox) startHelped(ctx context.Context, cmd *exec.Cmd, p *Policy) (*P
 		started: make(chan error, 1),
 		exited:  make(chan unix.WaitStatus, 1),
 	}
+	req := s.newStartRequest(cmd, p)
+	files := &sendFiles{}
+	fail := func(err error) (*Process, error) {
+		files.close()
+		if proc.stdin != nil {
+			proc.stdin.Close()
+		}
+		if proc.cgroup != "" {
+			s.pids.release(proc.cgroup)
+		}
+		return nil, err
+	}
+	if err := files.stdio(cmd, proc); err != nil {
+		return fail(err)
+	}
+	req.nfiles = uint32(len(files.fds))
+	if err := s.confinement(files, proc, p, &req); err != nil {
+		return fail(err)
+	}
+
+	h.pending.Store(req.id, proc)
+	err = h.w.send(msgStart, req.encode(), files.fds)
+	files.close()
+	if err != nil {
+		h.pending.Delete(req.id)
+		return fail(fmt.Errorf("%w: %v", errHelperGone, err))
+	}
+	if err := s.waitStarted(ctx, h, proc, req.id); err != nil {
+		if errors.Is(err, errAbandoned) {
+			return nil, err
+		}
+		return fail(err)
+	}
+	proc.copies.Add(len(files.copies))
+	for _, c := range files.copies {
+		go func() {
+			defer proc.copies.Done()
+			c()
+		}()
+	}
+	go s.finish(h, proc)
+	return proc, nil
+}
+
+// newStartRequest is the start request for cmd under p, without its files.
+func (s *Sandbox) newStartRequest(cmd *exec.Cmd, p *Policy) startRequest {
 	req := startRequest{id: nextID.Add(1), path: cmd.Path, dir: cmd.Dir, argv: cmd.Args, env: cmd.Env, unshare: uint64(s.perCall)}
 	if req.env == nil {
 		req.env = os.Environ()
@@ -201,158 +247,166 @@ func (s *Sandbox) startHelped(ctx context.Context, cmd *exec.Cmd, p *Policy) (*P
 	if s.prog[p.Network] != nil {
 		req.flags |= reqSeccomp
 	}
+	return req
+}
 
-	// The descriptors to send, and ours to close once they are sent.
-	var fds []int
-	var sent []io.Closer
-	var copies []func()
-	fail := func(err error) (*Process, error) {
-		for _, c := range sent {
-			c.Close()
-		}
-		if proc.stdin != nil {
-			proc.stdin.Close()
-		}
-		if proc.cgroup != "" {
-			s.pids.release(proc.cgroup)
-		}
-		return nil, err
+// sendFiles are the descriptors a start request carries, ours to close
+// once they are sent, and the copies between the command's pipes and the
+// caller's readers and writers, run once the command has started.
+type sendFiles struct {
+	fds     []int
+	sent    []io.Closer
+	copies  []func()
+	devNull *os.File
+}
+
+// close closes our ends of what was (or would have been) sent.
+func (f *sendFiles) close() {
+	for _, c := range f.sent {
+		c.Close()
 	}
-	var devNull *os.File
-	null := func() (*os.File, error) {
-		if devNull == nil {
-			f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-			if err != nil {
-				return nil, err
-			}
-			devNull = f
-			sent = append(sent, f)
+	f.sent = nil
+}
+
+// null is /dev/null, opened once per command.
+func (f *sendFiles) null() (*os.File, error) {
+	if f.devNull == nil {
+		n, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return nil, err
 		}
-		return devNull, nil
+		f.devNull = n
+		f.sent = append(f.sent, n)
 	}
-	// stdin
+	return f.devNull, nil
+}
+
+// stdio adds the command's stdin, stdout, stderr and extra files: a file
+// as it is, nil as /dev/null, anything else through a pipe and a copy.
+func (f *sendFiles) stdio(cmd *exec.Cmd, proc *Process) error {
 	switch r := cmd.Stdin.(type) {
 	case nil:
-		f, err := null()
+		n, err := f.null()
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		fds = append(fds, int(f.Fd()))
+		f.fds = append(f.fds, int(n.Fd()))
 	case *os.File:
-		fds = append(fds, int(r.Fd()))
+		f.fds = append(f.fds, int(r.Fd()))
 	default:
 		pr, pw, err := os.Pipe()
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		sent = append(sent, pr)
+		f.sent = append(f.sent, pr)
 		proc.stdin = pw
-		fds = append(fds, int(pr.Fd()))
-		copies = append(copies, func() {
+		f.fds = append(f.fds, int(pr.Fd()))
+		f.copies = append(f.copies, func() {
 			_, _ = io.Copy(pw, r)
 			pw.Close()
 		})
 	}
-	// stdout, stderr: one pipe when both are the same writer, as exec does.
+	if err := f.output(cmd); err != nil {
+		return err
+	}
+	for _, x := range cmd.ExtraFiles {
+		if x == nil {
+			var err error
+			if x, err = f.null(); err != nil {
+				return err
+			}
+		}
+		f.fds = append(f.fds, int(x.Fd()))
+	}
+	return nil
+}
+
+// output adds stdout and stderr: one pipe when both are the same writer,
+// as exec does.
+func (f *sendFiles) output(cmd *exec.Cmd) error {
 	var outPipe *os.File
 	for i, wr := range []io.Writer{cmd.Stdout, cmd.Stderr} {
 		switch w := wr.(type) {
 		case nil:
-			f, err := null()
+			n, err := f.null()
 			if err != nil {
-				return fail(err)
+				return err
 			}
-			fds = append(fds, int(f.Fd()))
+			f.fds = append(f.fds, int(n.Fd()))
 		case *os.File:
-			fds = append(fds, int(w.Fd()))
+			f.fds = append(f.fds, int(w.Fd()))
 		default:
 			if i == 1 && outPipe != nil && sameWriter(cmd.Stdout, cmd.Stderr) {
-				fds = append(fds, int(outPipe.Fd()))
+				f.fds = append(f.fds, int(outPipe.Fd()))
 				continue
 			}
 			pr, pw, err := os.Pipe()
 			if err != nil {
-				return fail(err)
+				return err
 			}
-			sent = append(sent, pw)
+			f.sent = append(f.sent, pw)
 			outPipe = pw
-			fds = append(fds, int(pw.Fd()))
-			copies = append(copies, func() {
+			f.fds = append(f.fds, int(pw.Fd()))
+			f.copies = append(f.copies, func() {
 				_, _ = io.Copy(w, pr)
 				pr.Close()
 			})
 		}
 	}
-	for _, f := range cmd.ExtraFiles {
-		if f == nil {
-			var err error
-			if f, err = null(); err != nil {
-				return fail(err)
-			}
-		}
-		fds = append(fds, int(f.Fd()))
-	}
-	req.nfiles = uint32(len(fds))
+	return nil
+}
 
+// confinement adds the call's Landlock ruleset and its pids group to the
+// request.
+func (s *Sandbox) confinement(f *sendFiles, proc *Process, p *Policy, req *startRequest) error {
 	if s.abi > 0 {
 		fd, err := s.ruleset(p)
 		if err != nil {
-			return fail(fmt.Errorf("sandbox: landlock: %w", err))
+			return fmt.Errorf("sandbox: landlock: %w", err)
 		}
-		sent = append(sent, os.NewFile(uintptr(fd), "landlock-ruleset"))
-		fds = append(fds, fd)
+		f.sent = append(f.sent, os.NewFile(uintptr(fd), "landlock-ruleset"))
+		f.fds = append(f.fds, fd)
 		req.flags |= reqRuleset
 	}
 	if s.pids != nil && p.Limits.Processes > 0 {
 		dir, err := s.pids.acquire(p.Limits.Processes + 1) // +1: the forking thread
 		if err != nil {
-			return fail(fmt.Errorf("sandbox: pids cgroup: %w", err))
+			return fmt.Errorf("sandbox: pids cgroup: %w", err)
 		}
 		proc.cgroup = dir
 		tasks, err := os.OpenFile(dir+"/tasks", os.O_WRONLY, 0)
 		if err != nil {
-			return fail(fmt.Errorf("sandbox: pids cgroup: %w", err))
+			return fmt.Errorf("sandbox: pids cgroup: %w", err)
 		}
-		sent = append(sent, tasks)
-		fds = append(fds, int(tasks.Fd()))
+		f.sent = append(f.sent, tasks)
+		f.fds = append(f.fds, int(tasks.Fd()))
 		req.flags |= reqCgroup
 	}
+	return nil
+}
 
-	h.pending.Store(req.id, proc)
-	err = h.w.send(msgStart, req.encode(), fds)
-	for _, c := range sent {
-		c.Close()
-	}
-	sent = nil
-	if err != nil {
-		h.pending.Delete(req.id)
-		return fail(fmt.Errorf("%w: %v", errHelperGone, err))
-	}
+// errAbandoned marks a start the caller stopped waiting for: the command
+// is left to abandon, which kills, reaps and releases it.
+var errAbandoned = errors.New("sandbox: waiting for the helper to start the command")
+
+// waitStarted waits for the helper's reply to start request id, bounded
+// by ctx and by the helper's life.
+func (s *Sandbox) waitStarted(ctx context.Context, h *helper, proc *Process, id uint64) error {
 	select {
-	case err = <-proc.started:
+	case err := <-proc.started:
+		return err
 	case <-ctx.Done():
 		go s.abandon(h, proc)
-		return nil, fmt.Errorf("sandbox: waiting for the helper to start the command: %w", ctx.Err())
+		return fmt.Errorf("%w: %w", errAbandoned, ctx.Err())
 	case <-h.dead:
 		select {
-		case err = <-proc.started:
+		case err := <-proc.started:
+			return err
 		default:
-			h.pending.Delete(req.id)
-			err = fmt.Errorf("%w before the command started: %v", errHelperGone, h.err)
+			h.pending.Delete(id)
+			return fmt.Errorf("%w before the command started: %v", errHelperGone, h.err)
 		}
 	}
-	if err != nil {
-		return fail(err)
-	}
-	proc.copies.Add(len(copies))
-	for _, c := range copies {
-		go func() {
-			defer proc.copies.Done()
-			c()
-		}()
-	}
-	go s.finish(h, proc)
-	return proc, nil
 }
 
 // abandon ends a command whose caller stopped waiting for its start: it

@@ -93,17 +93,47 @@ func New(mode Mode) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox: unknown mode %q; use auto, required or off", mode)
 	}
 	s.uid, s.gid, s.mapped = commandIDs()
-	add := func(name string, active bool, detail string) {
-		if active && disabledForTest(name) {
-			active, detail = false, "turned off by a test"
-		}
-		s.status.Layers = append(s.status.Layers, Layer{Name: name, Active: active, Detail: detail})
-	}
+	s.probeNamespaces()
+	nnpErr := unix.Prctl(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	s.addLayer(LayerNoNewPrivs, nnpErr == nil, explain(nnpErr, "set-user-ID programs gain nothing", "prctl(PR_GET_NO_NEW_PRIVS) failed"))
+	s.nnp = s.status.Active(LayerNoNewPrivs)
+	s.probeLandlock()
+	s.probeSeccompLayer()
+	s.addLayer(LayerLimits, true, "memory, file size, open files and CPU time per process (the shell's ulimit before the command)")
+	s.limits = true
+	s.probeProcessLimit()
 
-	// Namespaces: each is probed on its own with a real child, as the
-	// kernel, a container's seccomp profile or AppArmor may refuse any.
+	s.useHelper = s.clone&unix.CLONE_NEWUSER != 0 && s.clone&unix.CLONE_NEWPID != 0
+	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
+	// A root server counts a call's processes in its pids group, not by
+	// RLIMIT_NPROC (ScriptLimits), so it needs no user namespace per
+	// command, whose teardown alone cost a millisecond or more per call.
+	s.nprocUserNS = s.pids == nil && s.status.Active(LayerProcesses)
+	s.sharedNet = s.clone&unix.CLONE_NEWNET != 0 && (s.prog[false] != nil || s.abi >= 6)
+
+	if mode == ModeRequired {
+		if missing := s.status.Missing(); len(missing) > 0 {
+			s.Close()
+			return nil, &MissingError{Layers: missing}
+		}
+	}
+	return s, nil
+}
+
+// addLayer records one layer's status (a test may turn a layer off).
+func (s *Sandbox) addLayer(name string, active bool, detail string) {
+	if active && disabledForTest(name) {
+		active, detail = false, "turned off by a test"
+	}
+	s.status.Layers = append(s.status.Layers, Layer{Name: name, Active: active, Detail: detail})
+}
+
+// probeNamespaces finds the namespaces the kernel lets this process make:
+// each is probed on its own with a real child, as the kernel, a
+// container's seccomp profile or AppArmor may refuse any.
+func (s *Sandbox) probeNamespaces() {
 	userErr := probeClone(unix.CLONE_NEWUSER)
-	add(LayerUserNS, userErr == nil, explain(userErr, "the command runs as uid 65534 with no capabilities (on the host too when the server is root; as the server's own uid otherwise)", "cannot create a user namespace"))
+	s.addLayer(LayerUserNS, userErr == nil, explain(userErr, "the command runs as uid 65534 with no capabilities (on the host too when the server is root; as the server's own uid otherwise)", "cannot create a user namespace"))
 	userns := s.status.Active(LayerUserNS)
 	base := uintptr(0)
 	if userns {
@@ -124,7 +154,7 @@ func New(mode Mode) (*Sandbox, error) {
 		} else {
 			err = probeClone(base | ns.flag)
 		}
-		add(ns.layer, err == nil, explain(err, ns.on, ns.why))
+		s.addLayer(ns.layer, err == nil, explain(err, ns.on, ns.why))
 		if s.status.Active(ns.layer) {
 			s.clone |= ns.flag
 		}
@@ -140,11 +170,10 @@ func New(mode Mode) (*Sandbox, error) {
 			}
 		}
 	}
+}
 
-	nnpErr := unix.Prctl(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
-	add(LayerNoNewPrivs, nnpErr == nil, explain(nnpErr, "set-user-ID programs gain nothing", "prctl(PR_GET_NO_NEW_PRIVS) failed"))
-	s.nnp = s.status.Active(LayerNoNewPrivs)
-
+// probeLandlock finds the Landlock ABI, which needs no_new_privs.
+func (s *Sandbox) probeLandlock() {
 	abi := landlockABI()
 	llDetail := fmt.Sprintf("ABI %d: filesystem read-write only in the workspace and temp dir, read-only system paths", abi)
 	if abi >= 4 {
@@ -160,11 +189,15 @@ func New(mode Mode) (*Sandbox, error) {
 	case !s.nnp:
 		llErr = errors.New("needs no_new_privs")
 	}
-	add(LayerLandlock, llErr == nil, explain(llErr, llDetail, ""))
+	s.addLayer(LayerLandlock, llErr == nil, explain(llErr, llDetail, ""))
 	if s.status.Active(LayerLandlock) {
 		s.abi = abi
 	}
+}
 
+// probeSeccompLayer assembles the filters (with and without network) and
+// checks that the kernel loads one.
+func (s *Sandbox) probeSeccompLayer() {
 	var scErr error
 	if !s.nnp {
 		scErr = errors.New("needs no_new_privs")
@@ -181,14 +214,16 @@ func New(mode Mode) (*Sandbox, error) {
 			scErr = probeSeccomp(s.prog[false])
 		}
 	}
-	add(LayerSeccomp, scErr == nil, explain(scErr, "ptrace, mount, bpf, io_uring, keyrings, namespaces and unix sockets refused; sockets only with the network on", "cannot load a seccomp filter"))
+	s.addLayer(LayerSeccomp, scErr == nil, explain(scErr, "ptrace, mount, bpf, io_uring, keyrings, namespaces and unix sockets refused; sockets only with the network on", "cannot load a seccomp filter"))
 	if !s.status.Active(LayerSeccomp) {
 		s.prog = map[bool]*filterProg{}
 	}
+}
 
-	add(LayerLimits, true, "memory, file size, open files and CPU time per process (the shell's ulimit before the command)")
-	s.limits = true
-
+// probeProcessLimit picks how a call's processes are counted: RLIMIT_NPROC
+// in the call's user namespace, or for a root server (which RLIMIT_NPROC
+// does not bind) a cgroup v1 pids group per call.
+func (s *Sandbox) probeProcessLimit() {
 	var procErr error
 	procDetail := "RLIMIT_NPROC counts the processes of the call's user namespace"
 	if os.Geteuid() == 0 {
@@ -199,27 +234,11 @@ func New(mode Mode) (*Sandbox, error) {
 			s.pids = g
 		}
 	}
-	add(LayerProcesses, procErr == nil, explain(procErr, procDetail, ""))
+	s.addLayer(LayerProcesses, procErr == nil, explain(procErr, procDetail, ""))
 	if !s.status.Active(LayerProcesses) && s.pids != nil {
 		s.pids.close()
 		s.pids = nil
 	}
-
-	s.useHelper = s.clone&unix.CLONE_NEWUSER != 0 && s.clone&unix.CLONE_NEWPID != 0
-	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
-	// A root server counts a call's processes in its pids group, not by
-	// RLIMIT_NPROC (ScriptLimits), so it needs no user namespace per
-	// command, whose teardown alone cost a millisecond or more per call.
-	s.nprocUserNS = s.pids == nil && s.status.Active(LayerProcesses)
-	s.sharedNet = s.clone&unix.CLONE_NEWNET != 0 && (s.prog[false] != nil || s.abi >= 6)
-
-	if mode == ModeRequired {
-		if missing := s.status.Missing(); len(missing) > 0 {
-			s.Close()
-			return nil, &MissingError{Layers: missing}
-		}
-	}
-	return s, nil
 }
 
 func explain(err error, on, why string) string {
