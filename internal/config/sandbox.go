@@ -24,10 +24,14 @@ type Sandbox struct {
 	ReadPaths []string
 	// Limits bound each command; Limits.CPU zero means the call's timeout.
 	Limits sandbox.Limits
+	// UID and GID are the host ids a root server's commands act as
+	// (default 65534; never 0). A non-root server's commands act as its
+	// own ids.
+	UID, GID int
 }
 
 func defaultSandbox() Sandbox {
-	return Sandbox{Mode: sandbox.ModeAuto, Limits: sandbox.DefaultLimits}
+	return Sandbox{Mode: sandbox.ModeAuto, Limits: sandbox.DefaultLimits, UID: sandbox.DefaultCommandID, GID: sandbox.DefaultCommandID}
 }
 
 func parseSandbox(raw json.RawMessage, baseDir string) (Sandbox, error) {
@@ -40,9 +44,24 @@ func parseSandbox(raw json.RawMessage, baseDir string) (Sandbox, error) {
 		Network   *bool           `json:"network"`
 		ReadPaths *[]string       `json:"readPaths"`
 		Limits    json.RawMessage `json:"limits"`
+		UID       *int64          `json:"uid"`
+		GID       *int64          `json:"gid"`
 	}
 	if err := strictDecode("sandbox", raw, &r); err != nil {
 		return s, err
+	}
+	for _, id := range []struct {
+		key string
+		v   *int64
+		out *int
+	}{{"sandbox.uid", r.UID, &s.UID}, {"sandbox.gid", r.GID, &s.GID}} {
+		if id.v == nil {
+			continue
+		}
+		if *id.v < 1 || *id.v > 1<<32-2 {
+			return s, keyErr(id.key, "must be an unprivileged host id from 1 to 4294967294 that owns no file the server needs (default 65534), not %d", *id.v)
+		}
+		*id.out = int(*id.v)
 	}
 	var lim *struct {
 		Memory    *int64 `json:"memory"`

@@ -42,6 +42,23 @@ func TestSandboxSection(t *testing.T) {
 	}
 }
 
+// The commands' host ids default to 65534 and can be any unprivileged id.
+func TestSandboxCommandIDs(t *testing.T) {
+	cfg, err := parse(t, `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sandbox.UID != sandbox.DefaultCommandID || cfg.Sandbox.GID != sandbox.DefaultCommandID {
+		t.Fatalf("default ids %d:%d", cfg.Sandbox.UID, cfg.Sandbox.GID)
+	}
+	if cfg, err = parse(t, `{"sandbox": {"uid": 100000, "gid": 100001}}`); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sandbox.UID != 100000 || cfg.Sandbox.GID != 100001 {
+		t.Fatalf("ids %d:%d", cfg.Sandbox.UID, cfg.Sandbox.GID)
+	}
+}
+
 func TestSandboxErrorsNameTheKey(t *testing.T) {
 	for text, key := range map[string]string{
 		`{"sandbox": {"mode": "strict"}}`:                 "sandbox.mode",
@@ -58,6 +75,10 @@ func TestSandboxErrorsNameTheKey(t *testing.T) {
 		`{"sandbox": {"netwrk": true}}`:                   "sandbox.netwrk",
 		`{"sandbox": {"limits": {"memory": "2G"}}}`:       "sandbox.limits.memory",
 		`{"sandbox": {"mode": "auto", "readPaths": [1]}}`: "sandbox.readPaths",
+		`{"sandbox": {"uid": 0}}`:                         "sandbox.uid",
+		`{"sandbox": {"gid": -1}}`:                        "sandbox.gid",
+		`{"sandbox": {"uid": 4294967295}}`:                "sandbox.uid",
+		`{"sandbox": {"uid": "nobody"}}`:                  "sandbox.uid",
 	} {
 		ce := mustFail(t, text)
 		if ce.Key != key {

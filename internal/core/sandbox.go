@@ -16,7 +16,7 @@ func newSandbox(cfg *config.Config, log *slog.Logger) (*sandbox.Sandbox, error) 
 	if mode == "" {
 		mode = sandbox.ModeAuto
 	}
-	box, err := sandbox.New(mode)
+	box, err := sandbox.NewAs(mode, sandbox.CommandID{UID: cfg.Sandbox.UID, GID: cfg.Sandbox.GID})
 	if err != nil {
 		var me *sandbox.MissingError
 		if errors.As(err, &me) {
@@ -44,6 +44,9 @@ func (c *Core) Sandbox() sandbox.Status { return c.box.Status() }
 func checkSandboxMode(old, next *config.Config) error {
 	if old.Sandbox.Mode != next.Sandbox.Mode {
 		return &config.Error{Key: "sandbox.mode", Msg: "changing the mode needs a restart"}
+	}
+	if old.Sandbox.UID != next.Sandbox.UID || old.Sandbox.GID != next.Sandbox.GID {
+		return &config.Error{Key: "sandbox.uid", Msg: "changing the commands' ids needs a restart"}
 	}
 	return nil
 }

@@ -18,12 +18,24 @@ const DefaultCommandID = 65534
 // root to any host user, and 0600 root files would be readable. A non-root
 // server can map only its own uid, so its commands act as the server's uid
 // and the seccomp filter refuses the ownership calls instead (seccomp.go).
-func commandIDs() (uid, gid int, mapped bool) {
+func commandIDs(id CommandID) (uid, gid int, mapped bool) {
 	if os.Geteuid() != 0 {
 		return os.Geteuid(), os.Getegid(), false
 	}
-	return DefaultCommandID, DefaultCommandID, true
+	uid, gid = id.UID, id.GID
+	if uid <= 0 {
+		uid = DefaultCommandID
+	}
+	if gid <= 0 {
+		gid = DefaultCommandID
+	}
+	return uid, gid, true
 }
+
+// CommandID is the host uid and gid a root server's commands act as
+// (sandbox.uid, sandbox.gid); zero means DefaultCommandID. A non-root
+// server's commands act as its own ids whatever this says.
+type CommandID struct{ UID, GID int }
 
 // Owner reports the host uid and gid the sandbox's commands act as when
 // they differ from the server's (the server runs as root); ok is false

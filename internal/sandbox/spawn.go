@@ -84,7 +84,10 @@ func disabledForTest(layer string) bool {
 // New probes the kernel and returns a Sandbox in the given mode. In
 // ModeRequired a missing layer is a *MissingError; in ModeOff the Sandbox
 // starts commands unconfined. A nil Sandbox is a valid "off" sandbox.
-func New(mode Mode) (*Sandbox, error) {
+func New(mode Mode) (*Sandbox, error) { return NewAs(mode, CommandID{}) }
+
+// NewAs is New with the host ids a root server's commands act as.
+func NewAs(mode Mode, id CommandID) (*Sandbox, error) {
 	s := &Sandbox{status: Status{Mode: mode}, prog: map[bool]*filterProg{}, fixed: map[string][]openRule{}}
 	if mode == ModeOff {
 		return s, nil
@@ -92,7 +95,7 @@ func New(mode Mode) (*Sandbox, error) {
 	if mode != ModeAuto && mode != ModeRequired {
 		return nil, fmt.Errorf("sandbox: unknown mode %q; use auto, required or off", mode)
 	}
-	s.uid, s.gid, s.mapped = commandIDs()
+	s.uid, s.gid, s.mapped = commandIDs(id)
 	s.probeNamespaces()
 	nnpErr := unix.Prctl(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	s.addLayer(LayerNoNewPrivs, nnpErr == nil, explain(nnpErr, "set-user-ID programs gain nothing", "prctl(PR_GET_NO_NEW_PRIVS) failed"))
@@ -133,7 +136,7 @@ func (s *Sandbox) addLayer(name string, active bool, detail string) {
 // container's seccomp profile or AppArmor may refuse any.
 func (s *Sandbox) probeNamespaces() {
 	userErr := probeClone(unix.CLONE_NEWUSER)
-	s.addLayer(LayerUserNS, userErr == nil, explain(userErr, "the command runs as uid 65534 with no capabilities (on the host too when the server is root; as the server's own uid otherwise)", "cannot create a user namespace"))
+	s.addLayer(LayerUserNS, userErr == nil, explain(userErr, "the command runs with no capabilities, as sandbox.uid (default 65534) on the host when the server is root, as the server's own uid otherwise", "cannot create a user namespace"))
 	userns := s.status.Active(LayerUserNS)
 	base := uintptr(0)
 	if userns {

@@ -231,3 +231,25 @@ func sandboxIDs() (uid, gid int) {
 	}
 	return sandbox.DefaultCommandID, sandbox.DefaultCommandID
 }
+
+// sandbox.uid and sandbox.gid choose the host ids a root server's commands
+// act as: a file a command writes belongs to them on the host (inside its
+// namespace the command sees itself as 65534, whatever the host ids are).
+func TestSandboxCommandIDsAreConfigurable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the ids apply to a root server; CI runs as root")
+	}
+	k := newEscapeKit(t, `"uid": 65533, "gid": 65532`)
+	k.need(t, sandbox.LayerUserNS)
+	if r := k.bash(t, context.Background(), `echo x > owned-by-the-sandbox.txt`, 0); r.GetIsError() {
+		t.Fatalf("bash: %s", r.GetOutput())
+	}
+	fi, err := os.Stat(filepath.Join(filepath.Dir(k.s.cfgPath), "ws", "owned-by-the-sandbox.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != 65533 || st.Gid != 65532 {
+		t.Fatalf("the command's file belongs to %d:%d on the host, want 65533:65532", st.Uid, st.Gid)
+	}
+}
