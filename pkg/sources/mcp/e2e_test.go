@@ -96,11 +96,12 @@ func TestServerEverythingSandboxed(t *testing.T) {
 	if r := call(t, reg, "everything_get-sum", `{"a":2,"b":40}`); r.IsError || r.Output != "The sum of 2 and 40 is 42." {
 		t.Fatalf("get-sum: %+v", r)
 	}
-	if len(processesOf(install)) == 0 {
+	mine := ownProcessesOf(install)
+	if len(mine) == 0 {
 		t.Fatal("the server's node process is not found by its path")
 	}
 	_ = src.Close()
-	if left := processesOf(install); len(left) > 0 {
+	if left := stillRunning(mine); len(left) > 0 {
 		t.Fatalf("processes left after Close: %q", left)
 	}
 }

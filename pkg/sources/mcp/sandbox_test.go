@@ -121,6 +121,57 @@ func processesOf(dir string) []string {
 	return out
 }
 
+// ownProcessesOf is processesOf narrowed to this test binary's descendants:
+// other packages' tests run node scripts from the same directory at the
+// same time, and their processes are not this test's to account for.
+func ownProcessesOf(dir string) []string {
+	var out []string
+	for _, p := range processesOf(dir) {
+		pid, _, _ := strings.Cut(p, " ")
+		if descendsFromUs(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// descendsFromUs walks pid's parent chain up to this process or init.
+func descendsFromUs(pid string) bool {
+	self := strconv.Itoa(os.Getpid())
+	for i := 0; i < 64 && pid != "" && pid != "0" && pid != "1"; i++ {
+		if pid == self {
+			return true
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+		if err != nil {
+			return false
+		}
+		// The command name in parentheses may hold spaces: the fields
+		// after its closing parenthesis are "state ppid ...".
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) < 2 {
+			return false
+		}
+		pid = fields[1]
+	}
+	return false
+}
+
+// stillRunning reports which of the listed processes ("PID cmdline")
+// still exist with the same command line.
+func stillRunning(procs []string) []string {
+	var out []string
+	for _, p := range procs {
+		pid, cmd, _ := strings.Cut(p, " ")
+		cmdline, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		if err == nil && strings.ReplaceAll(string(cmdline), "\x00", " ") == cmd {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // A stdio server with "sandbox" runs in the command sandbox: its tools
 // list and answer as before, and what it may not reach it cannot — the
 // server's config file (masked below a readable path), the server's
