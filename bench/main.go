@@ -35,6 +35,7 @@ import (
 const payload = `{"message":"hello, toolnexus","n":42,"tags":["a","b","c"]}`
 
 func main() {
+	server.EnterSandboxHelper() // first: the sandbox re-executes this program as its helper
 	// Paths are relative to bench/, where `make bench` runs this (go -C bench run .).
 	out := flag.String("out", "../BENCHMARKS.md", "markdown file to write (- for stdout only)")
 	plotPath := flag.String("plot", "../docs/throughput.png", "PNG plot of calls/s by concurrency (empty: none)")

@@ -20,6 +20,7 @@ import (
 )
 
 func main() {
+	server.EnterSandboxHelper() // first: the sandbox re-executes this program as its helper
 	cfg := flag.String("config", "", "config file")
 	listen := flag.String("listen", "127.0.0.1:0", "gRPC listen address")
 	metrics := flag.String("metrics-listen", "-", "metrics listen address")

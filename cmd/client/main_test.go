@@ -20,6 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	server.EnterSandboxHelper() // this test binary is also the sandbox helper of the servers it starts
 	// The process tests re-run this binary as the CLI itself, so main's
 	// signal handling and exit codes are tested for real.
 	if os.Getenv(runMainEnv) == "1" {

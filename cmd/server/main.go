@@ -9,5 +9,7 @@ import (
 )
 
 func main() {
+	// First: the sandbox re-executes this program as its helper.
+	server.EnterSandboxHelper()
 	os.Exit(server.Main(os.Args[1:]))
 }

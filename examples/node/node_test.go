@@ -20,7 +20,10 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	server.EnterSandboxHelper() // this test binary is also the sandbox helper of the servers it starts
+	goleak.VerifyTestMain(m)
+}
 
 // tsx runs agent.ts straight from TypeScript; Node 20 has no type stripping.
 const tsx = "node_modules/.bin/tsx"

@@ -23,7 +23,10 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	server.EnterSandboxHelper() // this test binary is also the sandbox helper of the servers it starts
+	goleak.VerifyTestMain(m)
+}
 
 // missing skips, or fails under TOOLNEXUS_REQUIRE_E2E=1.
 func missing(t *testing.T, what string) {

@@ -26,7 +26,7 @@ func BenchmarkCoreExecute(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
+	defer c.Close(context.Background())
 	benchEcho(b, c)
 }
 
@@ -50,7 +50,7 @@ func BenchmarkCoreExecuteTraced(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
+	defer c.Close(context.Background())
 	benchEcho(b, c)
 }
 
@@ -88,7 +88,7 @@ func BenchmarkCoreExecutePolicies(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer c.Close()
+			defer c.Close(context.Background())
 			benchEcho(b, c)
 		})
 	}

@@ -149,7 +149,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		}})
 	if err != nil {
 		c.exec.Close()
-		_ = c.eng.Close()
+		_ = c.eng.Close(context.Background())
 		_ = c.audit.Close()
 		box.Close()
 		key := "builtins.workspace"
@@ -249,11 +249,12 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 // toolnexus_reloads_total sees every attempt.
 func (c *Core) RejectApply() { c.metrics.Reloads.WithLabelValues("error").Inc() }
 
-// Close stops every source, child processes included.
-func (c *Core) Close() error {
+// Close stops every source, child processes included, waiting for them
+// until ctx ends.
+func (c *Core) Close(ctx context.Context) error {
 	c.exec.Close()
 	c.sessions.Close()
-	err := c.eng.Close()
+	err := c.eng.Close(ctx)
 	if aerr := c.audit.Close(); err == nil {
 		err = aerr
 	}

@@ -39,7 +39,7 @@ func newCore(t *testing.T, cfgJSON string, opts core.Options) *core.Core {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
+		if err := c.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
@@ -260,7 +260,7 @@ func TestAuditLine(t *testing.T) {
 	cl := call("debug_fail", `{"message":"sk-secret-value"}`)
 	cl.Caller, cl.CallID = principal(t, c, "tok-agent-0123456789abcdef"), "call-7"
 	c.Execute(t.Context(), cl)
-	if err := c.Close(); err != nil { // flushes the log
+	if err := c.Close(context.Background()); err != nil { // flushes the log
 		t.Fatal(err)
 	}
 	var line map[string]any
@@ -332,7 +332,7 @@ func TestApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer c.Close(context.Background())
 	rep, err := c.Apply(parse(`{"builtins": false, "debug": true, "limits": {"tools": {"debug_sleep": {"timeout": 1}}}}`))
 	if err != nil {
 		t.Fatal(err)

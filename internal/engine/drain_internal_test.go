@@ -38,7 +38,7 @@ func (p *probe) Layer() registry.LayerID { return probeLayer }
 func (p *probe) Status() sources.Status {
 	return sources.Status{Layer: probeLayer, State: sources.Connected}
 }
-func (p *probe) Close() error {
+func (p *probe) Close(context.Context) error {
 	if p.closes.Add(1) == 1 {
 		close(p.closed)
 	}
@@ -96,7 +96,7 @@ func newTestEngine(t *testing.T, drain time.Duration) (*Engine, *registry.Regist
 	reg := registry.New()
 	e := New(reg, Options{DrainTimeout: drain,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Cleanup(func() { _ = e.Close() })
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	return e, reg
 }
 
@@ -193,7 +193,7 @@ func TestCloseDoesNotWaitForDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := <-built
-	if err := e.Close(); err != nil {
+	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// Close returned: both instances are closed, the old one although its

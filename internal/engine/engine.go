@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/waitctx"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
@@ -214,8 +215,15 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 	return rep, nil
 }
 
+// sourceCloseBound bounds the Close of a source the engine retires on its
+// own (a reload replaced it): killing a child and ending its goroutines
+// takes far less; past it the rest ends in the background.
+const sourceCloseBound = 10 * time.Second
+
 func closeQuietly(log *slog.Logger, id registry.LayerID, src sources.Source) {
-	if err := src.Close(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), sourceCloseBound)
+	defer cancel()
+	if err := src.Close(ctx); err != nil {
 		log.Warn("closing source", "source", id.String(), "error", err)
 	}
 }
@@ -347,8 +355,9 @@ func (e *Engine) workspace(cfg *config.Config) (string, error) {
 	return abs, nil
 }
 
-// Close stops every source (child processes included) and waits for them.
-func (e *Engine) Close() error {
+// Close stops every source (child processes included) and waits for them
+// until ctx ends.
+func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -365,7 +374,7 @@ func (e *Engine) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := inst.src.Close(); err != nil {
+			if err := inst.src.Close(ctx); err != nil {
 				emu.Lock()
 				errs = append(errs, fmt.Errorf("%s: %w", id, err))
 				emu.Unlock()
@@ -373,7 +382,9 @@ func (e *Engine) Close() error {
 		}()
 	}
 	wg.Wait()
-	e.closing.Wait()
+	if err := waitctx.Group(ctx, &e.closing); err != nil {
+		errs = append(errs, fmt.Errorf("replaced sources still closing: %w", err))
+	}
 	e.cancel()
 	return errors.Join(errs...)
 }

@@ -18,7 +18,10 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.EnterHelper() // commands in these tests are sandboxed: this binary is also their helper
+	goleak.VerifyTestMain(m)
+}
 
 func echo(name string) tool.Tool {
 	return tool.Must(tool.Native(name, func(_ context.Context, args map[string]any) (any, error) { return args, nil }))
@@ -40,7 +43,7 @@ func newEngine(t *testing.T, native ...tool.Tool) (*engine.Engine, *registry.Reg
 	reg := registry.New()
 	e := engine.New(reg, engine.Options{Native: native})
 	t.Cleanup(func() {
-		if err := e.Close(); err != nil {
+		if err := e.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
@@ -165,7 +168,7 @@ func TestWorkspaceIsResolvedAndCreated(t *testing.T) {
 	dir := t.TempDir()
 	reg := registry.New()
 	e := engine.New(reg, engine.Options{})
-	defer e.Close()
+	defer e.Close(context.Background())
 	cfg := parse(t, dir, `{"builtins": {"workspace": "rel/ws"}}`)
 	apply(t, e, cfg)
 	// The stub builtin section may drop the key; the default "workspace"
@@ -184,10 +187,10 @@ func TestApplyAfterCloseFails(t *testing.T) {
 	reg := registry.New()
 	e := engine.New(reg, engine.Options{})
 	apply(t, e, parse(t, dir, `{"debug": true}`))
-	if err := e.Close(); err != nil {
+	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Close(); err != nil {
+	if err := e.Close(context.Background()); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
 	if _, err := e.Apply(parse(t, dir, `{}`)); err == nil || !strings.Contains(err.Error(), "closed") {
@@ -200,7 +203,7 @@ func ExampleEngine_Apply() {
 	defer os.RemoveAll(dir)
 	reg := registry.New()
 	e := engine.New(reg, engine.Options{})
-	defer e.Close()
+	defer e.Close(context.Background())
 
 	on, _ := config.Parse([]byte(`{"debug": true}`), "", dir)
 	off, _ := config.Parse([]byte(`{"debug": false, "limits": {"timeout": 1000}}`), "", dir)
@@ -220,7 +223,7 @@ func TestSandboxChangeRestartsOnlySandboxedMCPServers(t *testing.T) {
 	}
 	dir := t.TempDir()
 	e := engine.New(registry.New(), engine.Options{Sandbox: box})
-	t.Cleanup(func() { _ = e.Close() })
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	servers := `"builtins": false, "skills": [], "mcpServers": {
 		"boxed": {"command": "/nonexistent/boxed", "sandbox": true},
 		"plain": {"command": "/nonexistent/plain"}}`

@@ -90,7 +90,7 @@ func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
 		if err := <-served; err != nil {
 			t.Error(err)
 		}
-		if err := c.Close(); err != nil {
+		if err := c.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})

@@ -115,7 +115,7 @@ func startScriptServer(t *testing.T, ar *txtar.Archive) *scriptServer {
 	t.Cleanup(func() {
 		hs.Close()
 		g.Close()
-		if err := c.Close(); err != nil {
+		if err := c.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})

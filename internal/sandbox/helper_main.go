@@ -7,14 +7,16 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// helperEnv marks a process as the sandbox helper: any binary that links
-// this package (the server, a test binary, the bench) turns into the
-// helper in init when it is set, and never returns to its main. The value
+// helperEnv marks a process as the sandbox helper: the sandbox starts
+// its helper by re-executing the running program (/proc/self/exe) with it
+// set, and EnterHelper, called first in that program's main (or a test
+// binary's TestMain), serves as the helper and never returns. The value
 // says whether the helper's commands may use the network ("net") or not
 // ("nonet"). The socketpair to the server is fd 3.
 const (
@@ -26,13 +28,28 @@ const (
 // set once, before the first request.
 var lockdown *filterProg
 
-func init() {
+// entered records that this program calls EnterHelper: a program that
+// does not would, re-executed as the helper, run its own main instead —
+// so the sandbox refuses to start a helper for it (NewAs).
+var entered atomic.Bool
+
+// EnterHelper turns this process into the sandbox helper when the sandbox
+// started it as one, and then never returns; otherwise it returns at once.
+// It is an explicit call, not an init function, so that importing a
+// package never changes what a program does before its main.
+func EnterHelper() {
+	entered.Store(true)
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
 		return
 	}
 	os.Exit(helperMain(mode))
 }
+
+// errNoHelperEntry is NewAs's refusal for a program that never called
+// EnterHelper.
+var errNoHelperEntry = errors.New("sandbox: this program cannot start the sandbox helper: call server.EnterSandboxHelper() first in main " +
+	"(server.Main does; a test package that starts sandboxed commands calls it first in TestMain), or set sandbox.mode off")
 
 // helperMain serves start requests until the server closes the socket (or
 // dies: the helper's parent-death signal is SIGKILL). Its commands die with

@@ -25,6 +25,7 @@ import (
 // socket, a prctl query): run with SANDBOX_TEST_HELPER set, the test
 // binary performs that one action inside the sandbox and exits.
 func TestMain(m *testing.M) {
+	sandbox.EnterHelper()
 	if action := os.Getenv("SANDBOX_TEST_HELPER"); action != "" {
 		os.Exit(helper(action))
 	}

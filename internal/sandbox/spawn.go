@@ -107,6 +107,10 @@ func NewAs(mode Mode, id CommandID) (*Sandbox, error) {
 	s.probeProcessLimit()
 
 	s.useHelper = s.clone&unix.CLONE_NEWUSER != 0 && s.clone&unix.CLONE_NEWPID != 0
+	if s.useHelper && !entered.Load() {
+		s.Close()
+		return nil, errNoHelperEntry
+	}
 	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
 	// A root server counts a call's processes in its pids group, not by
 	// RLIMIT_NPROC (ScriptLimits), so it needs no user namespace per

@@ -79,3 +79,17 @@ func ExampleCheck() {
 	// refused: server.listen
 	// on loopback: <nil>
 }
+
+// The first line of a main that builds its own server: when the sandbox
+// re-executes the program as its helper, the helper takes over here and
+// the rest of main never runs.
+func ExampleEnterSandboxHelper() {
+	server.EnterSandboxHelper()
+
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	_ = srv.Shutdown(context.Background())
+}

@@ -26,8 +26,10 @@ const (
 
 // Main is the whole server program: flags and TOOLNEXUS_* environment,
 // config, sources, serve until SIGINT/SIGTERM, reload on SIGHUP. It returns
-// the process exit code. native are your own Go tools.
+// the process exit code. native are your own Go tools. Started as the
+// sandbox's helper, it serves as that instead (EnterSandboxHelper).
 func Main(args []string, native ...tool.Tool) int {
+	EnterSandboxHelper()
 	return run(args, os.Stderr, native)
 }
 

@@ -27,6 +27,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -279,11 +280,16 @@ func (s *Server) setServing(on bool) {
 	s.health.SetServingStatus(pb.SessionService_ServiceDesc.ServiceName, st)
 }
 
+// sourcesCloseBound bounds closing the sources at Shutdown, after the
+// drain.
+const sourcesCloseBound = 10 * time.Second
+
 // Shutdown stops the server gracefully: NOT_SERVING first so load
 // balancers move away, then in-flight calls drain within the grace period
 // (server.gracePeriod) or until ctx ends, whichever comes first, after
 // which the calls still running are cancelled; then every source closes,
-// child processes included. It returns ctx's error when ctx cut the drain
+// child processes included (within 10 s of the drain's end, whatever ctx
+// says). It returns ctx's error when ctx cut the drain
 // short, and any error closing the sources. It is idempotent: later calls
 // wait for the first and return its result.
 func (s *Server) Shutdown(ctx context.Context) error {
@@ -315,7 +321,12 @@ func (s *Server) stop(ctx context.Context) error {
 	}
 	<-mcpDone
 	s.shutdownMetrics()
-	closeErr := s.core.Close()
+	// The sources close after the drain even when ctx cut it short: their
+	// children are killed, not waited for, so this takes little; the
+	// bound only keeps a source that hangs from holding Shutdown forever.
+	closeCtx, cancelClose := context.WithTimeout(context.WithoutCancel(ctx), sourcesCloseBound)
+	closeErr := s.core.Close(closeCtx)
+	cancelClose()
 	if closeErr != nil {
 		s.log.Warn("closing sources", "error", closeErr)
 	}

@@ -52,11 +52,13 @@ type Publisher interface {
 // publishing later (an MCP server's list_changed, a restart).
 //
 // Close stops everything the source started (goroutines, child processes,
-// connections) and returns once they are gone. It does not remove the
-// layer: the owner decides that.
+// connections) and returns once they are gone — or when ctx ends first,
+// with ctx's error, the rest then ending in the background (a child that
+// ignores its stdin closing is still killed). It does not remove the
+// layer: the owner decides that. A second Close returns nil.
 type Source interface {
 	Layer() registry.LayerID
 	Start(ctx context.Context, pub Publisher) error
 	Status() Status
-	Close() error
+	Close(ctx context.Context) error
 }

@@ -68,7 +68,7 @@ func (s *Static) Status() Status {
 }
 
 // Close implements Source; a static source holds nothing.
-func (s *Static) Close() error { return nil }
+func (s *Static) Close(context.Context) error { return nil }
 
 // Tools returns the tool list (for tests and embedding).
 func (s *Static) Tools() []tool.Tool { return s.tools }

@@ -16,7 +16,10 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	server.EnterSandboxHelper() // this test binary is also the sandbox helper of the servers it starts
+	goleak.VerifyTestMain(m)
+}
 
 // serve starts a real server with the debug tools on loopback and returns
 // its address and a stop function. It takes no *testing.T so the Example

@@ -27,6 +27,7 @@ import (
 const runMainEnv = "TOOLNEXUS_EXAMPLE_RUN_MAIN"
 
 func TestMain(m *testing.M) {
+	server.EnterSandboxHelper() // this test binary is also the sandbox helper of the servers it starts
 	if os.Getenv(runMainEnv) == "1" {
 		main()
 		return

@@ -30,7 +30,7 @@
 //	agents, warnings, err := a2a.ParseConfig(raw)
 //	src := a2a.New("reviewer", agents["reviewer"], sources.Env{})
 //	err = src.Start(ctx, reg) // reg is a *registry.Registry
-//	defer src.Close()
+//	defer src.Close(context.Background())
 //
 // ${VAR} in header values is expanded from the environment at Start; the
 // values never reach a log line, an error or a result.

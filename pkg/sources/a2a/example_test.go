@@ -41,7 +41,7 @@ func Example() {
 	}
 	reg := registry.New()
 	src := a2a.New("translator", agents["translator"], sources.Env{})
-	defer src.Close()
+	defer src.Close(context.Background())
 	if err := src.Start(context.Background(), reg); err != nil {
 		panic(err)
 	}

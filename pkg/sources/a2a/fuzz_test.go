@@ -88,7 +88,7 @@ func FuzzAgentAnswer(f *testing.F) {
 	base = srv.URL
 	reg := registry.New()
 	src := a2a.New("f", a2a.AgentConfig{Card: srv.URL + "/card", Timeout: 5000, PollEvery: 1}, sources.Env{})
-	defer src.Close()
+	defer src.Close(context.Background())
 	if err := src.Start(context.Background(), reg); err != nil {
 		f.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func startAgent(t testing.TB, id string, cfg a2a.AgentConfig, env sources.Env) s
 	reg := registry.New(registry.WithLogger(env.Logger))
 	src := a2a.New(id, cfg, env)
 	t.Cleanup(func() {
-		if err := src.Close(); err != nil {
+		if err := src.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})

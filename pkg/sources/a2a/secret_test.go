@@ -71,6 +71,6 @@ func TestMissingHeaderVariable(t *testing.T) {
 
 func newUnstarted(t *testing.T, card string) sources.Source {
 	src := a2a.New("fresh", a2a.AgentConfig{Card: card}, sources.Env{})
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	return src
 }

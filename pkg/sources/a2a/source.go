@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/telemetry"
+	"github.com/toolnexus/toolnexus/internal/waitctx"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
@@ -212,8 +213,8 @@ func (s *Source) buildTools(card *agentCard, c *client) []tool.Tool {
 }
 
 // Close stops the calls in flight (each sends its cancel to the agent
-// first), waits for them, and drops idle connections.
-func (s *Source) Close() error {
+// first), waits for them until ctx ends, and drops idle connections.
+func (s *Source) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -222,9 +223,9 @@ func (s *Source) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.stop()
-	s.calls.Wait()
+	err := waitctx.Group(ctx, &s.calls)
 	s.transport.CloseIdleConnections()
-	return nil
+	return err
 }
 
 // enter registers a call; false once the source is closed.

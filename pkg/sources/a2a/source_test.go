@@ -349,7 +349,7 @@ func TestCloseCancelsCallsInFlight(t *testing.T) {
 	closed := make(chan error, 1)
 	agent.setOnPoll(func(id string, n int) {
 		if n == 1 {
-			go func() { closed <- s.src.Close() }()
+			go func() { closed <- s.src.Close(context.Background()) }()
 		}
 	})
 	res := execute(context.Background(), s.reg, "Fake_Agent_echo", "hang")

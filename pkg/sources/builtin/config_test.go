@@ -91,7 +91,7 @@ func startNames(t *testing.T, raw string) ([]string, sources.Status) {
 		t.Fatal(err)
 	}
 	src := builtin.New(cfg, sources.Env{Workspace: t.TempDir()})
-	defer src.Close()
+	defer src.Close(context.Background())
 	if src.Layer() != registry.Layer(sources.KindBuiltin) {
 		t.Errorf("layer = %s, want builtin/builtin", src.Layer())
 	}

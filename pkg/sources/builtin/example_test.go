@@ -25,7 +25,7 @@ func Example() {
 	fmt.Println("warnings:", len(warnings))
 
 	src := builtin.New(cfg, sources.Env{Workspace: dir})
-	defer src.Close()
+	defer src.Close(context.Background())
 	reg := registry.New()
 	if err := src.Start(context.Background(), reg); err != nil {
 		panic(err)

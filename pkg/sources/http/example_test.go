@@ -31,7 +31,7 @@ func Example() {
 	}
 	reg := registry.New()
 	src := httpsrc.New(cfg, sources.Env{})
-	defer src.Close()
+	defer src.Close(context.Background())
 	if err := src.Start(context.Background(), reg); err != nil {
 		panic(err)
 	}

@@ -110,7 +110,7 @@ func start(t testing.TB, cfg httpsrc.Config, env sources.Env) (*registry.Registr
 	}
 	reg := registry.New(registry.WithLogger(env.Logger))
 	src := httpsrc.New(cfg, env)
-	t.Cleanup(func() { src.Close() })
+	t.Cleanup(func() { src.Close(context.Background()) })
 	err := src.Start(context.Background(), reg)
 	return reg, src, err
 }

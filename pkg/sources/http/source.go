@@ -151,7 +151,7 @@ func (s *Source) Tools() []tool.Tool {
 
 // Close drops the source's idle connections. In-flight calls finish on
 // their own contexts.
-func (s *Source) Close() error {
+func (s *Source) Close(context.Context) error {
 	s.transport.CloseIdleConnections()
 	return nil
 }

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func TestStdioServerStderrIsRedacted(t *testing.T) {
 	cfg := localConfig("-leak-env", "API_KEY")
 	cfg.Environment = map[string]string{"API_KEY": "${file:" + file + "}"}
 	src := mcp.New("leaky", cfg, testEnv)
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	err := src.Start(t.Context(), registry.New())
 	st := src.Status()
 	if err == nil || st.State != sources.Failed {
@@ -66,7 +67,7 @@ func TestStdioServerMissingSecretFile(t *testing.T) {
 	cfg := localConfig()
 	cfg.Environment = map[string]string{"API_KEY": "${file:/nonexistent/tn-secret}"}
 	src := mcp.New("nofile", cfg, testEnv)
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	err := src.Start(t.Context(), registry.New())
 	if err == nil {
 		t.Fatal("Start succeeded without the secret file")

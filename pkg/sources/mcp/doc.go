@@ -50,7 +50,7 @@
 //	if err := src.Start(ctx, reg); err != nil {
 //		// src.Status() is failed with the reason; other servers are unaffected.
 //	}
-//	defer src.Close()
+//	defer src.Close(context.Background())
 //	e, _ := reg.Snapshot().Lookup("fs_read_file")
 //	res := e.Tool.Execute(ctx, tool.Call{Arguments: json.RawMessage(`{"path":"a.txt"}`)})
 //

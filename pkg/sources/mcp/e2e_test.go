@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -100,7 +101,7 @@ func TestServerEverythingSandboxed(t *testing.T) {
 	if len(mine) == 0 {
 		t.Fatal("the server's node process is not found by its path")
 	}
-	_ = src.Close()
+	_ = src.Close(context.Background())
 	if left := stillRunning(mine); len(left) > 0 {
 		t.Fatalf("processes left after Close: %q", left)
 	}

@@ -37,7 +37,7 @@ func ExampleNew() {
 	if err := src.Start(context.Background(), reg); err != nil {
 		panic(err)
 	}
-	defer src.Close()
+	defer src.Close(context.Background())
 
 	for _, e := range reg.Snapshot().Entries() {
 		fmt.Println(e.Tool.Name, "from", e.Tool.Source)

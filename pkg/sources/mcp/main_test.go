@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +34,7 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
+	sandbox.EnterHelper() // commands in these tests are sandboxed: this binary is also their helper
 	dir, err := os.MkdirTemp("", "mcp-testserver-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -96,7 +99,7 @@ func start(t testing.TB, name string, cfg mcp.ServerConfig) (*registry.Registry,
 	t.Helper()
 	reg := registry.New()
 	src := mcp.New(name, cfg, testEnv)
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	if err := src.Start(context.Background(), reg); err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -60,7 +60,7 @@ func TestHeadersExpandedAndNeverLeaked(t *testing.T) {
 		cfg := remoteConfig(ts.URL)
 		cfg.Headers = map[string]string{"Authorization": "Bearer ${MCP_TEST_UNSET_TOKEN}"}
 		bad := mcp.New("bad", cfg, testEnv)
-		defer bad.Close()
+		defer bad.Close(context.Background())
 		err := bad.Start(context.Background(), reg)
 		if err == nil {
 			t.Fatal("started without its header variable")
@@ -78,7 +78,7 @@ func TestHeadersExpandedAndNeverLeaked(t *testing.T) {
 		cfg := remoteConfig(ts.URL)
 		cfg.Headers = map[string]string{"Authorization": "Bearer ${MCP_TEST_WRONG}"}
 		bad := mcp.New("wrong", cfg, testEnv)
-		defer bad.Close()
+		defer bad.Close(context.Background())
 		err := bad.Start(context.Background(), registry.New())
 		if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(bad.Status().Error, secret) {
 			t.Fatalf("err = %v, status = %+v", err, bad.Status())
@@ -149,7 +149,7 @@ func TestRemoteSessionDropRestarts(t *testing.T) {
 	reg := registry.New()
 	pub := &gatedPublisher{Registry: reg, gate: make(chan struct{})}
 	src := mcp.New("r", remoteConfig(ts.URL), testEnv)
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	if err := src.Start(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestCloseDuringCallReturns(t *testing.T) {
 		}()
 		// Wait until the call is in flight on the server.
 		waitInFlight(t, reg, "busy")
-		if err := src.Close(); err != nil {
+		if err := src.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if r := <-done; !r.IsError {

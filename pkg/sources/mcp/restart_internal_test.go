@@ -42,7 +42,7 @@ func TestRestartKeepsTryingUntilTheServerStarts(t *testing.T) {
 		default:
 		}
 	}
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	reg := registry.New()
 	if err := src.Start(context.Background(), reg); err != nil {
 		t.Fatal(err)

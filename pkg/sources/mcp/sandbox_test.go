@@ -246,8 +246,8 @@ func TestSandboxedServerAttacks(t *testing.T) {
 	if len(processesOf(filepath.Dir(f.bin))) < 3 {
 		t.Fatalf("want the two servers and the grandchild running: %q", processesOf(filepath.Dir(f.bin)))
 	}
-	_ = src.Close()
-	_ = plainSrc.Close()
+	_ = src.Close(context.Background())
+	_ = plainSrc.Close(context.Background())
 	if left := processesOf(filepath.Dir(f.bin)); len(left) > 0 {
 		t.Fatalf("processes left after Close: %q", left)
 	}
@@ -396,7 +396,7 @@ func startEnv(t testing.TB, name string, cfg mcp.ServerConfig, env sources.Env) 
 	t.Helper()
 	reg := registry.New()
 	src := mcp.New(name, cfg, env)
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	if err := src.Start(t.Context(), reg); err != nil {
 		t.Fatalf("Start %s: %v", name, err)
 	}
@@ -451,7 +451,7 @@ func BenchmarkStdioStart(b *testing.B) {
 			measure(b, func() bool {
 				src := mcp.New("b", cfg, f.env)
 				err := src.Start(context.Background(), registry.New())
-				_ = src.Close()
+				_ = src.Close(context.Background())
 				return err == nil
 			})
 		})
@@ -470,7 +470,7 @@ func TestSandboxedServerWithForeignSandbox(t *testing.T) {
 	cfg := localConfig()
 	cfg.Sandbox = &mcp.Sandbox{}
 	src := mcp.New("foreign", cfg, sources.Env{Logger: slog.New(slog.DiscardHandler), Sandbox: pretend{}})
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	if err := src.Start(t.Context(), registry.New()); err == nil || !strings.Contains(err.Error(), confine.ErrForeign.Error()) {
 		t.Fatalf("Start: %v, want %v", err, confine.ErrForeign)
 	}

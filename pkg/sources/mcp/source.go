@@ -12,6 +12,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/confine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
+	"github.com/toolnexus/toolnexus/internal/waitctx"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/pending"
@@ -399,9 +400,10 @@ func (s *Source) relist(sess *session) {
 
 // Close stops the server: the child's process group is killed (after the
 // stdio shutdown courtesy of closing its stdin), HTTP sessions end, and
-// every goroutine this source started has returned when Close does. The
-// layer stays; its owner decides whether to remove it.
-func (s *Source) Close() error {
+// every goroutine this source started has returned when Close does (or
+// ctx ends first: Close then returns its error). The layer stays; its
+// owner decides whether to remove it.
+func (s *Source) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -416,8 +418,7 @@ func (s *Source) Close() error {
 	if sess != nil {
 		sess.close()
 	}
-	s.wg.Wait()
-	return nil
+	return waitctx.Group(ctx, &s.wg)
 }
 
 // baseDir is where relative paths in the config resolve: the config file's

@@ -139,8 +139,8 @@ func TestHangingServerFailsWithinTimeoutWhileAnotherWorks(t *testing.T) {
 
 	reg := registry.New()
 	hangSrc, goodSrc := mcp.New("hang", hang, testEnv), mcp.New("good", good, testEnv)
-	defer hangSrc.Close()
-	defer goodSrc.Close()
+	defer hangSrc.Close(context.Background())
+	defer goodSrc.Close(context.Background())
 	var wg sync.WaitGroup
 	var hangErr, goodErr error
 	wg.Add(2)
@@ -184,7 +184,7 @@ func TestStartFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			src := mcp.New("x", c.cfg, testEnv)
-			defer src.Close()
+			defer src.Close(context.Background())
 			err := src.Start(context.Background(), registry.New())
 			if err == nil {
 				t.Fatal("Start succeeded")
@@ -267,7 +267,7 @@ func TestKilledStdioServerFailsFastAndRestarts(t *testing.T) {
 	reg := registry.New()
 	pub := &gatedPublisher{Registry: reg, gate: make(chan struct{})}
 	src := mcp.New("k", localConfig(), testEnv)
-	defer src.Close()
+	defer src.Close(context.Background())
 	if err := src.Start(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestCloseKillsProcessTree(t *testing.T) {
 		t.Fatalf("spawn: %+v", r)
 	}
 	childGone, grandchildGone := watchProcess(t, pid), watchProcess(t, grandchild)
-	if err := src.Close(); err != nil {
+	if err := src.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if !childGone() || !grandchildGone() {
@@ -343,7 +343,7 @@ func TestOutputCapped(t *testing.T) {
 	_, ts := httpServer(t, testserver.Options{})
 	reg := registry.New()
 	src := mcp.New("cap", remoteConfig(ts.URL), sources.Env{Logger: testEnv.Logger, MaxOutputBytes: 4})
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	if err := src.Start(context.Background(), reg); err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestRelativeCommandAndCwdResolveAgainstBaseDir(t *testing.T) {
 	cfg := servers["rel"]
 	reg := registry.New()
 	src := mcp.New("rel", cfg, sources.Env{Logger: testEnv.Logger, BaseDir: filepath.Dir(serverBin)})
-	t.Cleanup(func() { _ = src.Close() })
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
 	if err := src.Start(context.Background(), reg); err != nil {
 		t.Fatal(err)
 	}

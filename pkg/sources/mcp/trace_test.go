@@ -68,7 +68,7 @@ func TestReconnectIsASpan(t *testing.T) {
 	env.Tracing = tp
 	reg := registry.New()
 	src := mcp.New("k", localConfig(), env)
-	defer src.Close()
+	defer src.Close(context.Background())
 	if err := src.Start(context.Background(), reg); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ Run scripts/tag.sh VERSION, then push the tag.
 	if err := src.Start(context.Background(), reg); err != nil {
 		panic(err)
 	}
-	defer src.Close()
+	defer src.Close(context.Background())
 
 	fmt.Println(src.Prompt())
 	fmt.Println("---")

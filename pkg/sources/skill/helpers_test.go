@@ -62,7 +62,7 @@ func start(t *testing.T, cfg skill.Config, baseDir string) fixture {
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := src.Close(); err != nil {
+		if err := src.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})

@@ -194,7 +194,7 @@ func (s *Source) Status() sources.Status {
 // Close implements sources.Source. The source holds no goroutines or open
 // files; Close only refuses later Start and Rebuild calls. The layer stays
 // until the owner removes it.
-func (s *Source) Close() error {
+func (s *Source) Close(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true

@@ -126,7 +126,7 @@ func TestRebuildLifecycle(t *testing.T) {
 	if err := src.Start(context.Background(), reg); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.Close(); err != nil {
+	if err := src.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := src.Rebuild(); !errors.Is(err, skill.ErrClosed) {
