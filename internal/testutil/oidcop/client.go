@@ -14,6 +14,10 @@ type Client struct {
 	ID, Secret string
 	Subject    string
 	Groups     []string
+	// NoExchange makes the provider refuse this client's token exchanges
+	// (unauthorized_client), as a provider where the client is not
+	// allowed to exchange tokens does.
+	NoExchange bool
 }
 
 func (c Client) subject() string {

@@ -91,14 +91,19 @@ func Reserve(t testing.TB, clients ...Client) *Provider {
 	return p
 }
 
-// withResource hands a token request's RFC 8707 "resource" values to the
-// storage (zitadel's client-credentials path does not pass them on), so a
-// client asking for a token for /mcp gets one whose audience is /mcp.
+// withResource hands a client-credentials request's RFC 8707 "resource"
+// values (or, without one, its "audience") to the storage — zitadel's
+// client-credentials path does not pass them on — so a client asking for a
+// token for /mcp gets one whose audience is /mcp.
 func withResource(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.ParseForm() == nil {
-			if res := r.PostForm["resource"]; len(res) > 0 {
-				r = r.WithContext(context.WithValue(r.Context(), resourceKey{}, res))
+		if r.Method == http.MethodPost && r.ParseForm() == nil && r.PostForm.Get("grant_type") == "client_credentials" {
+			aud := r.PostForm["resource"]
+			if len(aud) == 0 {
+				aud = r.PostForm["audience"]
+			}
+			if len(aud) > 0 {
+				r = r.WithContext(context.WithValue(r.Context(), resourceKey{}, aud))
 			}
 		}
 		next.ServeHTTP(w, r)

@@ -120,8 +120,12 @@ func (s *storage) GetPrivateClaimsFromRequest(_ context.Context, r op.TokenReque
 }
 
 // ValidateTokenExchangeRequest grants access tokens only (the default when
-// none is asked for), for the subject of the subject_token.
+// none is asked for), for the subject of the subject_token, to clients
+// not marked NoExchange.
 func (s *storage) ValidateTokenExchangeRequest(_ context.Context, r op.TokenExchangeRequest) error {
+	if c, _ := s.client(r.GetClientID()); c.NoExchange {
+		return oidc.ErrUnauthorizedClient().WithDescription("this client may not exchange tokens")
+	}
 	if r.GetRequestedTokenType() == "" {
 		r.SetRequestedTokenType(oidc.AccessTokenType)
 	}
