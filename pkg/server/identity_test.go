@@ -230,19 +230,25 @@ func TestMCPProtectedResourceMetadata(t *testing.T) {
 // The provider (zitadel/oidc) rotates its signing key: tokens signed by
 // the new key work without a restart, and tokens of the old key — one
 // already seen and one never presented before, so verified against the
-// refetched key set — stay valid until they expire.
+// refetched key set — stay valid until they expire, and not after: a
+// short-lived old-key token is refused as expired once its exp passes
+// (clockSkew 0).
 func TestJWTKeyRotationWithoutRestart(t *testing.T) {
 	t.Parallel()
 	p := oidcop.Start(t, users...)
-	g := startGateway(t, identityConfig(p.Issuer, ""))
+	cfg := strings.Replace(identityConfig(p.Issuer, ""), `"requiredScopes": ["tools"]}`, `"requiredScopes": ["tools"], "clockSkew": 0}`, 1)
+	g := startGateway(t, cfg)
 	seen, unseen := tokenFor(t, p, "alice"), tokenFor(t, p, "bob")
+	p.SetLifetime(8 * time.Second)
+	shortLived := tokenFor(t, p, "alice")
+	p.SetLifetime(oidcop.DefaultLifetime)
 	if _, err := g.grpc.ListTools(bearerCtx(seen), &pb.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	p.Rotate()
 	fresh := tokenFor(t, p, "alice")
 	waitAccepted(t, g, fresh) // the refetch is rate limited (1 s)
-	for name, tok := range map[string]string{"seen": seen, "unseen": unseen} {
+	for name, tok := range map[string]string{"seen": seen, "unseen": unseen, "short-lived": shortLived} {
 		if _, err := g.grpc.ListTools(bearerCtx(tok), &pb.ListToolsRequest{}); err != nil {
 			t.Fatalf("old key's %s token after the rotation: %v", name, err)
 		}
@@ -250,6 +256,22 @@ func TestJWTKeyRotationWithoutRestart(t *testing.T) {
 	cs := g.mustConnect(t, fresh, nil)
 	if got := mcpNames(listMCP(t, cs)); !slices.Equal(got, []string{"debug_echo"}) {
 		t.Fatalf("MCP with the new key's token: %v", got)
+	}
+	for deadline := time.Now().Add(40 * time.Second); ; {
+		_, err := g.grpc.ListTools(bearerCtx(shortLived), &pb.ListToolsRequest{})
+		if err != nil {
+			if status.Code(err) != codes.Unauthenticated || !strings.Contains(status.Convert(err).Message(), "expired") {
+				t.Fatalf("the short-lived old-key token: %v, want refused as expired", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the short-lived old-key token is still accepted long after its exp")
+		}
+		<-time.After(200 * time.Millisecond) // waiting for the token's exp to pass, on the wall clock it names
+	}
+	if _, err := g.grpc.ListTools(bearerCtx(unseen), &pb.ListToolsRequest{}); err != nil {
+		t.Fatalf("the long-lived old-key token: %v", err)
 	}
 }
 

@@ -158,6 +158,15 @@ func (p *Provider) Rotate() (kid string) {
 	return kid
 }
 
+// SetLifetime sets how long the access tokens issued from now on live
+// (DefaultLifetime at start): how a test shows a token valid until it
+// expires, and no longer.
+func (p *Provider) SetLifetime(d time.Duration) {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	p.store.lifetime = d
+}
+
 // Exchanges returns the token exchanges granted so far.
 func (p *Provider) Exchanges() []Exchange {
 	p.store.mu.Lock()

@@ -20,9 +20,8 @@ import (
 // tokens; the browser flows (authorization code, refresh tokens, device
 // codes) answer "not supported".
 type storage struct {
-	lifetime time.Duration
-
 	mu        sync.Mutex
+	lifetime  time.Duration // of the access tokens issued from now on
 	clients   map[string]Client
 	keys      []key // the last one signs; all are published
 	exchanges []Exchange
@@ -103,6 +102,8 @@ func (s *storage) AuthorizeClientIDSecret(_ context.Context, id, secret string) 
 }
 
 func (s *storage) CreateAccessToken(context.Context, op.TokenRequest) (string, time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return rand.Text(), time.Now().Add(s.lifetime), nil
 }
 
