@@ -21,8 +21,10 @@ await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { authPr
 const { tools } = await client.listTools();
 await client.close();
 
-// A token the provider issues for a different resource (RFC 8707).
-const resp = await fetch(issuer + "/token", {
+// A token the provider issues for a different resource (RFC 8707), from
+// the token endpoint its discovery document names.
+const discovery = await (await fetch(issuer + "/.well-known/openid-configuration")).json();
+const resp = await fetch(discovery.token_endpoint, {
   method: "POST",
   headers: {
     "Content-Type": "application/x-www-form-urlencoded",

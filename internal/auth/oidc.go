@@ -82,7 +82,8 @@ func (is *issuer) verify(tok string, h jwtHeader, now time.Time) (*Principal, in
 }
 
 func verifySignature(tok, alg string, candidates []jose.JSONWebKey) ([]byte, Reason) {
-	jws, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(alg)})
+	// A bearer JWT is always the compact serialization; the JSON forms are refused.
+	jws, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(alg)})
 	if err != nil || len(jws.Signatures) != 1 {
 		return nil, ReasonBadSignature
 	}

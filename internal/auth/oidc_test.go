@@ -9,14 +9,15 @@ import (
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/testutil/idp"
+	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 )
 
 const audience = "https://toolnexus.test/mcp"
 
-func authFor(t *testing.T, p *idp.Provider, mod func(*config.Auth)) (*auth.Authenticator, *[]auth.Reason) {
+func authFor(t *testing.T, issuer string, mod func(*config.Auth)) (*auth.Authenticator, *[]auth.Reason) {
 	t.Helper()
 	a := config.Auth{
-		OIDC:   []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}},
+		OIDC:   []config.OIDCIssuer{{Issuer: issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}},
 		Groups: map[string]config.Group{"dev": {Tools: []string{"read", "grep"}}, "ops": {Tools: []string{"bash"}, Admin: true}},
 	}
 	if mod != nil {
@@ -31,7 +32,7 @@ func authFor(t *testing.T, p *idp.Provider, mod func(*config.Auth)) (*auth.Authe
 func TestJWTRefusalReasons(t *testing.T) {
 	t.Parallel()
 	p := idp.Start(t)
-	au, failed := authFor(t, p, func(a *config.Auth) { a.OIDC[0].RequiredScopes = []string{"tools"} })
+	au, failed := authFor(t, p.Issuer, func(a *config.Auth) { a.OIDC[0].RequiredScopes = []string{"tools"} })
 	good := idp.Claims{"sub": "alice", "aud": audience, "scope": "openid tools"}
 	with := func(k string, v any) idp.Claims {
 		c := idp.Claims{}
@@ -85,7 +86,7 @@ func TestJWTRefusalReasons(t *testing.T) {
 func TestJWTGroupsMapToTools(t *testing.T) {
 	t.Parallel()
 	p := idp.Start(t)
-	au, _ := authFor(t, p, nil)
+	au, _ := authFor(t, p.Issuer, nil)
 	for _, c := range []struct {
 		groups      []string
 		allow, deny []string
@@ -136,25 +137,24 @@ func TestStaticTokenGroups(t *testing.T) {
 	}
 }
 
-// The provider signs with a new key: new tokens are accepted without a
-// restart (the unknown key id fetches the set again), old ones stay valid.
+// The provider (zitadel/oidc) signs with a new key: new tokens are
+// accepted without a restart (the unknown key id fetches the set again),
+// old ones stay valid — one already verified, and one never seen before.
 func TestJWTKeyRotation(t *testing.T) {
 	t.Parallel()
-	p := idp.Start(t)
-	au, _ := authFor(t, p, nil)
-	old := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
+	p := oidcop.Start(t, oidcop.Client{ID: "alice", Secret: "a"}, oidcop.Client{ID: "carol", Secret: "c"})
+	au, _ := authFor(t, p.Issuer, nil)
+	old, unseen := p.Token(t, "alice", audience, ""), p.Token(t, "carol", audience, "")
 	if _, err := au.Check(old); err != nil {
 		t.Fatal(err)
 	}
 	p.Rotate()
-	fresh := p.Mint(idp.Claims{"sub": "carol", "aud": audience})
-	pr, err := au.Check(fresh)
-	if err != nil || pr.Name != "carol" {
+	fresh := p.Token(t, "carol", audience, "")
+	if pr, err := au.Check(fresh); err != nil || pr.Name != "carol" {
 		t.Fatalf("token signed by the rotated key: %v, %v", pr, err)
 	}
-	older := p.Mint(idp.Claims{"sub": "dave", "aud": audience}) // by the new key, never seen before
-	if _, err := au.Check(older); err != nil {
-		t.Fatal(err)
+	if pr, err := au.Check(unseen); err != nil || pr.Name != "carol" {
+		t.Fatalf("old key's unseen token after rotation: %v, %v", pr, err)
 	}
 	if pr, err := au.Check(old); err != nil || pr.Name != "alice" {
 		t.Fatalf("token of the old key after rotation: %v, %v", pr, err)
@@ -165,12 +165,13 @@ func TestJWTKeyRotation(t *testing.T) {
 // work meanwhile, and once it answers JWTs work without a restart.
 func TestJWTProviderDownAtStart(t *testing.T) {
 	t.Parallel()
-	p := idp.Reserve(t)
+	p := oidcop.Start(t, oidcop.Client{ID: "alice", Secret: "a"})
+	tok := p.Token(t, "alice", audience, "")
+	p.Stop()
 	au := auth.New(config.Auth{
 		OIDC:   []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}},
 		Tokens: []config.Token{{Name: "static", Value: "0123456789abcdef"}},
 	}, auth.Options{RefetchInterval: time.Nanosecond})
-	tok := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
 	if _, err := au.Check(tok); auth.ReasonOf(err) != auth.ReasonProviderUnreachable || !strings.Contains(err.Error(), "identity provider unreachable") {
 		t.Fatalf("while down: %v", err)
 	}
@@ -189,7 +190,7 @@ func TestJWTProviderDownAtStart(t *testing.T) {
 func TestJWTCachedAndPrincipalHidesToken(t *testing.T) {
 	t.Parallel()
 	p := idp.Start(t)
-	au, _ := authFor(t, p, nil)
+	au, _ := authFor(t, p.Issuer, nil)
 	tok := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
 	first, err := au.Check(tok)
 	if err != nil {

@@ -24,3 +24,13 @@ func BearerToken(ctx context.Context) string {
 	}
 	return ""
 }
+
+// Principal names the caller in ctx, "" when there is none: what per-caller
+// state kept by a source (an MCP session authenticated as that caller) is
+// keyed by.
+func Principal(ctx context.Context) string {
+	if c, ok := From(ctx).(interface{ String() string }); ok {
+		return c.String()
+	}
+	return ""
+}

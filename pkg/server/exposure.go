@@ -43,7 +43,8 @@ func (s *Server) boundAddrs(cfg *config.Config) listenerAddrs {
 
 // checkExposure is the rule for a listener on a non-loopback address: the
 // gRPC and /mcp listeners run tools — shell commands included — so they need
-// bearer tokens (auth.tokens) or mutual TLS (server.tls.clientCA). TLS
+// a credential: bearer tokens (auth.tokens), identity-provider JWTs
+// (auth.oidc) or mutual TLS (server.tls.clientCA). TLS
 // without a client CA encrypts but lets anyone in, so it does not count.
 // /metrics and /healthz are read-only and may be public; the startup line
 // names them. --insecure skips the rule.
@@ -55,12 +56,12 @@ func checkExposure(cfg *config.Config, addrs listenerAddrs, insecure bool) error
 		if l.addr == "" || isLoopback(l.addr) {
 			continue
 		}
-		why := "neither auth.tokens nor mutual TLS is configured"
+		why := "none of auth.tokens, auth.oidc or mutual TLS is configured"
 		if cfg.Server.TLS.Enabled() {
-			why = "server.tls without clientCA encrypts but does not authenticate, and auth.tokens is empty"
+			why = "server.tls without clientCA encrypts but does not authenticate, and neither auth.tokens nor auth.oidc is set"
 		}
 		return &config.Error{Key: l.key, Msg: fmt.Sprintf("%s is not a loopback address and %s, so anyone who reaches it runs tools; "+
-			"configure auth.tokens or server.tls.clientCA (mutual TLS), listen on 127.0.0.1, or pass --insecure if you really mean it", l.addr, why)}
+			"configure auth.tokens, auth.oidc or server.tls.clientCA (mutual TLS), listen on 127.0.0.1, or pass --insecure if you really mean it", l.addr, why)}
 	}
 	return nil
 }

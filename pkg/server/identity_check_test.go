@@ -22,6 +22,8 @@ func TestCheckRefusesBadIdentityConfig(t *testing.T) {
 		{`{"auth": {"oidc": [{"issuer": "https://login.example.com"}]}}`, "auth.oidc[0].audience"},
 		{`{"auth": {"groups": {"dev": {"tools": ["[oops"]}}}}`, "auth.groups.dev.tools[0]"},
 		{`{"http": [{"name": "t", "url": "https://api.test/x", "tokenExchange": {"clientId": "c", "audience": "a"}}]}`, "http[0].tokenExchange.tokenUrl"},
+		{`{"mcpServers": {"up": {"url": "https://mcp.test/mcp", "tokenExchange": {"clientId": "c", "audience": "a"}}}}`, "mcpServers.up.tokenExchange.tokenUrl"},
+		{`{"mcpServers": {"up": {"command": "srv", "tokenExchange": {"tokenUrl": "https://idp.test/token", "clientId": "c", "audience": "a"}}}}`, "mcpServers.up.tokenExchange"},
 		{`{"builtins": false, "auth": {"oidc": {"issuer": "https://login.example.com", "audience": "a"}}, "server": {"listen": "0.0.0.0:0"}}`, ""},
 	} {
 		path := filepath.Join(dir, "c"+string(rune('0'+i))+".json")

@@ -11,18 +11,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolnexus/toolnexus/internal/testutil/idp"
+	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
 // The official TypeScript MCP SDK client, given only client credentials,
-// discovers the provider from /mcp's 401, gets a token for /mcp and lists
-// the tools its groups allow; a token the provider made for another
-// resource is refused.
+// discovers a real provider (zitadel/oidc) from /mcp's 401, gets a token
+// for /mcp from it and lists the tools its groups allow; a token the
+// provider made for another resource is refused.
 func TestTypeScriptSDKOAuthClient(t *testing.T) {
 	t.Parallel()
 	node, nodeDir, _ := richServer(t) // node and the SDK, or skip
-	p := idp.Start(t, idp.Client{ID: "agent-7", Secret: "agent-7-client-secret", Subject: "agent-7", Groups: []string{"dev"}})
+	p := oidcop.Start(t, oidcop.Client{ID: "agent-7", Secret: "agent-7-client-secret", Groups: []string{"dev"}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

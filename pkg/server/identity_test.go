@@ -19,6 +19,7 @@ import (
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/testutil/idp"
+	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 )
 
 // resourceURL is server.mcp.resource in these tests, and the audience the
@@ -31,6 +32,20 @@ func identityConfig(issuer, extra string) string {
 		"auth": {"oidc": {"issuer": %q, "audience": %q, "requiredScopes": ["tools"]},
 			"groups": {"dev": {"tools": ["debug_echo"]}, "ops": {"tools": ["debug_*"], "admin": true}},
 			"tokens": [{"name": "static-agent", "token": "static-agent-secret-01"}]%s}}`, resourceURL, issuer, resourceURL, extra)
+}
+
+// users are the provider's test users: one client each (client
+// credentials), with their own subject and groups.
+var users = []oidcop.Client{
+	{ID: "alice", Secret: "alice-client-secret", Groups: []string{"dev"}},
+	{ID: "bob", Secret: "bob-client-secret", Groups: []string{"ops", "dev"}},
+	{ID: "eve", Secret: "eve-client-secret", Groups: []string{"sales"}},
+}
+
+// tokenFor is a token the provider issues to user for /mcp, with the
+// scope the config requires.
+func tokenFor(t testing.TB, p *oidcop.Provider, user string) string {
+	return p.Token(t, user, resourceURL, "openid tools")
 }
 
 func claimsFor(sub string, groups ...string) idp.Claims {
@@ -122,12 +137,13 @@ func TestJWTRefusalsOverGRPCAndMCP(t *testing.T) {
 	}
 }
 
-// Two users of the provider in different groups: what ListTools shows and
-// what Execute runs agree, over gRPC and over MCP; the admin group reaches
-// SourceService and the other does not.
+// Users of a real provider (zitadel/oidc) in different groups, with the
+// tokens it issues: what ListTools shows and what Execute runs agree, over
+// gRPC and over MCP; the admin group reaches SourceService and the others
+// do not; a group the config does not list gives nothing.
 func TestJWTGroupsMapToToolsOverGRPCAndMCP(t *testing.T) {
 	t.Parallel()
-	p := idp.Start(t)
+	p := oidcop.Start(t, users...)
 	g := startGateway(t, identityConfig(p.Issuer, ""))
 	for _, u := range []struct {
 		sub     string
@@ -139,7 +155,7 @@ func TestJWTGroupsMapToToolsOverGRPCAndMCP(t *testing.T) {
 		{"bob", []string{"ops", "dev"}, []string{"debug_echo", "debug_fail", "debug_panic", "debug_sleep"}, true},
 		{"eve", []string{"sales"}, nil, false},
 	} {
-		tok := p.Mint(claimsFor(u.sub, u.groups...))
+		tok := tokenFor(t, p, u.sub)
 		list, err := g.grpc.ListTools(bearerCtx(tok), &pb.ListToolsRequest{})
 		if err != nil {
 			t.Fatal(err)
@@ -184,7 +200,7 @@ func TestJWTGroupsMapToToolsOverGRPCAndMCP(t *testing.T) {
 // claiming the token was invalid.
 func TestMCPProtectedResourceMetadata(t *testing.T) {
 	t.Parallel()
-	p := idp.Start(t)
+	p := oidcop.Start(t)
 	g := startGateway(t, identityConfig(p.Issuer, ""))
 	base := strings.TrimSuffix(g.url, "/mcp")
 	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
@@ -211,37 +227,64 @@ func TestMCPProtectedResourceMetadata(t *testing.T) {
 	}
 }
 
-// The provider rotates its signing key: tokens signed by the new key work
-// without a restart, and tokens of the old key stay valid until they expire.
+// The provider (zitadel/oidc) rotates its signing key: tokens signed by
+// the new key work without a restart, and tokens of the old key — one
+// already seen and one never presented before, so verified against the
+// refetched key set — stay valid until they expire, and not after: a
+// short-lived old-key token is refused as expired once its exp passes
+// (clockSkew 0).
 func TestJWTKeyRotationWithoutRestart(t *testing.T) {
 	t.Parallel()
-	p := idp.Start(t)
-	g := startGateway(t, identityConfig(p.Issuer, ""))
-	old := p.Mint(claimsFor("alice", "dev"))
-	if _, err := g.grpc.ListTools(bearerCtx(old), &pb.ListToolsRequest{}); err != nil {
+	p := oidcop.Start(t, users...)
+	cfg := strings.Replace(identityConfig(p.Issuer, ""), `"requiredScopes": ["tools"]}`, `"requiredScopes": ["tools"], "clockSkew": 0}`, 1)
+	g := startGateway(t, cfg)
+	seen, unseen := tokenFor(t, p, "alice"), tokenFor(t, p, "bob")
+	p.SetLifetime(8 * time.Second)
+	shortLived := tokenFor(t, p, "alice")
+	p.SetLifetime(oidcop.DefaultLifetime)
+	if _, err := g.grpc.ListTools(bearerCtx(seen), &pb.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	p.Rotate()
-	fresh := p.Mint(claimsFor("bob", "dev"))
+	fresh := tokenFor(t, p, "alice")
 	waitAccepted(t, g, fresh) // the refetch is rate limited (1 s)
-	if _, err := g.grpc.ListTools(bearerCtx(old), &pb.ListToolsRequest{}); err != nil {
-		t.Fatalf("old key's token after the rotation: %v", err)
+	for name, tok := range map[string]string{"seen": seen, "unseen": unseen, "short-lived": shortLived} {
+		if _, err := g.grpc.ListTools(bearerCtx(tok), &pb.ListToolsRequest{}); err != nil {
+			t.Fatalf("old key's %s token after the rotation: %v", name, err)
+		}
 	}
 	cs := g.mustConnect(t, fresh, nil)
 	if got := mcpNames(listMCP(t, cs)); !slices.Equal(got, []string{"debug_echo"}) {
 		t.Fatalf("MCP with the new key's token: %v", got)
 	}
+	for deadline := time.Now().Add(40 * time.Second); ; {
+		_, err := g.grpc.ListTools(bearerCtx(shortLived), &pb.ListToolsRequest{})
+		if err != nil {
+			if status.Code(err) != codes.Unauthenticated || !strings.Contains(status.Convert(err).Message(), "expired") {
+				t.Fatalf("the short-lived old-key token: %v, want refused as expired", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the short-lived old-key token is still accepted long after its exp")
+		}
+		<-time.After(200 * time.Millisecond) // waiting for the token's exp to pass, on the wall clock it names
+	}
+	if _, err := g.grpc.ListTools(bearerCtx(unseen), &pb.ListToolsRequest{}); err != nil {
+		t.Fatalf("the long-lived old-key token: %v", err)
+	}
 }
 
 // The provider is down when toolnexus starts: the server starts, says so
 // once in the log, refuses JWTs as "identity provider unreachable", serves
-// static tokens, and accepts JWTs once the provider answers.
+// static tokens, and accepts JWTs once the provider answers again.
 func TestJWTProviderDownAtStartThenUp(t *testing.T) {
 	t.Parallel()
-	p := idp.Reserve(t)
+	p := oidcop.Start(t, users...)
+	tok := tokenFor(t, p, "alice") // issued before the outage
+	p.Stop()
 	s := serve(t, identityConfig(p.Issuer, ""), nil)
 	reg := pb.NewRegistryServiceClient(s.dial(t))
-	tok := p.Mint(claimsFor("alice", "dev"))
 	_, err := reg.ListTools(bearerCtx(tok), &pb.ListToolsRequest{})
 	if status.Code(err) != codes.Unauthenticated || !strings.Contains(status.Convert(err).Message(), "identity provider unreachable") {
 		t.Fatalf("provider down: %v", err)
@@ -261,11 +304,16 @@ func TestJWTProviderDownAtStartThenUp(t *testing.T) {
 		}
 		<-time.After(100 * time.Millisecond) // the refetch is rate limited; poll until it is allowed
 	}
+	if _, err := reg.ListTools(bearerCtx(tokenFor(t, p, "bob")), &pb.ListToolsRequest{}); err != nil {
+		t.Fatalf("a token issued after the outage: %v", err)
+	}
 	if n := strings.Count(s.logs.String(), "msg=\"auth.oidc: identity provider unreachable"); n != 1 {
 		t.Errorf("the outage was logged %d times, want once:\n%s", n, s.logs.String())
 	}
 }
 
+// waitAccepted polls until tok is accepted: after a rotation the key set
+// is fetched again at most once a second.
 func waitAccepted(t *testing.T, g *gw, tok string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

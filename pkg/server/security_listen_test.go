@@ -49,17 +49,17 @@ func TestListenerRulesAtStart(t *testing.T) {
 	authority := newCA(t, "listen")
 	cert, key, _ := authority.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	tlsOnly := writeTemp(t, tlsConfigJSON(cert, key, ""))
-	const fix = "configure auth.tokens or server.tls.clientCA (mutual TLS), listen on 127.0.0.1, or pass --insecure if you really mean it\n"
+	const fix = "configure auth.tokens, auth.oidc or server.tls.clientCA (mutual TLS), listen on 127.0.0.1, or pass --insecure if you really mean it\n"
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--config", tlsOnly, "--listen", "0.0.0.0:0", "--metrics-listen", "off"},
-			"config: server.listen: 0.0.0.0:0 is not a loopback address and server.tls without clientCA encrypts but does not authenticate, and auth.tokens is empty, so anyone who reaches it runs tools; " + fix},
+			"config: server.listen: 0.0.0.0:0 is not a loopback address and server.tls without clientCA encrypts but does not authenticate, and neither auth.tokens nor auth.oidc is set, so anyone who reaches it runs tools; " + fix},
 		{[]string{"--config", tlsOnly, "--listen", "127.0.0.1:0", "--mcp-listen", "0.0.0.0:0", "--metrics-listen", "off"},
-			"config: server.mcp.listen: 0.0.0.0:0 is not a loopback address and server.tls without clientCA encrypts but does not authenticate, and auth.tokens is empty, so anyone who reaches it runs tools; " + fix},
+			"config: server.mcp.listen: 0.0.0.0:0 is not a loopback address and server.tls without clientCA encrypts but does not authenticate, and neither auth.tokens nor auth.oidc is set, so anyone who reaches it runs tools; " + fix},
 		{[]string{"--config", writeTemp(t, debugOnly), "--listen", "[::]:0", "--metrics-listen", "off"},
-			"config: server.listen: [::]:0 is not a loopback address and neither auth.tokens nor mutual TLS is configured, so anyone who reaches it runs tools; " + fix},
+			"config: server.listen: [::]:0 is not a loopback address and none of auth.tokens, auth.oidc or mutual TLS is configured, so anyone who reaches it runs tools; " + fix},
 	} {
 		code, stderr := runMain(t, tc.args...)
 		if code != server.ExitConfig || stderr != tc.want {
@@ -133,8 +133,8 @@ func TestReloadCannotOpenThePublicSocket(t *testing.T) {
 	s.rewrite(t, `{"debug": true, "builtins": false, "skills": [], "server": {"listen": "127.0.0.1:50051"}}`)
 
 	_, err = pb.NewSourceServiceClient(conn).Reload(bearer(adminSecret), &pb.ReloadRequest{})
-	reason := "config: server.listen: [::]:" + port + " is not a loopback address and neither auth.tokens nor mutual TLS is configured, so anyone who reaches it runs tools; " +
-		"configure auth.tokens or server.tls.clientCA (mutual TLS), listen on 127.0.0.1, or pass --insecure if you really mean it"
+	reason := "config: server.listen: [::]:" + port + " is not a loopback address and none of auth.tokens, auth.oidc or mutual TLS is configured, so anyone who reaches it runs tools; " +
+		"configure auth.tokens, auth.oidc or server.tls.clientCA (mutual TLS), listen on 127.0.0.1, or pass --insecure if you really mean it"
 	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != "reload rejected, the previous config keeps serving: "+reason {
 		t.Fatalf("Reload: %v\nwant FailedPrecondition: reload rejected, the previous config keeps serving: %s", err, reason)
 	}

@@ -8,12 +8,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/internal/testutil/idp"
+	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 )
 
 // upstreamRecorder is an HTTP upstream that keeps every Authorization
@@ -54,13 +55,25 @@ func payload(t *testing.T, tok string) map[string]any {
 	return m
 }
 
-// An HTTP tool with tokenExchange: the upstream receives a token meant for
-// itself whose subject is the caller — never the caller's own token —
+// audIs says whether a decoded "aud" claim (one string or a list) is
+// exactly want.
+func audIs(aud any, want string) bool {
+	switch a := aud.(type) {
+	case string:
+		return a == want
+	case []any:
+		return len(a) == 1 && a[0] == want
+	}
+	return false
+}
+
+// An HTTP tool with tokenExchange, against a real provider (zitadel/oidc):
+// the upstream receives a token meant for itself whose subject is the caller — never the caller's own token —
 // exchanged once and then reused; a caller with no JWT, or a refused
 // exchange, gets an is_error result naming the upstream and no token.
 func TestTokenExchangeToHTTPUpstream(t *testing.T) {
 	t.Parallel()
-	p := idp.Start(t, idp.Client{ID: "toolnexus", Secret: "exchange-secret-0001"})
+	p := oidcop.Start(t, append([]oidcop.Client{{ID: "toolnexus", Secret: "exchange-secret-0001"}}, users...)...)
 	up := &upstreamRecorder{}
 	srv := httptest.NewServer(up)
 	t.Cleanup(srv.Close)
@@ -70,7 +83,7 @@ func TestTokenExchangeToHTTPUpstream(t *testing.T) {
 	}
 	tool := func(name, secret string) string {
 		return fmt.Sprintf(`{"name": %q, "url": %q, "method": "GET", "tokenExchange": {"tokenUrl": %q, "clientId": "toolnexus",
-			"clientSecret": %q, "audience": "https://upstream.test", "scope": "read"}}`, name, srv.URL, p.Issuer+"/token", secret)
+			"clientSecret": %q, "audience": "https://upstream.test", "scope": "read"}}`, name, srv.URL, p.TokenURL, secret)
 	}
 	cfg := fmt.Sprintf(`{"builtins": false, "skills": [], "http": [%s, %s],
 		"auth": {"oidc": {"issuer": %q, "audience": %q},
@@ -79,7 +92,7 @@ func TestTokenExchangeToHTTPUpstream(t *testing.T) {
 		tool("whoami", "${file:"+secretFile+"}"), tool("whoami_bad", "wrong-secret"), p.Issuer, resourceURL)
 	f := serve(t, cfg, nil)
 	reg := pb.NewRegistryServiceClient(f.dial(t))
-	caller := p.Mint(claimsFor("alice", "dev"))
+	caller := tokenFor(t, p, "alice")
 	call := func(tok, name string) *pb.ToolResult {
 		resp, err := reg.Execute(bearerCtx(tok), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}})
 		if err != nil {
@@ -101,10 +114,10 @@ func TestTokenExchangeToHTTPUpstream(t *testing.T) {
 		t.Fatal("the upstream received the caller's own token (or none)")
 	}
 	c := payload(t, got)
-	if c["sub"] != "alice" || c["aud"] != "https://upstream.test" || c["iss"] != p.Issuer {
+	if c["sub"] != "alice" || !audIs(c["aud"], "https://upstream.test") || c["iss"] != p.Issuer {
 		t.Fatalf("exchanged token claims %v, want sub alice, aud the upstream", c)
 	}
-	if x := p.Exchanges(); len(x) != 1 || x[0].SubjectSubject != "alice" || x[0].Audience != "https://upstream.test" || x[0].Scope != "read" {
+	if x := p.Exchanges(); len(x) != 1 || x[0].Subject != "alice" || !slices.Equal(x[0].Audience, []string{"https://upstream.test"}) || !slices.Equal(x[0].Scopes, []string{"read"}) {
 		t.Fatalf("exchanges at the provider: %+v, want one for alice", x)
 	}
 

@@ -1,9 +1,14 @@
-// Package idp is an OpenID provider for tests: discovery, a JWKS whose
-// signing key the test can rotate, and a token endpoint (client
-// credentials with RFC 8707 resource indicators, and RFC 8693 token
-// exchange), serving on 127.0.0.1 and signing with real RSA and EC keys.
-// Tests can also mint tokens directly, well-formed or crafted as an
-// attacker would (alg none, HMAC with the public key, an unpublished key).
+// Package idp mints the tokens a real identity provider never would, for
+// the tests of what toolnexus refuses: unsigned ("alg": "none"), HMAC
+// signed with the provider's public key (algorithm confusion), signed by a
+// key the JWKS never lists, a payload swapped under a valid signature, and
+// tokens with exactly the claims a test needs (a chosen exp or nbf, a
+// foreign iss, a missing claim). It serves discovery and a JWKS on
+// 127.0.0.1 so the verifier fetches its keys over real HTTP.
+//
+// Tests that need real tokens — issued by a token endpoint, exchanged,
+// signed by a rotated key, from a provider that goes down and comes back —
+// use internal/testutil/oidcop, a real OpenID provider.
 package idp
 
 import (
@@ -15,7 +20,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -26,29 +30,18 @@ import (
 	"github.com/go-jose/go-jose/v4"
 )
 
-// Client is a registered OAuth client; a client-credentials token names
-// Subject and carries Groups.
-type Client struct {
-	ID, Secret string
-	Subject    string
-	Groups     []string
-}
-
 // Provider is the test's identity provider.
 type Provider struct {
 	// Issuer is the provider's URL and the "iss" of its tokens.
 	Issuer string
 
-	t    testing.TB
-	addr string
+	t testing.TB
 
-	mu       sync.Mutex
-	keys     []signingKey // keys[len-1] signs; all are published
-	clients  map[string]Client
-	srv      *http.Server
-	served   chan struct{}
-	exchange []ExchangeRequest
-	fetches  int // JWKS requests answered
+	mu      sync.Mutex
+	keys    []signingKey // keys[len-1] signs; all are published
+	srv     *http.Server
+	served  chan struct{}
+	fetches int // JWKS requests answered
 }
 
 type signingKey struct {
@@ -57,63 +50,27 @@ type signingKey struct {
 	alg  jose.SignatureAlgorithm
 }
 
-// ExchangeRequest is a token-exchange request the provider answered.
-type ExchangeRequest struct {
-	ClientID, Audience, Scope string
-	SubjectSubject            string // "sub" of the subject_token
-}
-
 // Start starts a provider on a fresh loopback port; it stops with the test.
-func Start(t testing.TB, clients ...Client) *Provider {
-	p := Reserve(t, clients...)
-	p.Serve()
-	return p
-}
-
-// Reserve makes a provider whose address is known but which does not
-// answer until Serve: how a test shows an identity provider that is down
-// when toolnexus starts.
-func Reserve(t testing.TB, clients ...Client) *Provider {
+func Start(t testing.TB) *Provider {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	p := &Provider{Issuer: "http://" + addr, t: t, addr: addr, clients: map[string]Client{}}
-	for _, c := range clients {
-		p.clients[c.ID] = c
-	}
+	p := &Provider{Issuer: "http://" + l.Addr().String(), t: t}
 	p.keys = []signingKey{newRSAKey(t, "rsa-1")}
-	t.Cleanup(p.Stop)
-	return p
-}
-
-// Serve starts answering on the reserved address.
-func (p *Provider) Serve() {
-	p.t.Helper()
-	var l net.Listener
-	var err error
-	// The port was free a moment ago; another process may take it in
-	// between, which is rare enough to fail the test on.
-	if l, err = net.Listen("tcp", p.addr); err != nil {
-		p.t.Fatalf("idp: listen %s again: %v", p.addr, err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", p.discovery)
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", p.discovery)
 	mux.HandleFunc("GET /keys", p.jwks)
-	mux.HandleFunc("POST /token", p.token)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
-	p.mu.Lock()
 	p.srv, p.served = srv, done
-	p.mu.Unlock()
 	go func() {
 		defer close(done)
 		_ = srv.Serve(l)
 	}()
+	t.Cleanup(p.Stop)
+	return p
 }
 
 // Stop stops answering (idempotent).
@@ -144,35 +101,14 @@ func newECKey(t testing.TB, kid string) signingKey {
 	return signingKey{kid: kid, priv: k, alg: jose.ES256}
 }
 
-// Rotate makes a new EC P-256 key the signing key. The old keys stay
-// published, so tokens they signed stay valid until they expire.
-func (p *Provider) Rotate() (kid string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	kid = fmt.Sprintf("ec-%d", len(p.keys)+1)
-	p.keys = append(p.keys, newECKey(p.t, kid))
-	return kid
-}
-
-// Exchanges returns the token-exchange requests answered so far.
-func (p *Provider) Exchanges() []ExchangeRequest {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]ExchangeRequest(nil), p.exchange...)
-}
-
 func (p *Provider) discovery(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                p.Issuer,
 		"jwks_uri":                              p.Issuer + "/keys",
-		"token_endpoint":                        p.Issuer + "/token",
 		"authorization_endpoint":                p.Issuer + "/authorize",
 		"response_types_supported":              []string{"code"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256", "ES256"},
-		"grant_types_supported":                 []string{"client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange"},
-		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic"},
-		"code_challenge_methods_supported":      []string{"S256"},
 	})
 }
 

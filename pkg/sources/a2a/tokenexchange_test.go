@@ -10,26 +10,27 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/internal/testutil/idp"
+	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 )
 
-// An agent with tokenExchange gets, on every call, a token for itself whose
+// An agent with tokenExchange, against a real provider (zitadel/oidc), gets, on every call, a token for itself whose
 // subject is the caller — never the caller's token; the card fetch (no
 // caller) carries none, and a call with no caller identity is an is_error
 // result naming the agent.
 func TestTokenExchangeToAgent(t *testing.T) {
-	p := idp.Start(t, idp.Client{ID: "toolnexus", Secret: "exchange-secret-0001"})
+	p := oidcop.Start(t, oidcop.Client{ID: "toolnexus", Secret: "exchange-secret-0001"},
+		oidcop.Client{ID: "alice-agent", Secret: "alice-secret", Subject: "alice"})
 	au := auth.New(config.Auth{OIDC: []config.OIDCIssuer{{Issuer: p.Issuer, Audience: "toolnexus", PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}}}, auth.Options{})
-	callerTok := p.Mint(idp.Claims{"sub": "alice", "aud": "toolnexus"})
+	callerTok := p.Token(t, "alice-agent", "toolnexus", "")
 	caller, err := au.Check(callerTok)
 	if err != nil {
 		t.Fatal(err)
 	}
 	agent := newFakeAgent(t, "1.0")
 	cfg := agentConfig(agent.cardURL())
-	cfg.TokenExchange = &tokenexchange.Config{TokenURL: p.Issuer + "/token", ClientID: "toolnexus", ClientSecret: "exchange-secret-0001", Audience: "https://agent.test"}
+	cfg.TokenExchange = &tokenexchange.Config{TokenURL: p.TokenURL, ClientID: "toolnexus", ClientSecret: "exchange-secret-0001", Audience: "https://agent.test"}
 	s := startAgent(t, "fake", cfg, sources.Env{})
 	if s.err != nil {
 		t.Fatalf("Start: %v", s.err)
@@ -53,7 +54,7 @@ func TestTokenExchangeToAgent(t *testing.T) {
 			body, _ := base64.RawURLEncoding.DecodeString(parts[1])
 			var c map[string]any
 			_ = json.Unmarshal(body, &c)
-			if c["sub"] != "alice" || c["aud"] != "https://agent.test" {
+			if aud, _ := c["aud"].([]any); c["sub"] != "alice" || c["aud"] != "https://agent.test" && (len(aud) != 1 || aud[0] != "https://agent.test") {
 				t.Fatalf("%s: exchanged token claims %v", m, c)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
+	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -77,6 +78,11 @@ type ServerConfig struct {
 	// caller, and the server may hide the tools that need them.
 	Elicitation *bool `json:"elicitation,omitempty"`
 	Sampling    *bool `json:"sampling,omitempty"`
+	// TokenExchange (remote servers) makes each call go out as its caller:
+	// on a session of that caller's own, authenticated with the caller's
+	// token exchanged for one meant for this server (percaller.go). The
+	// tools are listed with the configured client's own token.
+	TokenExchange *tokenexchange.Config `json:"tokenExchange,omitempty"`
 }
 
 // Sandbox is a local server's "sandbox" setting: it runs confined like a
@@ -167,7 +173,7 @@ var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "environment": true, "env": true,
 	"cwd": true, "url": true, "headers": true, "enabled": true, "disabled": true,
 	"timeout": true, "tools": true, "restart": true, "prefix": true, "sandbox": true,
-	"elicitation": true, "sampling": true,
+	"elicitation": true, "sampling": true, "tokenExchange": true,
 }
 
 // parseServer reads one server entry. Keys it does not know are warnings,
@@ -221,6 +227,9 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 		return sc, nil, err
 	}
 	if sc.Sandbox, err = parseSandbox(fields, key); err != nil {
+		return sc, nil, err
+	}
+	if sc.TokenExchange, err = tokenexchange.Parse(name, field.Object(fields)); err != nil {
 		return sc, nil, err
 	}
 	if err := inferType(&sc, name, typ, key); err != nil {
@@ -397,6 +406,9 @@ func checkRunnable(sc ServerConfig, name string, key func(string) string) error 
 		if sc.Sandbox != nil {
 			return field.Errorf(key("sandbox"), "only a local server (a command run over stdio) can be sandboxed; remove it from this remote server")
 		}
+	}
+	if sc.TokenExchange != nil && sc.Type != TypeRemote {
+		return field.Errorf(key("tokenExchange"), "only a remote server (a URL) can receive the caller's identity; remove it from this local server")
 	}
 	return nil
 }

@@ -83,6 +83,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"fs": {"url": "ftp://h"}}`, `fs.url: must be an http:// or https:// URL`},
 		{`{"fs": {"url": "http://h", "headers": {"X": true}}}`, `fs.headers.X: must be a string`},
 		{`{"": {"command": "x"}}`, `"": a server name must not be empty`},
+		{`{"fs": {"url": "https://h/mcp", "tokenExchange": {"clientId": "x", "audience": "a"}}}`, `fs.tokenExchange.tokenUrl: `},
+		{`{"fs": {"url": "https://h/mcp", "tokenExchange": {"tokenUrl": "https://idp.test/token", "audience": "a"}}}`, `fs.tokenExchange.clientId: `},
+		{`{"fs": {"url": "https://h/mcp", "tokenExchange": {"tokenUrl": "https://idp.test/token", "clientId": "x"}}}`, `fs.tokenExchange.audience: set audience`},
+		{`{"fs": {"url": "https://h/mcp", "tokenExchange": {"tokenUrl": "https://idp.test/token", "clientId": "x", "audience": "a", "secret": "s"}}}`, `fs.tokenExchange.secret: unknown key`},
+		{`{"fs": {"command": "x", "tokenExchange": {"tokenUrl": "https://idp.test/token", "clientId": "x", "audience": "a"}}}`, `fs.tokenExchange: only a remote server`},
 	}
 	for _, c := range cases {
 		_, _, err := mcp.ParseConfig(json.RawMessage(c.raw))
@@ -109,6 +114,20 @@ func TestServerConfigFingerprintIsDeterministic(t *testing.T) {
 	}
 	if !strings.Contains(string(a), `"B":"${B}"`) {
 		t.Fatalf("header reference not kept verbatim: %s", a)
+	}
+}
+
+// tokenExchange on a remote server is read as written: the secret stays a
+// reference, so a config's fingerprint never holds it.
+func TestParseTokenExchange(t *testing.T) {
+	got, warns, err := mcp.ParseConfig(json.RawMessage(`{"r": {"url": "https://h/mcp", "tokenExchange":
+		{"tokenUrl": "https://idp.test/token", "clientId": "toolnexus", "clientSecret": "${file:/run/secrets/x}", "audience": "https://h", "scope": "tools"}}}`))
+	if err != nil || len(warns) != 0 {
+		t.Fatal(err, warns)
+	}
+	te := got["r"].TokenExchange
+	if te == nil || te.TokenURL != "https://idp.test/token" || te.ClientID != "toolnexus" || te.ClientSecret != "${file:/run/secrets/x}" || te.Audience != "https://h" || te.Scope != "tools" {
+		t.Fatalf("tokenExchange %+v", te)
 	}
 }
 

@@ -133,10 +133,16 @@ func phaseError(phase string, ctx context.Context, timeout time.Duration, err er
 	return fmt.Errorf("%s: %w", phase, err)
 }
 
+// bearerFunc gives the token a remote session sends as "Authorization:
+// Bearer" on each request (tokenExchange): the source's own token on the
+// shared session, the caller's exchanged token on a caller's session.
+type bearerFunc func(context.Context) (string, error)
+
 // dial starts the server (or reaches it) and runs initialize, all within
 // ctx. The session's own lifetime is not bound to ctx: once dial returns the
-// session lives until close.
-func (s *Source) dial(ctx context.Context, headers map[string]string) (*session, error) {
+// session lives until close. bearer, when set, authenticates every request
+// of a remote session.
+func (s *Source) dial(ctx context.Context, headers map[string]string, bearer bearerFunc) (*session, error) {
 	sess := newSession()
 	life, cancel := context.WithCancel(context.Background())
 	sess.cancel = cancel
@@ -167,7 +173,7 @@ func (s *Source) dial(ctx context.Context, headers map[string]string) (*session,
 	if s.cfg.Type == TypeLocal {
 		err = s.dialLocal(ctx, life, client, sess)
 	} else {
-		err = s.dialRemote(ctx, life, client, sess, headers)
+		err = s.dialRemote(ctx, life, client, sess, headers, bearer)
 	}
 	if !stop() && err == nil {
 		// The deadline fired just as the connection came up: too late.
@@ -251,10 +257,10 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	return nil
 }
 
-func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess *session, headers map[string]string) error {
+func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess *session, headers map[string]string, bearer bearerFunc) error {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	sess.http = base
-	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, life: life, count: sess.relay, host: hostOf(s.cfg.URL)}}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, bearer: bearer, life: life, count: sess.relay, host: hostOf(s.cfg.URL)}}
 
 	if s.cfg.Transport != TransportSSE {
 		// The SDK's own retries (resuming a dropped event stream) stay on:
@@ -314,8 +320,11 @@ func (p *phased) Connect(context.Context) (sdk.Connection, error) {
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
-	life    context.Context
-	count   *relay // counts relayed notifications in the bodies
+	// bearer, when set, is the Authorization on every request to host,
+	// replacing a configured one.
+	bearer bearerFunc
+	life   context.Context
+	count  *relay // counts relayed notifications in the bodies
 	// host is the configured URL's host:port: the headers go there only,
 	// never to a host a redirect or an SSE endpoint event names.
 	host string
@@ -333,7 +342,20 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(h.life, cancel)
 	traced := telemetry.Traced(ctx)
-	ours := len(h.headers) > 0 && r.URL.Host == h.host
+	toHost := r.URL.Host == h.host
+	var token string
+	if h.bearer != nil && toHost {
+		var err error
+		if token, err = h.bearer(ctx); err != nil {
+			stop()
+			cancel()
+			if r.Body != nil {
+				_ = r.Body.Close()
+			}
+			return nil, err
+		}
+	}
+	ours := (len(h.headers) > 0 || token != "") && toHost
 	if !ours && !traced {
 		r = r.WithContext(ctx) // shallow: nothing of the caller's request changes
 	} else {
@@ -341,6 +363,9 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if ours {
 			for k, v := range h.headers {
 				r.Header.Set(k, v)
+			}
+			if token != "" {
+				r.Header.Set("Authorization", "Bearer "+token)
 			}
 		}
 		telemetry.InjectHeader(ctx, r.Header)

@@ -33,6 +33,12 @@
 // self-healing backoff: {"initialBackoff": 250, "maxBackoff": 30000,
 // "resetAfter": 60000} (ms, the defaults).
 //
+// tokenExchange (remote servers only) is {"tokenUrl", "clientId",
+// "clientSecret", "audience", "scope"}: each caller's calls run on a session
+// of its own, authenticated with the caller's JWT exchanged (RFC 8693) for
+// one meant for the server, while the shared session lists the tools with
+// the client's own token (percaller.go).
+//
 // sandbox (local servers only) is true, or {"network": bool, "readPaths":
 // [...], "writePaths": [...]}: the child is started by toolnexus in
 // Env.Sandbox (stdio.go) — read-only system paths, sandbox.readPaths and

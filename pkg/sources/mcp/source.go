@@ -57,6 +57,14 @@ type Source struct {
 	// pending holds the server requests suspended calls wait on.
 	pending *pending.Store
 
+	// headers are the configured headers, expanded; set once in Start.
+	headers map[string]string
+	// With tokenExchange (set once in Start, before any tool can run):
+	// serviceBearer is the shared session's credential, the client's own
+	// token, and callers the per-caller sessions calls run on.
+	serviceBearer bearerFunc
+	callers       *callerPool
+
 	// live is the session calls go to; nil while the server is down, so a
 	// call fails at once instead of waiting for a timeout.
 	live atomic.Pointer[session]
@@ -64,6 +72,10 @@ type Source struct {
 	// statusHook, when set (by tests, before Start), sees every status
 	// change; it runs under mu and must not block.
 	statusHook func(sources.Status)
+	// callerMax and callerIdle, when set (by tests, before Start), replace
+	// maxCallerSessions and callerIdle.
+	callerMax       int
+	callerIdleAfter time.Duration
 
 	pubMu sync.Mutex // serialises publishing, so a re-list never overtakes a restart
 
@@ -170,6 +182,12 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	s.mu.Lock()
 	s.redact = newRedactor(s.cfg)
 	s.mu.Unlock()
+	s.headers = headers
+	if s.cfg.TokenExchange != nil {
+		if s.serviceBearer, err = s.setupExchange(); err != nil {
+			return s.fail(err)
+		}
+	}
 	if s.childEnv, err = childEnvironment(s.cfg); err != nil {
 		return s.fail(err)
 	}
@@ -197,11 +215,18 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	if !s.closed {
 		s.wg.Add(1)
 		go s.supervise(sess, headers)
+		if s.callers != nil {
+			s.wg.Add(1)
+			go s.sweepCallers()
+		}
 	}
 	return nil
 }
 
 func (s *Source) fail(err error) error {
+	if s.callers != nil {
+		s.callers.transport.CloseIdleConnections() // the token endpoint's connections
+	}
 	err = errors.New(s.redact.Apply(fmt.Sprintf("MCP server %q: %v", s.name, err)))
 	s.setStatus(sources.Failed, err)
 	s.log.Warn("MCP server failed", "error", err)
@@ -218,7 +243,7 @@ func (s *Source) connect(ctx context.Context, headers map[string]string) (*sessi
 	defer stop()
 
 	dctx, dcancel := context.WithTimeout(ctx, timeout)
-	sess, err := s.dial(dctx, headers)
+	sess, err := s.dial(dctx, headers, s.serviceBearer)
 	dcancel()
 	if err != nil {
 		return nil, nil, err
@@ -418,7 +443,12 @@ func (s *Source) Close(ctx context.Context) error {
 	if sess != nil {
 		sess.close()
 	}
-	return waitctx.Group(ctx, &s.wg)
+	s.closeCallers()
+	err := waitctx.Group(ctx, &s.wg)
+	if s.callers != nil {
+		s.callers.transport.CloseIdleConnections()
+	}
+	return err
 }
 
 // baseDir is where relative paths in the config resolve: the config file's

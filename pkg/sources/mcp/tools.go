@@ -105,7 +105,15 @@ func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 			return out.check(s.resume(ctx, call, name))
 		}
 		sess := s.live.Load()
-		if sess == nil {
+		if s.callers != nil {
+			// tokenExchange: the call goes out on the caller's own session.
+			c, msg := s.callerSession(ctx)
+			if c == nil {
+				return tool.Failure(msg, meta)
+			}
+			defer s.callers.release(c)
+			sess = c.sess
+		} else if sess == nil {
 			// Down: answer now rather than wait for a timeout.
 			return tool.Failure(s.downText(), meta)
 		}

@@ -32,8 +32,9 @@ type Exchanger struct {
 	secret   string // ClientSecret expanded
 	client   *http.Client
 
-	mu    sync.Mutex // guards cache; taken only by calls of this upstream
-	cache map[[32]byte]exchanged
+	mu      sync.Mutex // guards cache and service; taken only by calls of this upstream
+	cache   map[[32]byte]exchanged
+	service exchanged // the client's own token (ServiceToken)
 }
 
 type exchanged struct {
@@ -107,6 +108,43 @@ func (x *Exchanger) exchange(ctx context.Context, subject string) (string, time.
 	if x.cfg.Audience != "" {
 		form.Set("audience", x.cfg.Audience)
 	}
+	return x.request(ctx, form)
+}
+
+// ServiceToken is the configured client's own token for the upstream
+// (client credentials, for audience and scope): what a source sends on the
+// requests no caller makes, such as listing an MCP server's tools. It is
+// cached until shortly before it expires.
+func (x *Exchanger) ServiceToken(ctx context.Context) (string, error) {
+	now := time.Now()
+	x.mu.Lock()
+	if e := x.service; e.token != "" && now.Before(e.until) {
+		x.mu.Unlock()
+		return e.token, nil
+	}
+	x.mu.Unlock()
+	form := url.Values{"grant_type": {"client_credentials"}}
+	if x.cfg.Audience != "" {
+		form.Set("audience", x.cfg.Audience)
+		if u, err := url.Parse(x.cfg.Audience); err == nil && u.IsAbs() {
+			form.Set("resource", x.cfg.Audience) // RFC 8707 names the upstream this way
+		}
+	}
+	tok, ttl, err := x.request(ctx, form)
+	if err != nil {
+		return "", err
+	}
+	if ttl > earlyRefresh {
+		x.mu.Lock()
+		x.service = exchanged{token: tok, until: now.Add(ttl - earlyRefresh)}
+		x.mu.Unlock()
+	}
+	return tok, nil
+}
+
+// request posts form (plus the scope) to the token endpoint with the
+// client's credentials and returns the access token and its lifetime.
+func (x *Exchanger) request(ctx context.Context, form url.Values) (string, time.Duration, error) {
 	if x.cfg.Scope != "" {
 		form.Set("scope", x.cfg.Scope)
 	}

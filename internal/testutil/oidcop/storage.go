@@ -1,0 +1,234 @@
+package oidcop
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+)
+
+// storage is the provider's state behind zitadel's op.Storage: clients,
+// keys and the token exchanges answered. Only what a machine-to-machine
+// provider needs is implemented — client credentials (with the RFC 8707
+// resource as the audience), RFC 8693 token exchange and JWT access
+// tokens; the browser flows (authorization code, refresh tokens, device
+// codes) answer "not supported".
+type storage struct {
+	mu        sync.Mutex
+	lifetime  time.Duration // of the access tokens issued from now on
+	clients   map[string]Client
+	keys      []key // the last one signs; all are published
+	exchanges []Exchange
+	fetches   int // JWKS requests answered
+}
+
+var (
+	_ op.Storage                        = (*storage)(nil)
+	_ op.ClientCredentialsStorage       = (*storage)(nil)
+	_ op.TokenExchangeStorage           = (*storage)(nil)
+	_ op.CanGetPrivateClaimsFromRequest = (*storage)(nil)
+)
+
+var errUnsupported = errors.New("oidcop: not supported by the test provider")
+
+// Exchange is one token exchange the provider granted.
+type Exchange struct {
+	ClientID string
+	// Subject is the subject of the subject_token, which the issued token
+	// keeps.
+	Subject  string
+	Audience []string
+	Scopes   []string
+}
+
+// resourceKey carries the token request's RFC 8707 "resource" values to
+// ClientCredentialsTokenRequest, which op calls without them.
+type resourceKey struct{}
+
+// ccRequest is a client-credentials token request.
+type ccRequest struct {
+	client   Client
+	audience []string
+	scopes   []string
+}
+
+func (r *ccRequest) GetSubject() string    { return r.client.subject() }
+func (r *ccRequest) GetAudience() []string { return r.audience }
+func (r *ccRequest) GetScopes() []string   { return r.scopes }
+
+func (s *storage) client(id string) (Client, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clients[id]
+	return c, ok
+}
+
+func (s *storage) ClientCredentials(_ context.Context, id, secret string) (op.Client, error) {
+	c, ok := s.client(id)
+	if !ok || c.Secret != secret {
+		return nil, errors.New("unknown client or wrong secret")
+	}
+	return opClient{c}, nil
+}
+
+func (s *storage) ClientCredentialsTokenRequest(ctx context.Context, id string, scopes []string) (op.TokenRequest, error) {
+	c, ok := s.client(id)
+	if !ok {
+		return nil, errors.New("unknown client")
+	}
+	aud, _ := ctx.Value(resourceKey{}).([]string)
+	return &ccRequest{client: c, audience: aud, scopes: scopes}, nil
+}
+
+func (s *storage) GetClientByClientID(_ context.Context, id string) (op.Client, error) {
+	c, ok := s.client(id)
+	if !ok {
+		return nil, errors.New("unknown client")
+	}
+	return opClient{c}, nil
+}
+
+func (s *storage) AuthorizeClientIDSecret(_ context.Context, id, secret string) error {
+	if c, ok := s.client(id); !ok || c.Secret != secret {
+		return errors.New("unknown client or wrong secret")
+	}
+	return nil
+}
+
+func (s *storage) CreateAccessToken(context.Context, op.TokenRequest) (string, time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return rand.Text(), time.Now().Add(s.lifetime), nil
+}
+
+// GetPrivateClaimsFromRequest adds what a client-credentials token carries
+// beyond the registered claims: the client's groups and the scope granted.
+func (s *storage) GetPrivateClaimsFromRequest(_ context.Context, r op.TokenRequest, _ []string) (map[string]any, error) {
+	claims := map[string]any{}
+	if cc, ok := r.(*ccRequest); ok && len(cc.client.Groups) > 0 {
+		claims["groups"] = cc.client.Groups
+	}
+	if sc := r.GetScopes(); len(sc) > 0 {
+		claims["scope"] = strings.Join(sc, " ")
+	}
+	return claims, nil
+}
+
+// ValidateTokenExchangeRequest grants access tokens only (the default when
+// none is asked for), for the subject of the subject_token, to clients
+// not marked NoExchange.
+func (s *storage) ValidateTokenExchangeRequest(_ context.Context, r op.TokenExchangeRequest) error {
+	if c, _ := s.client(r.GetClientID()); c.NoExchange {
+		return oidc.ErrUnauthorizedClient().WithDescription("this client may not exchange tokens")
+	}
+	if r.GetRequestedTokenType() == "" {
+		r.SetRequestedTokenType(oidc.AccessTokenType)
+	}
+	if r.GetRequestedTokenType() != oidc.AccessTokenType {
+		return oidc.ErrInvalidRequest().WithDescription("only access tokens are issued")
+	}
+	if len(r.GetAudience()) == 0 {
+		return oidc.ErrInvalidTarget().WithDescription("name the audience the token is for")
+	}
+	return nil
+}
+
+func (s *storage) CreateTokenExchangeRequest(_ context.Context, r op.TokenExchangeRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exchanges = append(s.exchanges, Exchange{ClientID: r.GetClientID(), Subject: r.GetExchangeSubject(),
+		Audience: append([]string(nil), r.GetAudience()...), Scopes: append([]string(nil), r.GetScopes()...)})
+	return nil
+}
+
+// GetPrivateClaimsFromTokenExchangeRequest keeps the subject's groups and
+// names the exchanging client as the actor (RFC 8693 "act").
+func (s *storage) GetPrivateClaimsFromTokenExchangeRequest(_ context.Context, r op.TokenExchangeRequest) (map[string]any, error) {
+	claims := map[string]any{"act": map[string]any{"sub": r.GetClientID()}}
+	if g, ok := r.GetExchangeSubjectTokenClaims()["groups"]; ok {
+		claims["groups"] = g
+	}
+	if sc := r.GetScopes(); len(sc) > 0 {
+		claims["scope"] = strings.Join(sc, " ")
+	}
+	return claims, nil
+}
+
+func (s *storage) SetUserinfoFromTokenExchangeRequest(context.Context, *oidc.UserInfo, op.TokenExchangeRequest) error {
+	return nil
+}
+
+func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return signingKey{s.keys[len(s.keys)-1]}, nil
+}
+
+func (s *storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
+	return []jose.SignatureAlgorithm{jose.RS256, jose.ES256}, nil
+}
+
+func (s *storage) KeySet(context.Context) ([]op.Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fetches++
+	out := make([]op.Key, len(s.keys))
+	for i, k := range s.keys {
+		out[i] = publicKey{k}
+	}
+	return out, nil
+}
+
+func (s *storage) Health(context.Context) error { return nil }
+
+// The rest of op.Storage serves browser logins, refresh tokens,
+// introspection and the JWT profile grant, which the tests do not use.
+
+func (s *storage) CreateAuthRequest(context.Context, *oidc.AuthRequest, string) (op.AuthRequest, error) {
+	return nil, errUnsupported
+}
+func (s *storage) AuthRequestByID(context.Context, string) (op.AuthRequest, error) {
+	return nil, errUnsupported
+}
+func (s *storage) AuthRequestByCode(context.Context, string) (op.AuthRequest, error) {
+	return nil, errUnsupported
+}
+func (s *storage) SaveAuthCode(context.Context, string, string) error { return errUnsupported }
+func (s *storage) DeleteAuthRequest(context.Context, string) error    { return errUnsupported }
+func (s *storage) CreateAccessAndRefreshTokens(context.Context, op.TokenRequest, string) (string, string, time.Time, error) {
+	return "", "", time.Time{}, errUnsupported
+}
+func (s *storage) TokenRequestByRefreshToken(context.Context, string) (op.RefreshTokenRequest, error) {
+	return nil, op.ErrInvalidRefreshToken
+}
+func (s *storage) TerminateSession(context.Context, string, string) error { return errUnsupported }
+func (s *storage) RevokeToken(context.Context, string, string, string) *oidc.Error {
+	return oidc.ErrRequestNotSupported()
+}
+func (s *storage) GetRefreshTokenInfo(context.Context, string, string) (string, string, error) {
+	return "", "", op.ErrInvalidRefreshToken
+}
+func (s *storage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
+	return nil
+}
+func (s *storage) SetUserinfoFromToken(context.Context, *oidc.UserInfo, string, string, string) error {
+	return errUnsupported
+}
+func (s *storage) SetIntrospectionFromToken(context.Context, *oidc.IntrospectionResponse, string, string, string) error {
+	return errUnsupported
+}
+func (s *storage) GetPrivateClaimsFromScopes(context.Context, string, string, []string) (map[string]any, error) {
+	return nil, nil
+}
+func (s *storage) GetKeyByIDAndClientID(context.Context, string, string) (*jose.JSONWebKey, error) {
+	return nil, errUnsupported
+}
+func (s *storage) ValidateJWTProfileScopes(context.Context, string, []string) ([]string, error) {
+	return nil, errUnsupported
+}
