@@ -12,6 +12,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -42,11 +43,17 @@ type Source struct {
 	base context.Context
 	stop context.CancelFunc
 
+	// pending holds the requests of tasks that asked for input (the
+	// server's shared store, so limits.maxPending counts across sources).
+	pending *pending.Store
+
 	mu     sync.Mutex
 	status sources.Status
 	closed bool
 	calls  sync.WaitGroup
 	tools  []tool.Tool
+	// waits are this source's tasks waiting for an answer (input.go).
+	waits map[*inputWait]struct{}
 }
 
 // New makes the source for one agent. A disabled agent gets a source that
@@ -69,6 +76,11 @@ func New(id string, cfg AgentConfig, env sources.Env) *Source {
 		base:      base,
 		stop:      stop,
 		status:    sources.Status{Layer: layer, State: sources.Restarting, Error: "starting: the agent card has not been fetched yet"},
+		pending:   env.Pending,
+		waits:     map[*inputWait]struct{}{},
+	}
+	if s.pending == nil {
+		s.pending = pending.New(pending.Limits{})
 	}
 	if cfg.Disabled {
 		s.status = sources.Status{Layer: layer, State: sources.Disabled}
@@ -212,7 +224,8 @@ func (s *Source) buildTools(card *agentCard, c *client) []tool.Tool {
 }
 
 // Close stops the calls in flight (each sends its cancel to the agent
-// first), waits for them, and drops idle connections.
+// first), waits for them, withdraws the requests of tasks waiting for
+// input (canceling those tasks too), and drops idle connections.
 func (s *Source) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -223,6 +236,7 @@ func (s *Source) Close() error {
 	s.mu.Unlock()
 	s.stop()
 	s.calls.Wait()
+	s.withdrawWaits()
 	s.transport.CloseIdleConnections()
 	return nil
 }
