@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 // nodeA2AAgent runs pkg/sources/a2a/testdata/agent.mjs, a real agent on
 // the official @a2a-js/sdk, and returns its card URL. Without node or the
 // npm packages the test is skipped, unless TOOLNEXUS_REQUIRE_E2E=1.
-func nodeA2AAgent(t *testing.T, proto string) string {
+func nodeA2AAgent(t *testing.T, proto string, extra ...string) string {
 	t.Helper()
 	nodeDir, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node"))
 	if err != nil {
@@ -29,7 +30,7 @@ func nodeA2AAgent(t *testing.T, proto string) string {
 		}
 		t.Skip("node or e2e/node/node_modules/@a2a-js/sdk missing; skipping the real-agent test")
 	}
-	cmd := exec.Command(node, filepath.Join("..", "sources", "a2a", "testdata", "agent.mjs"), nodeDir, proto)
+	cmd := exec.Command(node, append([]string{filepath.Join("..", "sources", "a2a", "testdata", "agent.mjs"), nodeDir, proto}, extra...)...)
 	stdin, err := cmd.StdinPipe() // the agent exits when this closes
 	if err != nil {
 		t.Fatal(err)
@@ -57,9 +58,9 @@ func nodeA2AAgent(t *testing.T, proto string) string {
 }
 
 // a2aPending serves a real A2A agent (protocol 1.0) to two principals.
-func a2aPending(t *testing.T, limits string) *fixture {
+func a2aPending(t *testing.T, limits string, agentArgs ...string) *fixture {
 	t.Helper()
-	card := nodeA2AAgent(t, "1.0")
+	card := nodeA2AAgent(t, "1.0", agentArgs...)
 	t.Setenv("TN_ALICE", aliceSecret)
 	t.Setenv("TN_MALLORY", mallorySecret)
 	return start(t, fmt.Sprintf(`{"builtins": false, "skills": [], "limits": {%s},
@@ -108,5 +109,45 @@ func TestA2AInputExpiryOverGRPC(t *testing.T) {
 	r := execAs(t, alice, f, name, args, &pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, "yes")})
 	if !r.GetIsError() || !strings.Contains(r.GetOutput(), "expired") {
 		t.Fatalf("late answer: %v", r)
+	}
+}
+
+// TestA2AInputOverExecuteStream: with an agent that streams, ExecuteStream
+// follows the task over message/stream, sends the agent's question as a
+// pending event and ends with the PENDING result; the answer, on a second
+// stream, continues the same task, streamed too, to its completion.
+func TestA2AInputOverExecuteStream(t *testing.T) {
+	f := a2aPending(t, "", "stream")
+	alice := bearer(aliceSecret)
+	const name, args = "Node_Agent_1_0_echo", `{"task": "ask which branch?"}`
+	events := func(ans *pb.Answer) []*pb.ExecuteEvent {
+		st, err := f.reg.ExecuteStream(alice, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}, Answer: ans})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*pb.ExecuteEvent
+		for {
+			ev, err := st.Recv()
+			if err != nil {
+				if err != io.EOF {
+					t.Fatalf("stream: %v", err)
+				}
+				return out
+			}
+			out = append(out, ev)
+		}
+	}
+	evs := events(nil)
+	if len(evs) < 2 {
+		t.Fatalf("events = %v", evs)
+	}
+	pendingEv, last := evs[len(evs)-2].GetPending(), evs[len(evs)-1].GetResult()
+	p := pendingOf(t, last, "input")
+	if pendingEv == nil || pendingEv.GetId() != p.GetId() || p.GetPrompt() != "which branch?" {
+		t.Fatalf("pending event %v, result %v", pendingEv, last)
+	}
+	evs = events(&pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, "main")})
+	if r := evs[len(evs)-1].GetResult(); r.GetIsError() || r.GetOutput() != "answer: main" {
+		t.Fatalf("answered over a stream: %v", evs)
 	}
 }

@@ -182,3 +182,25 @@ func TestInputAnswerBoundToArguments(t *testing.T) {
 		}
 	})
 }
+
+// Closing the source (a reload that changes the agent, shutdown) withdraws
+// its open requests and cancels their tasks on the agent; a later answer is
+// told the id is unknown.
+func TestCloseWithdrawsWaitingTasks(t *testing.T) {
+	forBoth(t, func(t *testing.T, proto string) {
+		agent := newFakeAgent(t, proto)
+		store := pending.New(pending.Limits{Timeout: time.Hour})
+		s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{Pending: store})
+		alice := asker{reg: s, name: "Fake_Agent_echo", owner: tool.Owner{Principal: "alice"}}
+		p := pendingInput(t, alice.call(context.Background(), "input after 1", nil))
+		if err := s.src.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, cancels := agent.snapshot(); !slices.Equal(cancels, []string{"task-1"}) || store.Len() != 0 {
+			t.Fatalf("after Close: cancels %v, open requests %d; want task-1 canceled and none open", cancels, store.Len())
+		}
+		if _, err := store.Peek(tool.Call{Name: "Fake_Agent_echo", Arguments: taskArgs("input after 1"), Owner: alice.owner}, p.ID); err == nil || !strings.Contains(err.Error(), "no pending request") {
+			t.Fatalf("answer after Close: %v", err)
+		}
+	})
+}
