@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
@@ -39,7 +40,7 @@ func nodeA2AAgent(t *testing.T, proto string, extra ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
+	var stderr logBuffer // written by the process, read on failure
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -49,12 +50,25 @@ func nodeA2AAgent(t *testing.T, proto string, extra ...string) string {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if err != nil || !ok {
-		t.Fatalf("agent did not start: %q %v", line, err)
+	lines := make(chan string, 1)
+	go func() {
+		// Ends when the agent prints its line or its stdout closes.
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		lines <- line
+	}()
+	// A guard against a wedged node, not a synchronisation sleep: the line
+	// normally arrives within a second.
+	select {
+	case line := <-lines:
+		base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+		if !ok {
+			t.Fatalf("agent did not start: first line %q; stderr:\n%s", line, stderr.String())
+		}
+		return base + "/.well-known/agent-card.json"
+	case <-time.After(30 * time.Second):
+		t.Fatalf("agent printed nothing in 30s; stderr:\n%s", stderr.String())
 	}
-	return base + "/.well-known/agent-card.json"
+	return ""
 }
 
 // a2aPending serves a real A2A agent (protocol 1.0) to two principals.
