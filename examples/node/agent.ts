@@ -77,11 +77,24 @@ function replayedCall(names: Set<string>): OpenAIToolCall {
 }
 
 /**
+ * The answer's data for a pending request. A sampling request asks the
+ * agent's model for a completion: the model's text goes back as MCP's
+ * CreateMessageResult. Anything else (an elicitation's content, the text
+ * an A2A agent asked for, the question tool's answers) goes as it is.
+ */
+function answerData(kind: string, answer: JsonValue): JsonValue {
+  if (kind === "sampling" && typeof answer === "string") {
+    return { role: "assistant", model: "example-model", content: { type: "text", text: answer } };
+  }
+  return answer;
+}
+
+/**
  * A call that suspended (OUTCOME_PENDING: an MCP server's elicitation or
- * sampling, the question tool) waits for an answer. Show what it asks; when
- * $TOOLNEXUS_ANSWER holds one (any JSON value: the elicitation's content, a
- * sampling CreateMessageResult...), send it with the same name and
- * arguments, and return what the call does next.
+ * sampling, an A2A agent's input-required, the question tool) waits for an
+ * answer. Show what it asks; when $TOOLNEXUS_ANSWER holds one (a JSON value:
+ * the elicitation's content, the completion's text for sampling...), send it
+ * with the same name and arguments, and return what the call does next.
  */
 async function resume(call: OpenAIToolCall, result: ToolResult): Promise<ToolResult> {
   const answer = process.env.TOOLNEXUS_ANSWER;
@@ -96,7 +109,7 @@ async function resume(call: OpenAIToolCall, result: ToolResult): Promise<ToolRes
         name: call.function.name,
         input: { case: "argumentsJson", value: call.function.arguments },
         callId: call.id,
-        answer: { id: p.id, ok: true, data: fromJson(ValueSchema, JSON.parse(answer) as JsonValue) },
+        answer: { id: p.id, ok: true, data: fromJson(ValueSchema, answerData(p.kind, JSON.parse(answer) as JsonValue)) },
       },
       { timeoutMs: 60_000 },
     );

@@ -208,6 +208,31 @@ func TestNodeAgentBearerToken(t *testing.T) {
 // answer's text comes back in the result.
 func TestNodeAgentAnswersElicitation(t *testing.T) {
 	requireNode(t)
+	entry := everythingEntry(t)
+	addr := serve(t, `{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [`+strconv.Quote(entry)+`, "stdio"], "timeout": 60000}}}`)
+	out, errOut, code := agent(t, []string{`TOOLNEXUS_ANSWER={"name": "Annie Easley"}`}, addr, "everything_trigger-elicitation-request", `{}`)
+	if code != 0 || !strings.Contains(out, `pending: elicitation "Please provide inputs for the following fields:"`) || !strings.Contains(out, "- Name: Annie Easley") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestNodeAgentAnswersSampling: server-everything asks the agent's model for
+// a completion mid-call; the Node agent answers with a CreateMessageResult
+// over gRPC, and the completion's text comes back in the result.
+func TestNodeAgentAnswersSampling(t *testing.T) {
+	requireNode(t)
+	entry := everythingEntry(t)
+	addr := serve(t, `{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [`+strconv.Quote(entry)+`, "stdio"], "timeout": 60000}}}`)
+	out, errOut, code := agent(t, []string{`TOOLNEXUS_ANSWER="forty-two, said the Node agent's model"`}, addr, "everything_trigger-sampling-request", `{"prompt": "what is 6*7?", "maxTokens": 50}`)
+	if code != 0 || !strings.Contains(out, `pending: sampling "`) || !strings.Contains(line(t, out, "result:"), "forty-two, said the Node agent's model") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// everythingEntry is server-everything's entry point in e2e/node; the test
+// skips without it (fails under TOOLNEXUS_REQUIRE_E2E=1).
+func everythingEntry(t *testing.T) string {
+	t.Helper()
 	entry, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
 	if err == nil {
 		_, err = os.Stat(entry)
@@ -218,9 +243,5 @@ func TestNodeAgentAnswersElicitation(t *testing.T) {
 		}
 		t.Skipf("server-everything is not installed (npm ci --prefix e2e/node): %v", err)
 	}
-	addr := serve(t, `{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [`+strconv.Quote(entry)+`, "stdio"], "timeout": 60000}}}`)
-	out, errOut, code := agent(t, []string{`TOOLNEXUS_ANSWER={"name": "Annie Easley"}`}, addr, "everything_trigger-elicitation-request", `{}`)
-	if code != 0 || !strings.Contains(out, `pending: elicitation "Please provide inputs for the following fields:"`) || !strings.Contains(out, "- Name: Annie Easley") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
+	return entry
 }

@@ -56,12 +56,22 @@ def replayed_call(names, tool, args):
         "name": "todowrite", "arguments": '{"todos":[{"id":"1","text":"call toolnexus from python","completed":true}]}'}}
 
 
+def answer_data(kind, answer):
+    """The answer's data for a pending request. A sampling request asks the
+    agent's model for a completion: the model's text goes back as MCP's
+    CreateMessageResult. Anything else (an elicitation's content, the text an
+    A2A agent asked for, the question tool's answers) goes as it is."""
+    if kind == "sampling" and isinstance(answer, str):
+        return {"role": "assistant", "model": "example-model", "content": {"type": "text", "text": answer}}
+    return answer
+
+
 def resume(registry, metadata, req, result):
-    """A call that suspended (an MCP server's elicitation or sampling, the
-    question tool) waits for an answer. Show what it asks; when
-    $TOOLNEXUS_ANSWER holds one (any JSON value: the elicitation's content, a
-    sampling CreateMessageResult...), send it with the same name and
-    arguments, and return what the call does next."""
+    """A call that suspended (an MCP server's elicitation or sampling, an A2A
+    agent's input-required, the question tool) waits for an answer. Show
+    what it asks; when $TOOLNEXUS_ANSWER holds one (a JSON value: the
+    elicitation's content, the completion's text for sampling...), send it
+    with the same name and arguments, and return what the call does next."""
     while result.outcome == tool_pb2.OUTCOME_PENDING:
         p = result.pending
         print(f"pending: {p.kind} {json.dumps(p.prompt)}")
@@ -69,7 +79,7 @@ def resume(registry, metadata, req, result):
         if answer is None:
             return result
         ans = tool_pb2.Answer(id=p.id, ok=True)
-        json_format.Parse(answer, ans.data)
+        json_format.ParseDict(answer_data(p.kind, json.loads(answer)), ans.data)
         req = rs.ExecuteRequest(name=req.name, arguments_json=req.arguments_json, call_id=req.call_id, answer=ans)
         result = registry.Execute(req, metadata=metadata, timeout=60).result
         if result.outcome == tool_pb2.OUTCOME_PENDING and result.pending.id == p.id:

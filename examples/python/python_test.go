@@ -171,6 +171,30 @@ func TestPythonAgentListsExportsAndStreams(t *testing.T) {
 // the answer's text comes back in the result.
 func TestPythonAgentAnswersElicitation(t *testing.T) {
 	py := python(t)
+	addr := serve(t, everythingConfig(t))
+	out, errOut, code := agentWith(t, py, []string{`TOOLNEXUS_ANSWER={"name": "Mary Jackson"}`}, addr, "everything_trigger-elicitation-request", `{}`)
+	if code != 0 || !strings.Contains(out, `pending: elicitation "Please provide inputs for the following fields:"`) || !strings.Contains(out, "- Name: Mary Jackson") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestPythonAgentAnswersSampling: server-everything asks the agent's model
+// for a completion mid-call; the Python agent answers with a
+// CreateMessageResult over gRPC, and the completion's text comes back in
+// the result.
+func TestPythonAgentAnswersSampling(t *testing.T) {
+	py := python(t)
+	addr := serve(t, everythingConfig(t))
+	out, errOut, code := agentWith(t, py, []string{`TOOLNEXUS_ANSWER="forty-two, said the Python agent's model"`}, addr, "everything_trigger-sampling-request", `{"prompt": "what is 6*7?", "maxTokens": 50}`)
+	if code != 0 || !strings.Contains(out, `pending: sampling "`) || !strings.Contains(out, "result: ok is_error=false") || !strings.Contains(out, "forty-two, said the Python agent's model") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// everythingConfig serves server-everything from e2e/node; the test skips
+// without it (fails under TOOLNEXUS_REQUIRE_E2E=1).
+func everythingConfig(t *testing.T) string {
+	t.Helper()
 	entry, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
 	if err == nil {
 		_, err = os.Stat(entry)
@@ -178,11 +202,7 @@ func TestPythonAgentAnswersElicitation(t *testing.T) {
 	if _, nodeErr := exec.LookPath("node"); err != nil || nodeErr != nil {
 		missing(t, "server-everything is not installed (npm ci --prefix e2e/node)")
 	}
-	addr := serve(t, `{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [`+strconv.Quote(entry)+`, "stdio"], "timeout": 60000}}}`)
-	out, errOut, code := agentWith(t, py, []string{`TOOLNEXUS_ANSWER={"name": "Mary Jackson"}`}, addr, "everything_trigger-elicitation-request", `{}`)
-	if code != 0 || !strings.Contains(out, `pending: elicitation "Please provide inputs for the following fields:"`) || !strings.Contains(out, "- Name: Mary Jackson") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
+	return `{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [` + strconv.Quote(entry) + `, "stdio"], "timeout": 60000}}}`
 }
 
 // TestGeneratedCodeIsFresh regenerates the Python stubs from proto/ into a

@@ -32,36 +32,90 @@ func answerFromInput(req *mcp.CallToolRequest, prev *tool.Answer) *tool.Answer {
 		return prev
 	}
 	for id, resp := range req.Params.InputResponses {
-		switch r := resp.(type) {
-		case *mcp.ElicitResult:
-			if r.Action == "accept" {
-				return &tool.Answer{ID: id, OK: true, Data: plain(r.Content)}
-			}
-			return &tool.Answer{ID: id, Reason: "the MCP client answered " + r.Action}
-		case *mcp.CreateMessageWithToolsResult, *mcp.CreateMessageResult:
-			return &tool.Answer{ID: id, OK: true, Data: samplingAnswer(r)}
+		if a := answerOf(id, resp); a != nil {
+			return a
 		}
 	}
 	return prev
 }
 
+// answerOf is the answer an MCP client's response to a relayed request
+// carries; nil for a response of another kind.
+func answerOf(id string, resp any) *tool.Answer {
+	switch r := resp.(type) {
+	case *mcp.ElicitResult:
+		if r.Action == "accept" {
+			return &tool.Answer{ID: id, OK: true, Data: plain(r.Content)}
+		}
+		return &tool.Answer{ID: id, Reason: "the MCP client answered " + r.Action}
+	case *mcp.CreateMessageWithToolsResult, *mcp.CreateMessageResult:
+		return &tool.Answer{ID: id, OK: true, Data: samplingAnswer(r)}
+	}
+	return nil
+}
+
 // relay handles a pending elicitation or sampling request from the call:
-// to a client that declared the capability it becomes the result's
-// inputRequests (the SDK asks a client on an older protocol directly);
-// for a client that did not, it is declined here and the call goes on.
+// to a client on the 2026-07-28 protocol that declared the capability it
+// becomes the result's inputRequests; a client on an older protocol is
+// asked here, during the call; for a client that did not declare it, it is
+// declined here. In the last two cases the call goes on with the answer.
 func (g *Gateway) relay(ctx context.Context, req *mcp.CallToolRequest, call core.Call, r tool.Result, source string) (tool.Result, string, mcp.InputRequestMap) {
 	for range maxRelayRounds {
 		p := r.Pending
 		if r.Outcome != tool.OutcomePending || p == nil || (p.Kind != kindElicitation && p.Kind != kindSampling) {
 			return r, source, nil
 		}
-		if clientCan(req.Session, p.Kind) {
+		switch {
+		case !clientCan(req.Session, p.Kind):
+			call.Answer = &tool.Answer{ID: p.ID, Reason: "the MCP client does not support " + p.Kind}
+		case multiRoundTrip(req.Session):
 			return r, source, mcp.InputRequestMap{p.ID: inputRequest(p)}
+		default:
+			call.Answer = askClient(ctx, req.Session, p)
 		}
-		call.Answer = &tool.Answer{ID: p.ID, Reason: "the MCP client does not support " + p.Kind}
 		r, source = g.core.Execute(ctx, call)
 	}
 	return r, source, nil
+}
+
+// multiRoundTrip reports whether the client speaks 2026-07-28 or later,
+// where the server's requests travel in the result's inputRequests.
+func multiRoundTrip(ss *mcp.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.ProtocolVersion >= "2026-07-28"
+}
+
+// askClient puts the request to a client on an older protocol as an
+// elicitation/create or sampling/createMessage request and reads its
+// answer. The SDK would do this itself for inputRequests, but it fails the
+// whole tools/call when the client answers with an error (how a client
+// refuses sampling), where the refusal belongs to the server that asked.
+// The client has until the request expires (limits.pendingTimeout); past
+// that the request is withdrawn from it and the call ends as expired.
+func askClient(ctx context.Context, ss *mcp.ServerSession, p *tool.Pending) *tool.Answer {
+	if !p.ExpiresAt.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, p.ExpiresAt)
+		defer cancel()
+	}
+	var (
+		res any
+		err error
+	)
+	switch ir := inputRequest(p).(type) {
+	case *mcp.ElicitParams:
+		res, err = ss.Elicit(ctx, ir)
+	case *mcp.CreateMessageParams:
+		res, err = ss.CreateMessage(ctx, ir)
+	}
+	if err != nil {
+		// A typed nil comes back with the error: do not read it.
+		return &tool.Answer{ID: p.ID, Reason: "the MCP client refused the request: " + err.Error()}
+	}
+	if a := answerOf(p.ID, res); a != nil {
+		return a
+	}
+	return &tool.Answer{ID: p.ID, Reason: "the MCP client's answer is not a " + p.Kind + " result"}
 }
 
 // clientCan reports whether the MCP client declared the capability.

@@ -50,12 +50,17 @@ func TestEverythingRelayedThroughMCPGateway(t *testing.T) {
 	}
 }
 
-// TestEverythingRelayedToTheTypeScriptClient: the official TypeScript SDK
-// client (an older protocol than toolnexus's newest, so the server asks it
-// with elicitation/create and sampling/createMessage during the call)
-// answers server-everything's requests through /mcp, and its answers come
-// back in the results.
-func TestEverythingRelayedToTheTypeScriptClient(t *testing.T) {
+// tsAnswers is what mcp-answering-client.mjs printed.
+type tsAnswers struct {
+	Elicitation, Sampling map[string]any
+	Asked                 []string
+}
+
+// runTSAnsweringClient runs the official TypeScript SDK client against a
+// gateway in front of server-everything, answering as mode says
+// (testdata/mcp-answering-client.mjs), with limits as the config's limits.
+func runTSAnsweringClient(t *testing.T, limits, mode string, extra ...string) tsAnswers {
+	t.Helper()
 	entry := everythingServer(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -65,22 +70,30 @@ func TestEverythingRelayedToTheTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
+	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "limits": {%s}, "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, limits, entry))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "mcp-answering-client.mjs"), nodeDir, g.url)
+	args := append([]string{filepath.Join("testdata", "mcp-answering-client.mjs"), nodeDir, g.url, mode}, extra...)
+	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("node client: %v\nstderr:\n%s", err, stderr.String())
 	}
-	var out struct {
-		Elicitation, Sampling map[string]any
-		Asked                 []string
-	}
+	var out tsAnswers
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("stdout %q: %v", stdout.String(), err)
 	}
+	return out
+}
+
+// TestEverythingRelayedToTheTypeScriptClient: the official TypeScript SDK
+// client (an older protocol than toolnexus's newest, so the server asks it
+// with elicitation/create and sampling/createMessage during the call)
+// answers server-everything's requests through /mcp, and its answers come
+// back in the results.
+func TestEverythingRelayedToTheTypeScriptClient(t *testing.T) {
+	out := runTSAnsweringClient(t, "", "answer")
 	if e := fmt.Sprint(out.Elicitation["content"]); out.Elicitation["isError"] == true || !strings.Contains(e, "- Name: Dorothy Vaughan") {
 		t.Errorf("elicitation result: %v", out.Elicitation)
 	}
@@ -89,5 +102,47 @@ func TestEverythingRelayedToTheTypeScriptClient(t *testing.T) {
 	}
 	if len(out.Asked) != 2 || !strings.HasPrefix(out.Asked[0], "elicitation: Please provide inputs") || !strings.Contains(out.Asked[1], "from ts") {
 		t.Errorf("asked: %q", out.Asked)
+	}
+}
+
+// TestEverythingDeclinedByTheTypeScriptClient: the TypeScript client
+// declines the elicitation and refuses the sampling request (an error
+// answer); through /mcp the server hears each as such, and each call ends
+// with what the server makes of it, as a result, not a protocol error.
+func TestEverythingDeclinedByTheTypeScriptClient(t *testing.T) {
+	out := runTSAnsweringClient(t, "", "decline")
+	if e := fmt.Sprint(out.Elicitation["content"]); out.Elicitation["isError"] == true || !strings.Contains(e, "User declined") {
+		t.Errorf("declined elicitation: %v", out.Elicitation)
+	}
+	if s := fmt.Sprint(out.Sampling["content"]); out.Sampling["isError"] != true || !strings.Contains(s, "the user refused the sampling request") {
+		t.Errorf("refused sampling: %v", out.Sampling)
+	}
+	if len(out.Asked) != 2 {
+		t.Errorf("asked: %q", out.Asked)
+	}
+}
+
+// TestEverythingExpiredBeforeTheTypeScriptClientAnswered: the TypeScript
+// client never answers; when limits.pendingTimeout passes, the request is
+// withdrawn from it, the server is told, and each call ends with an
+// is_error result saying the request expired, instead of waiting on the
+// client for ever. (The go-sdk sends the client's notifications/cancelled
+// best-effort, off the call's path, so whether the client hears of it
+// before the call's stream ends is not asserted.)
+func TestEverythingExpiredBeforeTheTypeScriptClientAnswered(t *testing.T) {
+	out := runTSAnsweringClient(t, `"pendingTimeout": 300`, "silent")
+	for what, res := range map[string]map[string]any{"elicitation": out.Elicitation, "sampling": out.Sampling} {
+		if c := fmt.Sprint(res["content"]); res["isError"] != true || !strings.Contains(c, "expired before it was answered") {
+			t.Errorf("%s nobody answered: %v", what, res)
+		}
+	}
+	var requests []string
+	for _, a := range out.Asked {
+		if !strings.HasPrefix(a, "cancelled: ") {
+			requests = append(requests, a)
+		}
+	}
+	if len(requests) != 2 || !strings.HasPrefix(requests[0], "elicitation: ") || !strings.HasPrefix(requests[1], "sampling: ") {
+		t.Errorf("asked %q; want the elicitation and the sampling request", out.Asked)
 	}
 }

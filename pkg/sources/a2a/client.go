@@ -112,14 +112,36 @@ func (c *client) call(ctx context.Context, method string, params any) (json.RawM
 
 // The three calls, in each dialect.
 
-type textPart10 struct {
-	Text string `json:"text"`
+// outPart is one part of a message we send: text, or structured data (an
+// answer to input-required may carry either).
+type outPart struct {
+	Text *string
+	Data any
+}
+
+// outgoing is a message we send: a new task's text, or the answer to a
+// task that asked for input (then TaskID and ContextID name that task).
+type outgoing struct {
+	// Text is a new task's text, the message's one part when Parts is nil.
+	Text      string
+	Parts     []outPart
+	TaskID    string
+	ContextID string
+}
+
+func textMessage(text string) outgoing { return outgoing{Text: text} }
+
+type part10 struct {
+	Text *string `json:"text,omitempty"`
+	Data any     `json:"data,omitempty"`
 }
 
 type message10 struct {
-	Role      string       `json:"role"`
-	MessageID string       `json:"messageId"`
-	Parts     []textPart10 `json:"parts"`
+	Role      string   `json:"role"`
+	MessageID string   `json:"messageId"`
+	TaskID    string   `json:"taskId,omitempty"`
+	ContextID string   `json:"contextId,omitempty"`
+	Parts     []part10 `json:"parts"`
 }
 
 type sendParams10 struct {
@@ -129,16 +151,19 @@ type sendParams10 struct {
 	} `json:"configuration"`
 }
 
-type textPart03 struct {
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+type part03 struct {
+	Kind string  `json:"kind"`
+	Text *string `json:"text,omitempty"`
+	Data any     `json:"data,omitempty"`
 }
 
 type message03 struct {
-	Kind      string       `json:"kind"`
-	Role      string       `json:"role"`
-	MessageID string       `json:"messageId"`
-	Parts     []textPart03 `json:"parts"`
+	Kind      string   `json:"kind"`
+	Role      string   `json:"role"`
+	MessageID string   `json:"messageId"`
+	TaskID    string   `json:"taskId,omitempty"`
+	ContextID string   `json:"contextId,omitempty"`
+	Parts     []part03 `json:"parts"`
 }
 
 type sendParams03 struct {
@@ -152,19 +177,61 @@ type idParams struct {
 	ID string `json:"id"`
 }
 
-// send submits the task text without blocking and returns what the agent
+// wire10 and wire03 spell the message in each dialect.
+func (m outgoing) wire10() message10 {
+	var parts []part10
+	if m.Parts == nil {
+		// A new task: one allocation holds the part and its text, as
+		// many as before answers could carry parts.
+		h := &struct {
+			p [1]part10
+			s string
+		}{s: m.Text}
+		h.p[0].Text = &h.s
+		parts = h.p[:]
+	} else {
+		parts = make([]part10, len(m.Parts))
+		for i, p := range m.Parts {
+			parts[i] = part10(p)
+		}
+	}
+	return message10{Role: "ROLE_USER", MessageID: newUUID(), TaskID: m.TaskID, ContextID: m.ContextID, Parts: parts}
+}
+
+func (m outgoing) wire03() message03 {
+	var parts []part03
+	if m.Parts == nil {
+		h := &struct {
+			p [1]part03
+			s string
+		}{s: m.Text}
+		h.p[0] = part03{Kind: "text", Text: &h.s}
+		parts = h.p[:]
+	} else {
+		parts = make([]part03, len(m.Parts))
+		for i, p := range m.Parts {
+			parts[i] = part03{Kind: "text", Text: p.Text, Data: p.Data}
+			if p.Text == nil {
+				parts[i].Kind = "data"
+			}
+		}
+	}
+	return message03{Kind: "message", Role: "user", MessageID: newUUID(), TaskID: m.TaskID, ContextID: m.ContextID, Parts: parts}
+}
+
+// send submits the message without blocking and returns what the agent
 // answered: normally a task, possibly a direct message.
-func (c *client) send(ctx context.Context, text string) (*task, error) {
+func (c *client) send(ctx context.Context, m outgoing) (*task, error) {
 	var (
 		method string
 		params any
 	)
 	if c.ep.proto == proto10 {
-		p := sendParams10{Message: message10{Role: "ROLE_USER", MessageID: newUUID(), Parts: []textPart10{{Text: text}}}}
+		p := sendParams10{Message: m.wire10()}
 		p.Configuration.ReturnImmediately = true
 		method, params = "SendMessage", p
 	} else {
-		p := sendParams03{Message: message03{Kind: "message", Role: "user", MessageID: newUUID(), Parts: []textPart03{{Kind: "text", Text: text}}}}
+		p := sendParams03{Message: m.wire03()}
 		p.Configuration.Blocking = false
 		method, params = "message/send", p
 	}

@@ -14,6 +14,14 @@
 // canceled on the agent too. Every result carries the metadata
 // {agent, taskId, state, polls, ms}.
 //
+// A task that stops in input-required or auth-required suspends the call:
+// the result is OUTCOME_PENDING with a PendingRequest of kind "input" whose
+// prompt is the agent's message. The caller's answer (same tool, same
+// arguments, Answer.data the text or parts) goes to the agent as the next
+// message of the same task and context, and the call goes on from there; a
+// declined request (ok false) or one nobody answers within
+// limits.pendingTimeout cancels the task on the agent.
+//
 // In a config file:
 //
 //	"agents": {

@@ -34,7 +34,9 @@ type call struct {
 // execute submits the task without blocking and polls until the task ends,
 // the timeout passes, or the caller gives up; the last two cancel the task
 // on the agent. A call that streams, to an agent whose card says it
-// streams, follows the task's events instead of polling.
+// streams, follows the task's events instead of polling. A task that asks
+// for input suspends the call (input.go); a call with an answer sends it
+// as the task's next message and goes on from there.
 func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.Result {
 	var args struct {
 		Task *string `json:"task"`
@@ -48,7 +50,23 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 	}
 	defer s.calls.Done()
 
-	r := &call{src: s, start: time.Now(), state: "unknown"}
+	m := textMessage(*args.Task)
+	if tc.Answer != nil {
+		w, next, refused := s.takeAnswer(tc)
+		if refused != nil {
+			return *refused
+		}
+		if !tc.Answer.OK {
+			return s.declined(parent, c, w)
+		}
+		m = next
+	}
+	return s.run(parent, c, tc, m)
+}
+
+// run sends m and follows the task it starts or continues.
+func (s *Source) run(parent context.Context, c *client, tc tool.Call, m outgoing) tool.Result {
+	r := &call{src: s, start: time.Now(), state: "unknown", taskID: m.TaskID}
 	ctx, cancelCause := context.WithCancelCause(parent)
 	defer cancelCause(nil)
 	defer context.AfterFunc(s.base, func() { cancelCause(errSourceClosed) })()
@@ -61,12 +79,12 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 		// Status updates arrive as they happen: each becomes a progress
 		// event; the task id is known from the first, for a cancel.
 		n := 0
-		t, err = c.stream(ctx, *args.Task, r.observe, func(msg string) {
+		t, err = c.stream(ctx, m, r.observe, func(msg string) {
 			n++
 			tool.Progress(ctx, float64(n), 0, msg)
 		})
 	} else {
-		t, err = c.send(ctx, *args.Task)
+		t, err = c.send(ctx, m)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -75,10 +93,22 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 		return r.failed(c, err)
 	}
 	r.observe(t)
+	t, res := r.poll(ctx, c, t)
+	if res != nil {
+		return *res
+	}
+	if t.Status.State.interrupted() && r.taskID != "" {
+		return s.suspend(ctx, c, r, tc, t)
+	}
+	return r.finish(c, t)
+}
 
+// poll asks for the task every pollEvery until it is terminal or
+// interrupted; res is set when the call ends first (stopped, failed).
+func (r *call) poll(ctx context.Context, c *client, t *task) (last *task, res *tool.Result) {
 	// One timer for the whole loop, made only when there is something to
 	// poll: a task that is terminal on submit costs no timer at all.
-	pollEvery := time.Duration(s.cfg.PollEvery) * time.Millisecond
+	pollEvery := time.Duration(r.src.cfg.PollEvery) * time.Millisecond
 	var timer *time.Timer
 	errorsInRow := 0
 	for !t.Status.State.terminal() && !t.Status.State.interrupted() {
@@ -90,7 +120,7 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 		}
 		select {
 		case <-ctx.Done():
-			return r.stopped(ctx, c)
+			return nil, ptr(r.stopped(ctx, c))
 		case <-timer.C:
 		}
 		next, err := c.get(ctx, r.taskID)
@@ -100,18 +130,20 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 			t, errorsInRow = next, 0
 			r.observe(t)
 		case ctx.Err() != nil:
-			return r.stopped(ctx, c)
+			return nil, ptr(r.stopped(ctx, c))
 		default:
 			var rpcErr *rpcError
 			errorsInRow++
 			if errors.As(err, &rpcErr) || errorsInRow >= maxPollErrors {
-				return r.failed(c, err)
+				return nil, ptr(r.failed(c, err))
 			}
-			s.env.Log().Debug("a2a poll failed; retrying", "agent", s.id, "task", r.taskID, "error", c.clean(err.Error()))
+			r.src.env.Log().Debug("a2a poll failed; retrying", "agent", r.src.id, "task", r.taskID, "error", c.clean(err.Error()))
 		}
 	}
-	return r.finish(c, t)
+	return t, nil
 }
+
+func ptr(r tool.Result) *tool.Result { return &r }
 
 func (r *call) observe(t *task) {
 	if t.ID != "" {
@@ -177,14 +209,7 @@ func (r *call) failed(c *client, err error) tool.Result {
 // context, so the agent does not keep working for nobody.
 func (r *call) stopped(ctx context.Context, c *client) tool.Result {
 	cause := context.Cause(ctx)
-	if r.taskID != "" && !r.state.terminal() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
-		err := c.cancel(cctx, r.taskID)
-		cancel()
-		if err != nil {
-			r.src.env.Log().Warn("a2a cancel failed", "agent", r.src.id, "task", r.taskID, "error", c.clean(err.Error()))
-		}
-	}
+	r.cancelTask(ctx, c)
 	meta := r.metadata()
 	switch {
 	case errors.Is(cause, errTimedOut):
@@ -198,6 +223,22 @@ func (r *call) stopped(ctx context.Context, c *client) tool.Result {
 		return tool.Result{IsError: true, Outcome: tool.OutcomeCanceled, Metadata: meta,
 			Output: r.label() + " canceled"}
 	}
+}
+
+// cancelTask cancels the task on the agent when it has an id and is still
+// running, on a short context detached from ctx (which may be done
+// already); it reports whether the agent took the cancel.
+func (r *call) cancelTask(ctx context.Context, c *client) bool {
+	if r.taskID == "" || r.state.terminal() {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+	defer cancel()
+	if err := c.cancel(cctx, r.taskID); err != nil {
+		r.src.env.Log().Warn("a2a cancel failed", "agent", r.src.id, "task", r.taskID, "error", c.clean(err.Error()))
+		return false
+	}
+	return true
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a character.

@@ -21,6 +21,7 @@ import (
 //	fail after N: MSG    failed after N polls with status message MSG
 //	cancelstate after N  canceled by the agent after N polls (no message)
 //	input after N        input-required after N polls, message "which file?"
+//	auth after N         auth-required after N polls, message "sign in first"
 //	hang                 working until canceled
 //	instant              the submit answer is already completed
 //	message              the submit answer is a direct message, no task
@@ -212,6 +213,8 @@ func (a *fakeAgent) serveRPC(w http.ResponseWriter, r *http.Request) {
 				ft.state = "canceled"
 			case "input":
 				ft.state, ft.msg = "input-required", "which file?"
+			case "auth":
+				ft.state, ft.msg = "auth-required", "sign in first"
 			}
 		}
 		script := ft.script
@@ -306,7 +309,7 @@ func (a *fakeAgent) render(ft *fakeTask) map[string]any {
 			map[string]any{"artifactId": "a2", "parts": []any{a.textPart("beta"), map[string]any{"data": map[string]any{"x": 1}}, a.textPart("gamma")}},
 		}
 		status["message"] = a.agentMessage("status says done")
-	case ft.state == "failed" || ft.state == "input-required":
+	case ft.state == "failed" || ft.state == "input-required" || ft.state == "auth-required":
 		if ft.msg != "" {
 			status["message"] = a.agentMessage(ft.msg)
 		}

@@ -35,6 +35,11 @@ type nodeStats struct {
 	Gets     map[string]int `json:"gets"`
 	Cancels  []string       `json:"cancels"`
 	Versions []string       `json:"versions"`
+	// Answers are the messages that continued a task that asked for input.
+	Answers []struct {
+		TaskID    string `json:"taskId"`
+		ContextID string `json:"contextId"`
+	} `json:"answers"`
 }
 
 // startNodeAgent runs the agent and kills it when the test ends. Without

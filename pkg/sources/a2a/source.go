@@ -13,6 +13,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/waitctx"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -43,11 +44,17 @@ type Source struct {
 	base context.Context
 	stop context.CancelFunc
 
+	// pending holds the requests of tasks that asked for input (the
+	// server's shared store, so limits.maxPending counts across sources).
+	pending *pending.Store
+
 	mu     sync.Mutex
 	status sources.Status
 	closed bool
 	calls  sync.WaitGroup
 	tools  []tool.Tool
+	// waits are this source's tasks waiting for an answer (input.go).
+	waits map[*inputWait]struct{}
 }
 
 // New makes the source for one agent. A disabled agent gets a source that
@@ -70,6 +77,11 @@ func New(id string, cfg AgentConfig, env sources.Env) *Source {
 		base:      base,
 		stop:      stop,
 		status:    sources.Status{Layer: layer, State: sources.Restarting, Error: "starting: the agent card has not been fetched yet"},
+		pending:   env.Pending,
+		waits:     map[*inputWait]struct{}{},
+	}
+	if s.pending == nil {
+		s.pending = pending.New(pending.Limits{})
 	}
 	if cfg.Disabled {
 		s.status = sources.Status{Layer: layer, State: sources.Disabled}
@@ -213,7 +225,9 @@ func (s *Source) buildTools(card *agentCard, c *client) []tool.Tool {
 }
 
 // Close stops the calls in flight (each sends its cancel to the agent
-// first), waits for them until ctx ends, and drops idle connections.
+// first), waits for them until ctx ends, withdraws the requests of tasks
+// waiting for input (canceling those tasks too), and drops idle
+// connections.
 func (s *Source) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -224,6 +238,7 @@ func (s *Source) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	s.stop()
 	err := waitctx.Group(ctx, &s.calls)
+	s.withdrawWaits()
 	s.transport.CloseIdleConnections()
 	return err
 }

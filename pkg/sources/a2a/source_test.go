@@ -155,10 +155,10 @@ func TestStopStatesWithoutMessage(t *testing.T) {
 		if !res.IsError || res.Output != "A2A task task-1 canceled" {
 			t.Errorf("agent-side cancel = %+v, want failure `A2A task task-1 canceled`", res)
 		}
-		// input-required cannot be answered through a tool call: stop
-		// polling and say what the agent asked.
+		// input-required stops polling and suspends the call with what
+		// the agent asked (input_test.go answers it).
 		res = execute(context.Background(), s.reg, "Fake_Agent_echo", "input after 1")
-		if !res.IsError || res.Output != "A2A task task-2 input-required: which file?" || res.Metadata["state"] != "input-required" {
+		if res.Outcome != tool.OutcomePending || res.Output != "which file?" || res.Metadata["state"] != "input-required" {
 			t.Errorf("input-required = %+v", res)
 		}
 		if _, gets, cancels := agent.snapshot(); gets["task-2"] != 1 || len(cancels) != 0 {

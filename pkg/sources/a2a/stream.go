@@ -17,11 +17,12 @@ import (
 // streamEvent is one event of a streamed task, in either dialect: 0.3
 // tells the kinds apart by "kind", 1.0 wraps each in a named field.
 type streamEvent struct {
-	Kind   string          `json:"kind"`
-	TaskID string          `json:"taskId"`
-	Status *taskStatus     `json:"status"`
-	Final  bool            `json:"final"`
-	Art    json.RawMessage `json:"artifact"`
+	Kind      string          `json:"kind"`
+	TaskID    string          `json:"taskId"`
+	ContextID string          `json:"contextId"`
+	Status    *taskStatus     `json:"status"`
+	Final     bool            `json:"final"`
+	Art       json.RawMessage `json:"artifact"`
 
 	// 1.0 wrappers.
 	Task           json.RawMessage `json:"task"`
@@ -36,8 +37,8 @@ type streamEvent struct {
 // task as known so far to observe. It returns when the task reaches a
 // terminal or interrupted state, or when the stream ends (the caller then
 // polls, as for a task submitted without streaming).
-func (c *client) stream(ctx context.Context, text string, observe func(*task), progress func(string)) (*task, error) {
-	method, resp, err := c.openStream(ctx, text)
+func (c *client) stream(ctx context.Context, m outgoing, observe func(*task), progress func(string)) (*task, error) {
+	method, resp, err := c.openStream(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -53,14 +54,14 @@ func (c *client) stream(ctx context.Context, text string, observe func(*task), p
 
 // openStream sends the streaming request; method is its JSON-RPC method,
 // for error texts.
-func (c *client) openStream(ctx context.Context, text string) (method string, resp *http.Response, err error) {
+func (c *client) openStream(ctx context.Context, m outgoing) (method string, resp *http.Response, err error) {
 	method = "message/stream"
 	var params any
 	if c.ep.proto == proto10 {
 		method = "SendStreamingMessage"
-		params = sendParams10{Message: message10{Role: "ROLE_USER", MessageID: newUUID(), Parts: []textPart10{{Text: text}}}}
+		params = sendParams10{Message: m.wire10()}
 	} else {
-		params = sendParams03{Message: message03{Kind: "message", Role: "user", MessageID: newUUID(), Parts: []textPart03{{Kind: "text", Text: text}}}}
+		params = sendParams03{Message: m.wire03()}
 	}
 	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: c.nextID.Add(1), Method: method, Params: params})
 	if err != nil {
@@ -178,6 +179,9 @@ func (st *streamState) apply(data []byte) (done bool, err error) {
 	}
 	if st.cur.ID == "" {
 		st.cur.ID = ev.TaskID
+	}
+	if st.cur.ContextID == "" {
+		st.cur.ContextID = ev.ContextID
 	}
 	st.observe(st.cur)
 	return ev.Final || st.cur.Status.State.terminal() || st.cur.Status.State.interrupted(), nil

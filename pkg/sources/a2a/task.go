@@ -13,6 +13,7 @@ import (
 // task is an A2A task in either dialect, reduced to what a tool result needs.
 type task struct {
 	ID        string     `json:"id"`
+	ContextID string     `json:"contextId"`
 	Status    taskStatus `json:"status"`
 	Artifacts []struct {
 		Parts []part `json:"parts"`
@@ -84,8 +85,8 @@ func (s state) terminal() bool {
 	return false
 }
 
-// interrupted: the agent waits for input or auth the caller of a tool
-// cannot give, so polling on would only burn the timeout.
+// interrupted: the agent waits for input or auth from the caller, so
+// polling on would only burn the timeout; the call suspends instead.
 func (s state) interrupted() bool {
 	return s == "input-required" || s == "auth-required"
 }

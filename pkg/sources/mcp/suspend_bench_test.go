@@ -45,10 +45,11 @@ func BenchmarkCallAnswering(b *testing.B) {
 
 // BenchmarkPendingThousand holds 1,000 calls suspended on server-everything's
 // elicitation request at once and reports what each costs this process:
-// goroutines and resident memory per pending call. The goroutines are the
-// SDK's own (its handler for the server's request, and its synchronous
-// CallTool, which the flight runs); the pending store adds a timer, no
-// goroutine.
+// goroutines, Go heap and stacks in use (after a GC), and resident memory
+// per pending call. The goroutines are the SDK's own (its handler for the
+// server's request, and its synchronous CallTool, which the flight runs);
+// the pending store adds a timer, no goroutine. RSS only counts in a fresh
+// process (the first iteration): later ones reuse what the first freed.
 //
 //	go test -run '^$' -bench 'BenchmarkPendingThousand' -benchtime 1x ./pkg/sources/mcp/
 func BenchmarkPendingThousand(b *testing.B) {
@@ -65,7 +66,7 @@ func BenchmarkPendingThousand(b *testing.B) {
 	ctx := context.Background()
 	for range b.N {
 		runtime.GC()
-		g0, rss0 := runtime.NumGoroutine(), rssKiB(b)
+		g0, rss0, mem0 := runtime.NumGoroutine(), rssKiB(b), inUseKiB()
 		ids := make([]string, n)
 		for i := range n {
 			args := json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)
@@ -76,8 +77,9 @@ func BenchmarkPendingThousand(b *testing.B) {
 			ids[i] = r.Pending.ID
 		}
 		runtime.GC()
-		g1, rss1 := runtime.NumGoroutine(), rssKiB(b)
+		g1, rss1, mem1 := runtime.NumGoroutine(), rssKiB(b), inUseKiB()
 		b.ReportMetric(float64(g1-g0)/n, "goroutines/pending")
+		b.ReportMetric(float64(mem1-mem0)/n, "heap+stack-KiB/pending")
 		b.ReportMetric(float64(rss1-rss0)/n, "KiB/pending")
 		for i, id := range ids {
 			args := json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)
@@ -94,6 +96,14 @@ func everythingPath(b *testing.B) string {
 		b.Skipf("@modelcontextprotocol/server-everything not installed (npm ci --prefix e2e/node): %v", err)
 	}
 	return bin
+}
+
+// inUseKiB is the Go heap and goroutine stacks in use, which (unlike RSS)
+// shrink back when what a previous iteration held is freed.
+func inUseKiB() int {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int((m.HeapInuse + m.StackInuse) / 1024)
 }
 
 // rssKiB is this process's resident set size.

@@ -4,7 +4,8 @@
 // in a later Execute. The store hands that answer to whoever waits on the
 // request, refuses it from anyone but the call's owner, bounds how many
 // requests one principal may hold open, and ends each request at its
-// deadline.
+// deadline. An A2A agent's input-required task is held the same way, with
+// nobody waiting on the entry: the task itself waits on the agent.
 //
 // Waiting costs no goroutine of its own: an entry is a channel and a
 // time.AfterFunc timer; the only goroutine blocked is the one the upstream
@@ -186,6 +187,17 @@ func (e *Entry) Wait(done <-chan struct{}) (a tool.Answer, ok bool) {
 		}
 		return tool.Answer{}, false
 	}
+}
+
+// Withdraw closes the entry without an answer (its opener is going away)
+// and stops its deadline; a later answer is told the id is unknown. It
+// reports whether the entry was still open.
+func (e *Entry) Withdraw() bool {
+	if !e.store.remove(e, false) {
+		return false
+	}
+	e.timer.Stop()
+	return true
 }
 
 // remove closes e; it reports whether e was still open. An expired id is

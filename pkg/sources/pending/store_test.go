@@ -97,3 +97,24 @@ func TestMaxPerPrincipal(t *testing.T) {
 		t.Fatalf("after a withdrawal: %v", err)
 	}
 }
+
+// A withdrawn request is gone: no expiry runs, and an answer is told the
+// id is unknown (not expired).
+func TestWithdraw(t *testing.T) {
+	t.Parallel()
+	s := pending.New(pending.Limits{Timeout: time.Hour})
+	c := call("a", "s", `{}`)
+	e, err := s.Open(c, "input", nil, func() { t.Error("expired after withdraw") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Withdraw() || e.Withdraw() {
+		t.Fatal("Withdraw must report true once, then false")
+	}
+	if _, err := s.Peek(c, e.ID); !errors.Is(err, pending.ErrUnknown) {
+		t.Fatalf("peek after withdraw: %v", err)
+	}
+	if err := e.Deliver(tool.Answer{OK: true}); !errors.Is(err, pending.ErrExpired) || s.Len() != 0 {
+		t.Fatalf("deliver after withdraw: %v (open %d)", err, s.Len())
+	}
+}

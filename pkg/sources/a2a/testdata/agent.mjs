@@ -24,11 +24,17 @@
 //                          polls needed, then the two artifacts and completed
 //   "stream hang"          one working update ("started"), then working until
 //                          canceled
+//   "ask QUESTION"         input-required at once, the status message QUESTION;
+//                          the next message on the task (same taskId and
+//                          contextId) completes it with the artifact
+//                          "answer: TEXT" (TEXT the message's text parts, data
+//                          parts as JSON, joined by " | ")
 //
 // With "stream" the card says capabilities.streaming, so clients may use
 // message/stream (SendStreamingMessage in 1.0) and read the updates as SSE.
 //
-// GET /stats answers {"submits":N,"gets":{ID:N},"cancels":[ID],"versions":[...]}:
+// GET /stats answers {"submits":N,"gets":{ID:N},"cancels":[ID],"versions":[...],
+// "answers":[{"taskId","contextId"}]} (answers: the messages that continued a task):
 // what the agent saw on the wire, for the tests' assertions.
 
 import { createRequire } from 'node:module';
@@ -46,7 +52,8 @@ if (!nodeDir || !['1.0', '0.3', 'compat'].includes(proto)) {
 const require = createRequire(join(nodeDir, 'package.json'));
 const express = require('express');
 
-const stats = { submits: 0, gets: {}, cancels: [], versions: [] };
+const stats = { submits: 0, gets: {}, cancels: [], versions: [], answers: [] };
+const asking = new Set(); // taskIds in input-required, waiting for the next message
 const pollWaiters = new Map(); // taskId -> [{n, resolve}]
 const cancelled = new Map(); // taskId -> resolve of the running script
 const notified = new Set();
@@ -75,6 +82,7 @@ function parseScript(text) {
   if (text === 'instant') return { kind: 'instant' };
   if (text === 'stream hang') return { kind: 'streamhang' };
   if ((m = /^stream (\d+)$/.exec(text))) return { kind: 'stream', n: Number(m[1]) };
+  if ((m = /^ask (.+)$/s.exec(text))) return { kind: 'ask', question: m[1] };
   return { kind: 'complete', n: 0 };
 }
 
@@ -169,6 +177,19 @@ function setup10(base, compat) {
     async execute(ctx, bus) {
       const { taskId, contextId } = ctx;
       contexts.set(taskId, contextId);
+      if (ctx.task && asking.delete(taskId)) {
+        const parts = ctx.userMessage.parts.map((p) => (p.content?.$case === 'data' ? JSON.stringify(p.content.value) : p.content?.value ?? ''));
+        stats.answers.push({ taskId: ctx.userMessage.taskId, contextId: ctx.userMessage.contextId });
+        // A stream must open with the task (this SDK refuses a status
+        // update first), so the continuation republishes it as working.
+        bus.publish(AgentEvent.task({
+          ...ctx.task, artifacts: [], status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() },
+        }));
+        bus.publish(artifact(taskId, contextId, 'a1', ['answer: ' + parts.join(' | ')]));
+        bus.publish(status(taskId, contextId, TaskState.TASK_STATE_COMPLETED, agentMsg(taskId, contextId, 'done')));
+        bus.finished();
+        return;
+      }
       const input = ctx.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
       const script = parseScript(input);
       if (script.kind === 'instant') {
@@ -185,6 +206,12 @@ function setup10(base, compat) {
         id: taskId, contextId, history: [ctx.userMessage], artifacts: [], metadata: undefined,
         status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
       }));
+      if (script.kind === 'ask') {
+        asking.add(taskId);
+        bus.publish(status(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, agentMsg(taskId, contextId, script.question)));
+        bus.finished();
+        return;
+      }
       if (script.kind === 'stream' || script.kind === 'streamhang') {
         if (script.kind === 'streamhang') {
           bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING, agentMsg(taskId, contextId, 'started')));
@@ -256,6 +283,15 @@ function setup03(base) {
     async execute(ctx, bus) {
       const { taskId, contextId } = ctx;
       contexts.set(taskId, contextId);
+      if (ctx.task && asking.delete(taskId)) {
+        const parts = ctx.userMessage.parts.map((p) => (p.kind === 'data' ? JSON.stringify(p.data) : p.text ?? ''));
+        stats.answers.push({ taskId: ctx.userMessage.taskId, contextId: ctx.userMessage.contextId });
+        bus.publish(status(taskId, contextId, 'working', undefined, false));
+        bus.publish(artifact(taskId, contextId, 'a1', ['answer: ' + parts.join(' | ')]));
+        bus.publish(status(taskId, contextId, 'completed', agentMsg(taskId, contextId, 'done'), true));
+        bus.finished();
+        return;
+      }
       const input = ctx.userMessage.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
       const script = parseScript(input);
       if (script.kind === 'instant') {
@@ -269,6 +305,12 @@ function setup03(base) {
       }
       if (script.notify) notifyURLs.set(taskId, script.notify);
       bus.publish({ kind: 'task', id: taskId, contextId, history: [ctx.userMessage], status: { state: 'submitted', timestamp: now() } });
+      if (script.kind === 'ask') {
+        asking.add(taskId);
+        bus.publish(status(taskId, contextId, 'input-required', agentMsg(taskId, contextId, script.question), true));
+        bus.finished();
+        return;
+      }
       if (script.kind === 'stream' || script.kind === 'streamhang') {
         if (script.kind === 'streamhang') {
           bus.publish(status(taskId, contextId, 'working', agentMsg(taskId, contextId, 'started'), false));
