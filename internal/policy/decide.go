@@ -84,7 +84,7 @@ func (s *Set) Decide(in Input) Verdict {
 		Resource:  ents.tool.UID,
 		Context:   ix.context(args, in),
 	}
-	decision, diag := cedar.Authorize(ix.policies, ents, req)
+	decision, diag := cedar.Authorize(&ix.policies, ents, req) // a pointer: no copy of the slice header to the heap
 	if decision == cedar.Deny {
 		v := Verdict{Effect: Deny}
 		if len(diag.Reasons) > 0 {
