@@ -21,6 +21,7 @@ import (
 // itself (relayed through toolnexus, the go-sdk client on the newest
 // protocol); a client that declares neither has them declined for it.
 func TestEverythingRelayedThroughMCPGateway(t *testing.T) {
+	t.Parallel()
 	entry := everythingServer(t)
 	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
 
@@ -56,6 +57,7 @@ func TestEverythingRelayedThroughMCPGateway(t *testing.T) {
 // answers server-everything's requests through /mcp, and its answers come
 // back in the results.
 func TestEverythingRelayedToTheTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	entry := everythingServer(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
