@@ -244,6 +244,12 @@ func TestCallerDeadlineReachesTheTool(t *testing.T) {
 		return tool.ContextResult(ctx, "block")
 	}))
 	f := start(t, debugOnly, block)
+	// The connection is up before the deadline starts: on a busy machine
+	// dialing alone can outlast it, and the call would then never leave
+	// the client.
+	if res := f.exec(t, "debug_echo", `{}`); res.GetIsError() {
+		t.Fatal(res)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := f.reg.Execute(ctx, &pb.ExecuteRequest{Name: "block"})
