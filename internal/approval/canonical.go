@@ -21,7 +21,7 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return []byte("{}"), nil
 	}
-	if k := strictjson.DuplicateKey(args); k != "" {
+	if k, found := strictjson.DuplicateKey(args); found {
 		return nil, strictjson.ErrDuplicateKey(k)
 	}
 	d := json.NewDecoder(bytes.NewReader(args))

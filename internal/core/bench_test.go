@@ -56,7 +56,12 @@ func BenchmarkCoreExecuteTraced(b *testing.B) {
 
 // benchEcho measures debug_echo calls through c.Execute.
 func benchEcho(b *testing.B, c *core.Core) {
-	call := core.Call{Name: "debug_echo", Arguments: json.RawMessage(`{"message":"hello"}`), Protocol: core.ProtocolGRPC}
+	benchEchoWith(b, c, `{"message":"hello"}`)
+}
+
+// benchEchoWith measures debug_echo calls with these arguments.
+func benchEchoWith(b *testing.B, c *core.Core, args string) {
+	call := core.Call{Name: "debug_echo", Arguments: json.RawMessage(args), Protocol: core.ProtocolGRPC}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -68,16 +73,22 @@ func benchEcho(b *testing.B, c *core.Core) {
 
 // BenchmarkCoreExecutePolicies is BenchmarkCoreExecute with 100 Cedar
 // policies loaded: "scoped" has 99 forbids on other tools (the index skips
-// them), "all" has every policy apply to the tool called.
+// them), "all" has every policy apply to the tool called, and
+// "all-read" is "all" with a call whose arguments hold the member every
+// forbid reads, so each one's pattern is matched.
 func BenchmarkCoreExecutePolicies(b *testing.B) {
-	for _, scoped := range []bool{true, false} {
-		name := "all"
-		if scoped {
-			name = "scoped"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		scoped bool
+		args   string
+	}{
+		{"scoped", true, `{"message":"hello"}`},
+		{"all", false, `{"message":"hello"}`},
+		{"all-read", false, `{"message":"hello","command":"echo hello"}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
 			dir := b.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "bench.cedar"), []byte(policy.BenchPolicies(100, scoped)), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "bench.cedar"), []byte(policy.BenchPolicies(100, bc.scoped)), 0o600); err != nil {
 				b.Fatal(err)
 			}
 			cfg, err := config.Parse([]byte(`{"debug": true, "builtins": false, "policy": {"files": ["bench.cedar"]}}`), "", dir)
@@ -89,7 +100,7 @@ func BenchmarkCoreExecutePolicies(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close(context.Background())
-			benchEcho(b, c)
+			benchEchoWith(b, c, bc.args)
 		})
 	}
 }

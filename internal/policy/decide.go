@@ -1,14 +1,11 @@
 package policy
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/cedar-policy/cedar-go"
 
-	"github.com/toolnexus/toolnexus/internal/strictjson"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -74,9 +71,9 @@ func (v Verdict) Denial() string {
 func (s *Set) Decide(in Input) Verdict {
 	ix := s.index(in.Tool, in.Source, in.Annotations)
 	args := emptyRecord
-	if ix.readsArguments {
+	if ix.arguments.any {
 		var err error
-		if args, err = Record(in.Arguments); err != nil {
+		if args, err = argumentsRecord(in.Arguments, &ix.arguments); err != nil {
 			return Verdict{Effect: Deny, Err: err}
 		}
 	}
@@ -87,7 +84,7 @@ func (s *Set) Decide(in Input) Verdict {
 		Resource:  ents.tool.UID,
 		Context:   ix.context(args, in),
 	}
-	decision, diag := cedar.Authorize(ix.policies, ents, req)
+	decision, diag := cedar.Authorize(&ix.policies, ents, req) // a pointer: no copy of the slice header to the heap
 	if decision == cedar.Deny {
 		v := Verdict{Effect: Deny}
 		if len(diag.Reasons) > 0 {
@@ -122,7 +119,9 @@ func (s *Set) principal(name string, groupNames []string) cedar.Entity {
 
 // context is the request's context record.
 func (ix *toolIndex) context(args cedar.Record, in Input) cedar.Record {
-	cacheable := !ix.readsArguments && in.Session == ""
+	// Without the members its policies read, a call's context is that of
+	// a call without arguments.
+	cacheable := args.Len() == 0 && in.Session == ""
 	if cacheable {
 		if v, ok := ix.contexts.Load(in.Protocol); ok {
 			return v.(cedar.Record)
@@ -167,64 +166,4 @@ func (e *entities) Get(uid cedar.EntityUID) (cedar.Entity, bool) {
 		return e.tool, true
 	}
 	return cedar.Entity{}, false
-}
-
-// Record turns a call's JSON arguments into a Cedar record. JSON has values
-// Cedar lacks, so: an integer that fits 64 bits is a Long; any other number
-// is a String holding its JSON text exactly as written ("1.5", "1e3");
-// an array is a Set (unordered, duplicates merged); null members are left
-// out of their record (has tests for them) and null array items dropped.
-// Arguments that repeat a key in one object are refused: decoders differ
-// on which value wins, and the policy must judge what the tool runs.
-func Record(args json.RawMessage) (cedar.Record, error) {
-	if len(bytes.TrimSpace(args)) == 0 {
-		return cedar.NewRecord(nil), nil
-	}
-	if k := strictjson.DuplicateKey(args); k != "" {
-		return cedar.Record{}, strictjson.ErrDuplicateKey(k)
-	}
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.UseNumber()
-	var v map[string]any
-	if err := d.Decode(&v); err != nil {
-		return cedar.Record{}, fmt.Errorf("the arguments are not a JSON object: %v", err)
-	}
-	return toRecord(v), nil
-}
-
-func toRecord(m map[string]any) cedar.Record {
-	rm := make(cedar.RecordMap, len(m))
-	for k, v := range m {
-		if cv, ok := toValue(v); ok {
-			rm[cedar.String(k)] = cv
-		}
-	}
-	return cedar.NewRecord(rm)
-}
-
-func toValue(v any) (cedar.Value, bool) {
-	switch x := v.(type) {
-	case nil:
-		return nil, false
-	case bool:
-		return cedar.Boolean(x), true
-	case string:
-		return cedar.String(x), true
-	case json.Number:
-		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return cedar.Long(n), true
-		}
-		return cedar.String(string(x)), true
-	case []any:
-		vals := make([]cedar.Value, 0, len(x))
-		for _, e := range x {
-			if cv, ok := toValue(e); ok {
-				vals = append(vals, cv)
-			}
-		}
-		return cedar.NewSet(vals...), true
-	case map[string]any:
-		return toRecord(x), true
-	}
-	return nil, false
 }

@@ -7,9 +7,7 @@
 package policy
 
 import (
-	"bytes"
 	"fmt"
-	"github.com/toolnexus/toolnexus/pkg/tool"
 	"iter"
 	"os"
 	"path/filepath"
@@ -21,6 +19,8 @@ import (
 	"github.com/cedar-policy/cedar-go"
 	cedartypes "github.com/cedar-policy/cedar-go/types"
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
+
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // Entity types and the one action a policy can name.
@@ -77,13 +77,14 @@ type toolIndex struct {
 	policies subset
 	// entity is the Tool entity with its attributes.
 	entity cedar.Entity
-	// readsArguments is false when no policy of the subset mentions
-	// context.arguments: the call's JSON is then not converted at all.
-	readsArguments bool
-	source         string
-	annotations    *tool.Annotations // the hints the entity was built from
-	// contexts caches the context record of calls without a session for
-	// a tool whose policies do not read the arguments: it then depends on
+	// arguments is what the subset reads of context.arguments: a call's
+	// JSON is converted only when some policy reads it, and only the
+	// members they name.
+	arguments   argumentReads
+	source      string
+	annotations *tool.Annotations // the hints the entity was built from
+	// contexts caches the context record of calls without a session
+	// whose arguments hold nothing the policies read: it then depends on
 	// the protocol alone.
 	contexts sync.Map // protocol → cedar.Record
 }
@@ -92,8 +93,9 @@ type toolIndex struct {
 type subset []idPolicy
 
 type idPolicy struct {
-	id cedar.PolicyID
-	p  *cedar.Policy
+	id    cedar.PolicyID
+	p     *cedar.Policy
+	reads argumentReads
 }
 
 // All lets Authorize walk the subset.
@@ -125,9 +127,7 @@ func (s *Set) index(name, source string, hints *tool.Annotations) *toolIndex {
 			continue
 		}
 		ix.policies = append(ix.policies, e)
-		if bytes.Contains(e.p.MarshalCedar(), []byte("arguments")) {
-			ix.readsArguments = true
-		}
+		ix.arguments.merge(e.reads)
 	}
 	s.forTool.Store(name, ix)
 	return ix
@@ -222,7 +222,7 @@ func (s *Set) add(file string, src []byte, ids map[string]string) error {
 		}
 		key := cedar.PolicyID(fmt.Sprintf("%s#%d", file, i))
 		s.cedar.Add(key, p)
-		s.ordered = append(s.ordered, idPolicy{key, p})
+		s.ordered = append(s.ordered, idPolicy{key, p, readsOf(p)})
 		s.rules[key] = r
 	}
 	return nil

@@ -8,12 +8,14 @@ import (
 )
 
 // DuplicateKey reports the first object key that occurs twice in one
-// object of data ("" when none, or when data is not well-formed JSON).
+// object of data; found is false when none does, or when data is not
+// well-formed JSON before one does. (The empty key is a key too: {"":1,"":2}
+// repeats it.)
 // Decoders disagree on which of two equal keys wins (Go's and most take
 // the last, some the first), so a check that reads one value while a tool
 // reads the other could be bypassed: whoever decides on arguments refuses
 // them instead.
-func DuplicateKey(data []byte) string {
+func DuplicateKey(data []byte) (key string, found bool) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	type frame struct {
@@ -25,7 +27,7 @@ func DuplicateKey(data []byte) string {
 	for {
 		tok, err := d.Token()
 		if err == io.EOF || err != nil {
-			return ""
+			return "", false
 		}
 		top := len(stack) - 1
 		switch t := tok.(type) {
@@ -47,7 +49,7 @@ func DuplicateKey(data []byte) string {
 		case string:
 			if top >= 0 && stack[top].object && stack[top].expectKey {
 				if _, dup := stack[top].keys[t]; dup {
-					return t
+					return t, true
 				}
 				stack[top].keys[t] = struct{}{}
 				stack[top].expectKey = false

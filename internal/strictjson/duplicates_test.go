@@ -4,19 +4,25 @@ import "testing"
 
 func TestDuplicateKey(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{
-		`{"a":1,"b":2}`:                                "",
-		`{"a":1,"a":2}`:                                "a",
-		`{"c":"rm -rf x","c":"echo"}`:                  "c",
-		`{"o":{"k":1,"k":2}}`:                          "k",
-		`{"o":{"k":1},"p":{"k":2}}`:                    "",
-		`{"l":[{"k":1},{"k":1}],"m":"k"}`:              "",
-		`{"l":[1,"a",{"x":[]}],"x":{"y":{}},"z":null}`: "",
-		`{"a":{"b":1},"a":3}`:                          "a",
-		`not json`:                                     "",
+	type want struct {
+		key   string
+		found bool
+	}
+	for in, w := range map[string]want{
+		`{"a":1,"b":2}`:                                {},
+		`{"a":1,"a":2}`:                                {"a", true},
+		`{"c":"rm -rf x","c":"echo"}`:                  {"c", true},
+		`{"o":{"k":1,"k":2}}`:                          {"k", true},
+		`{"o":{"k":1},"p":{"k":2}}`:                    {},
+		`{"l":[{"k":1},{"k":1}],"m":"k"}`:              {},
+		`{"l":[1,"a",{"x":[]}],"x":{"y":{}},"z":null}`: {},
+		`{"a":{"b":1},"a":3}`:                          {"a", true},
+		`{"":"rm -rf x","":"echo"}`:                    {"", true},
+		`{"":1,"b":2}`:                                 {},
+		`not json`:                                     {},
 	} {
-		if got := DuplicateKey([]byte(in)); got != want {
-			t.Errorf("%s: %q, want %q", in, got, want)
+		if key, found := DuplicateKey([]byte(in)); key != w.key || found != w.found {
+			t.Errorf("%s: %q %v, want %q %v", in, key, found, w.key, w.found)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 // anything, Check makes too, so `--check` with a deployment's flags cannot
 // say "config OK" for a server that would then exit 2.
 func TestCheckRefusesWhatStartRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	write := func(name, body string) string {

@@ -22,6 +22,7 @@ import (
 // messages, a method registered after the services (health), and the
 // series created for every method and code before any call.
 func TestGRPCServerMetrics(t *testing.T) {
+	t.Parallel()
 	const cfg = `{"debug": true, "builtins": false, "skills": [],
 		"auth": {"tokens": [{"name": "agent", "token": "s3cret-agent-token"}]}}`
 	srv, _, _ := launch(t, cfg, nil)

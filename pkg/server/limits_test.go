@@ -23,6 +23,7 @@ import (
 )
 
 func TestArgumentErrorsOverGRPC(t *testing.T) {
+	t.Parallel()
 	f := start(t, debugOnly)
 	cases := []struct{ args, want string }{
 		{`{"ms":"x"}`, "invalid arguments for debug_sleep (fix these and call again):\n- ms: expected integer, got string"},
@@ -47,6 +48,7 @@ func TestArgumentErrorsOverGRPC(t *testing.T) {
 }
 
 func TestArgumentCheckingSwitchedOff(t *testing.T) {
+	t.Parallel()
 	// The tool's own check answers instead of the server's.
 	const own = `debug_sleep: "ms" must be an integer >= 0`
 	for _, cfg := range []string{
@@ -126,6 +128,7 @@ func flood(t *testing.T, f *fixture, p *peak, n, want int, names ...string) []*p
 }
 
 func TestConcurrencyLimitsHoldOverGRPC(t *testing.T) {
+	t.Parallel()
 	t.Run("per tool", func(t *testing.T) {
 		p := newPeak()
 		f := start(t, `{"builtins": false, "skills": [], "limits": {"tools": {"held": {"maxConcurrency": 3}}}}`, p.tool("held"))
@@ -149,6 +152,7 @@ func TestConcurrencyLimitsHoldOverGRPC(t *testing.T) {
 }
 
 func TestExcessCallWaitsThenIsAnError(t *testing.T) {
+	t.Parallel()
 	p := newPeak()
 	p.stubborn = true // the first "quick" call must keep its slot past its 40ms
 	f := start(t, `{"builtins": false, "skills": [], "limits": {"tools": {"held": {"maxConcurrency": 1, "timeout": 60000}, "quick": {"maxConcurrency": 1, "timeout": 40}}}}`,
@@ -180,6 +184,7 @@ func TestExcessCallWaitsThenIsAnError(t *testing.T) {
 }
 
 func TestOutputTruncatedWithMarkerOverGRPC(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"debug": true, "builtins": false, "skills": [], "limits": {"maxOutputBytes": 16}}`)
 	res := f.exec(t, "debug_echo", `{"text": "abcdefghijklmnopqrstuvwxyz"}`)
 	want := `{"text":"abcdefg` + "\n[output truncated: 21 bytes omitted; limits.maxOutputBytes is 16]"
@@ -195,6 +200,7 @@ func TestOutputTruncatedWithMarkerOverGRPC(t *testing.T) {
 }
 
 func TestRequestSizeLimit(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"debug": true, "builtins": false, "skills": [], "limits": {"maxRequestBytes": 2048}}`)
 	big := fmt.Sprintf(`{"blob": %q}`, strings.Repeat("x", 4096))
 	_, err := f.reg.Execute(context.Background(), &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: big}})

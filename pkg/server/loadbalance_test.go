@@ -92,6 +92,7 @@ func whoami(t *testing.T, c pb.RegistryServiceClient, n int) map[string]int {
 }
 
 func TestRoundRobinSpreadsCallsOverReplicas(t *testing.T) {
+	t.Parallel()
 	replicas := []*replica{startReplica(t, "r0"), startReplica(t, "r1"), startReplica(t, "r2")}
 
 	// A manual resolver stands in for DNS returning the three pod IPs of a

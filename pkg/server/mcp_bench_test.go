@@ -42,6 +42,7 @@ func BenchmarkExecuteGRPCMCPStdio(b *testing.B) {
 // TestStdioEchoServer is the MCP server of BenchmarkExecuteGRPCMCPStdio
 // when the binary runs with TN_MCP_ECHO set; otherwise it does nothing.
 func TestStdioEchoServer(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("TN_MCP_ECHO") == "" {
 		t.Skip("the MCP echo server of BenchmarkExecuteGRPCMCPStdio")
 	}

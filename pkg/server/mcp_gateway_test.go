@@ -209,6 +209,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 }
 
 func TestMCPGatewayListsWhatListToolsListsAndCallsEverySource(t *testing.T) {
+	t.Parallel()
 	up := upstream(t)
 	cfg := fmt.Sprintf(`{"debug": true, "skills": [], "builtins": {"tools": {"bash": false, "webfetch": false}},
 		"mcpServers": {"up": {"url": %q}},
@@ -320,6 +321,7 @@ func TestMCPGatewayListsWhatListToolsListsAndCallsEverySource(t *testing.T) {
 }
 
 func TestMCPGatewayPanicIsAnErrorResultAndServingGoesOn(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, debugOnly)
 	cs := g.mustConnect(t, "", nil)
 	res := callMCP(t, cs, "debug_panic", map[string]any{"message": "kaboom"})
@@ -336,6 +338,7 @@ func TestMCPGatewayPanicIsAnErrorResultAndServingGoesOn(t *testing.T) {
 }
 
 func TestMCPGatewayUnknownToolIsInvalidParams(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, debugOnly)
 	cs := g.mustConnect(t, "", nil)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool"})
@@ -346,6 +349,7 @@ func TestMCPGatewayUnknownToolIsInvalidParams(t *testing.T) {
 }
 
 func TestMCPGatewayArgumentsAndResultShape(t *testing.T) {
+	t.Parallel()
 	meta := tool.Must(tool.New("with_meta", func(_ context.Context, c tool.Call) tool.Result {
 		return tool.Result{Output: "done: " + string(c.Arguments), Metadata: map[string]any{"rows": 3, "path": "a/b"}}
 	}))
@@ -377,6 +381,7 @@ func TestMCPGatewayArgumentsAndResultShape(t *testing.T) {
 }
 
 func TestMCPGatewaySuspendAndAnswer(t *testing.T) {
+	t.Parallel()
 	ask := tool.Must(tool.New("ask", func(_ context.Context, c tool.Call) tool.Result {
 		if c.Answer == nil {
 			return tool.Suspend(tool.Pending{ID: "p-1", Kind: "confirm", Prompt: "Proceed?", Data: map[string]any{"n": 1}})
@@ -439,6 +444,7 @@ func awaitTools(t *testing.T, cs *mcp.ClientSession, ch <-chan struct{}, what st
 }
 
 func TestMCPGatewayListChangedOnRegistryChangeAndReload(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, debugOnly, echoTool("mine"))
 	opts, changed := listChanged()
 	cs := g.mustConnect(t, "", opts)
@@ -484,6 +490,7 @@ func TestMCPGatewayListChangedOnRegistryChangeAndReload(t *testing.T) {
 }
 
 func TestMCPGatewayListsThousandsOfToolsAcrossPages(t *testing.T) {
+	t.Parallel()
 	tools := make([]tool.Tool, 2500)
 	for i := range tools {
 		tools[i] = echoTool(fmt.Sprintf("t%04d", len(tools)-1-i)) // registered in reverse
@@ -504,6 +511,7 @@ func TestMCPGatewayListsThousandsOfToolsAcrossPages(t *testing.T) {
 }
 
 func TestMCPGatewayToolsFilter(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, `{"debug": true, "builtins": false, "skills": [], "server": {"mcp": {"tools": ["debug_e*", "source:custom"]}}}`,
 		echoTool("n1"), echoTool("n2"))
 	cs := g.mustConnect(t, "", nil)
@@ -616,6 +624,7 @@ func bearerCtx(tok string) context.Context {
 }
 
 func TestMCPGatewayOffUnlessConfigured(t *testing.T) {
+	t.Parallel()
 	f := start(t, debugOnly)
 	if f.srv.MCPAddr() != nil || f.srv.MCPHandler() != nil {
 		t.Fatalf("gateway on without server.mcp.listen: %v", f.srv.MCPAddr())
@@ -623,6 +632,7 @@ func TestMCPGatewayOffUnlessConfigured(t *testing.T) {
 }
 
 func TestMCPGatewayNonLoopbackNeedsAuthOrTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "c.json")
 	if err := os.WriteFile(p, []byte(`{"builtins": false, "skills": [], "server": {"mcp": {"listen": "0.0.0.0:0"}}}`), 0o600); err != nil {
@@ -636,6 +646,7 @@ func TestMCPGatewayNonLoopbackNeedsAuthOrTLS(t *testing.T) {
 }
 
 func TestMCPGatewayShutdownLetsACallFinish(t *testing.T) {
+	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
 	slow := tool.Must(tool.New("slow", func(ctx context.Context, _ tool.Call) tool.Result {
 		close(entered)
@@ -701,6 +712,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 }
 
 func TestMCPGatewayServesTLSWhenTheServerDoes(t *testing.T) {
+	t.Parallel()
 	cert, key, pool := selfSigned(t)
 	g := startGateway(t, fmt.Sprintf(`{"debug": true, "builtins": false, "skills": [], "server": {"tls": {"cert": %q, "key": %q}}}`, cert, key))
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
@@ -913,6 +925,7 @@ func BenchmarkGatewayBareSDKCall(b *testing.B) {
 }
 
 func TestMCPGatewayCallerCancellationReachesTheTool(t *testing.T) {
+	t.Parallel()
 	entered, sawCancel := make(chan struct{}), make(chan struct{})
 	wait := tool.Must(tool.New("wait", func(ctx context.Context, _ tool.Call) tool.Result {
 		close(entered)
@@ -967,6 +980,7 @@ func TestMCPGatewayReloadedTokenAppliesToOpenSessions(t *testing.T) {
 // test binary again) with --mcp-listen, so the flag and its wiring are
 // what is tested; SIGTERM then ends it with exit 0.
 func TestMainServesMCPWithTheFlag(t *testing.T) {
+	t.Parallel()
 	if args := os.Getenv("TN_MCP_MAIN_ARGS"); args != "" {
 		os.Exit(server.Main(strings.Fields(args)))
 	}
@@ -1042,6 +1056,7 @@ func TestMainServesMCPWithTheFlag(t *testing.T) {
 }
 
 func TestMCPGatewaySchemaGetsTheObjectTypeMCPRequires(t *testing.T) {
+	t.Parallel()
 	lax := tool.Must(tool.New("lax", func(context.Context, tool.Call) tool.Result { return tool.Success("ok", nil) },
 		tool.WithInputSchema(json.RawMessage(`{"properties":{"a":{"type":"string"}},"required":["a"]}`))))
 	strict := tool.Must(tool.New("strict", func(context.Context, tool.Call) tool.Result { return tool.Success("ok", nil) },
@@ -1108,6 +1123,7 @@ func TestMCPGatewayLogsSessionsAtDebugAndNeverATokenValue(t *testing.T) {
 // list_changed makes the mcp source republish, the registry changes, and
 // the gateway's clients get their own list_changed.
 func TestMCPGatewayRelaysAnUpstreamToolListChange(t *testing.T) {
+	t.Parallel()
 	url, up := upstreamServer(t)
 	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"up": {"url": %q}}}`, url+"/mcp"))
 	opts, changed := listChanged()

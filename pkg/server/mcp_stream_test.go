@@ -25,6 +25,7 @@ func newMCPEvents() (*mcpEvents, *mcp.ClientOptions) {
 }
 
 func TestMCPGatewayRichContentProgressAndLogs(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, debugOnly, reporter)
 	ev, opts := newMCPEvents()
 	cs := g.mustConnect(t, "", opts)

@@ -13,6 +13,7 @@ import (
 // protocol (under source="unknown"), and source_up for every configured
 // source — one that failed to start and one that is disabled included.
 func TestFirstScrapeHasEveryKnownSeries(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"builtins": false, "mcpServers": {
 		"broken": {"command": "/nonexistent/toolnexus-test-server"},
 		"off": {"command": "/nonexistent/other", "disabled": true}}}`)
@@ -59,6 +60,7 @@ func TestFirstScrapeHasEveryKnownSeries(t *testing.T) {
 // /metrics speaks OpenMetrics to a scraper that asks for it (that is how
 // exemplars reach Prometheus), and the text format otherwise.
 func TestMetricsNegotiatesOpenMetrics(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"builtins": false, "debug": true}`)
 	f.exec(t, "debug_echo", `{}`)
 	for accept, want := range map[string]string{

@@ -168,6 +168,7 @@ func sessionReplica(t *testing.T, name string) (addr string, stop func()) {
 }
 
 func TestSessionsStickToOneReplicaBehindNginx(t *testing.T) {
+	t.Parallel()
 	nginxPath(t)
 	const replicas, sessions, calls = 3, 100, 10
 	addrs := make([]string, replicas)

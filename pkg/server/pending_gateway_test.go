@@ -21,6 +21,7 @@ import (
 // itself (relayed through toolnexus, the go-sdk client on the newest
 // protocol); a client that declares neither has them declined for it.
 func TestEverythingRelayedThroughMCPGateway(t *testing.T) {
+	t.Parallel()
 	entry := everythingServer(t)
 	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
 
@@ -93,6 +94,7 @@ func runTSAnsweringClient(t *testing.T, limits, mode string, extra ...string) ts
 // answers server-everything's requests through /mcp, and its answers come
 // back in the results.
 func TestEverythingRelayedToTheTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	out := runTSAnsweringClient(t, "", "answer")
 	if e := fmt.Sprint(out.Elicitation["content"]); out.Elicitation["isError"] == true || !strings.Contains(e, "- Name: Dorothy Vaughan") {
 		t.Errorf("elicitation result: %v", out.Elicitation)
@@ -110,6 +112,7 @@ func TestEverythingRelayedToTheTypeScriptClient(t *testing.T) {
 // answer); through /mcp the server hears each as such, and each call ends
 // with what the server makes of it, as a result, not a protocol error.
 func TestEverythingDeclinedByTheTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	out := runTSAnsweringClient(t, "", "decline")
 	if e := fmt.Sprint(out.Elicitation["content"]); out.Elicitation["isError"] == true || !strings.Contains(e, "User declined") {
 		t.Errorf("declined elicitation: %v", out.Elicitation)
@@ -130,6 +133,7 @@ func TestEverythingDeclinedByTheTypeScriptClient(t *testing.T) {
 // best-effort, off the call's path, so whether the client hears of it
 // before the call's stream ends is not asserted.)
 func TestEverythingExpiredBeforeTheTypeScriptClientAnswered(t *testing.T) {
+	t.Parallel()
 	out := runTSAnsweringClient(t, `"pendingTimeout": 300`, "silent")
 	for what, res := range map[string]map[string]any{"elicitation": out.Elicitation, "sampling": out.Sampling} {
 		if c := fmt.Sprint(res["content"]); res["isError"] != true || !strings.Contains(c, "expired before it was answered") {

@@ -395,12 +395,15 @@ func TestPolicyReload(t *testing.T) {
 func TestPolicyRefusesDuplicateKeys(t *testing.T) {
 	t.Parallel()
 	p := policyServe(t, "")
-	for _, args := range []string{
-		`{"command": "rm -rf x", "command": "echo hi"}`,
-		`{"command": "echo hi", "command": "rm -rf x"}`,
+	for args, key := range map[string]string{
+		`{"command": "rm -rf x", "command": "echo hi"}`: "command",
+		`{"command": "echo hi", "command": "rm -rf x"}`: "command",
+		// No policy reads workdir, so it is never converted; the text
+		// around it is still read whole and the repeat refused.
+		`{"command": "echo hi", "workdir": "a", "workdir": "../.."}`: "workdir",
 	} {
 		r := p.exec(t, polAgentA, "bash", args, nil)
-		if r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), `repeat the key "command"`) {
+		if r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), `repeat the key "`+key+`"`) {
 			t.Errorf("%s: %v %q", args, r.GetOutcome(), r.GetOutput())
 		}
 	}

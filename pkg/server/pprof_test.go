@@ -21,6 +21,7 @@ import (
 // profiles; an address on every interface is refused with exit 2 before
 // anything listens.
 func TestMainPprofListen(t *testing.T) {
+	t.Parallel()
 	if args := os.Getenv("TN_PPROF_MAIN_ARGS"); args != "" {
 		os.Exit(server.Main(strings.Fields(args)))
 	}

@@ -12,6 +12,7 @@ import (
 // gRPC wire, and moves toolnexus_sandbox_refusals_total under the tool's
 // source and its reason — once, and nothing else.
 func TestSandboxRefusalsCountedByReason(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"skills": [], "sessions": {"max": 1, "maxBytes": 1000}, "sandbox": {"limits": {"fileSize": 4096, "cpu": 1000}}}`)
 	attacks := []struct {
 		what    string

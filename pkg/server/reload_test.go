@@ -47,6 +47,7 @@ func metricValue(t *testing.T, body, name string, labels ...string) string {
 }
 
 func TestReloadWhile64GoroutinesExecute(t *testing.T) {
+	t.Parallel()
 	f := start(t, reloadA, echoTool("stable"))
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls, debugCalls, debugUnknown atomic.Int64
@@ -138,6 +139,7 @@ func (f *fixture) rewrite(t *testing.T, cfgJSON string) {
 }
 
 func TestBrokenConfigIsRejectedAndOldToolsKeepWorking(t *testing.T) {
+	t.Parallel()
 	f := start(t, reloadA, echoTool("stable"))
 	cases := []struct{ cfg, reason string }{
 		{`{"debug": true,`, "config: not valid JSON: unexpected end of JSON input at line 1, column 16"},
@@ -180,6 +182,7 @@ func TestBrokenConfigIsRejectedAndOldToolsKeepWorking(t *testing.T) {
 }
 
 func TestReloadAppliesLimitsWithoutRebuildingSources(t *testing.T) {
+	t.Parallel()
 	f := start(t, reloadA, echoTool("stable"))
 	if r := f.exec(t, "debug_sleep", `{"ms": 1}`); r.GetIsError() {
 		t.Fatal(r)
@@ -204,6 +207,7 @@ func TestReloadAppliesLimitsWithoutRebuildingSources(t *testing.T) {
 }
 
 func TestInFlightCallFinishesAcrossReload(t *testing.T) {
+	t.Parallel()
 	// The call must still be running when the reload lands; a debug tool
 	// cannot be held open, so it sleeps long enough (3 s) that even a loaded
 	// CI machine reloads first. The assertions are about outcomes, not time.
@@ -230,6 +234,7 @@ func TestInFlightCallFinishesAcrossReload(t *testing.T) {
 }
 
 func TestWatchToolsSeesEveryReloadInOrder(t *testing.T) {
+	t.Parallel()
 	f := start(t, reloadA, echoTool("stable"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -273,6 +278,7 @@ func TestWatchToolsSeesEveryReloadInOrder(t *testing.T) {
 }
 
 func TestSlowWatcherNeverBlocksTheRegistry(t *testing.T) {
+	t.Parallel()
 	// Every WatchTools message carries the whole list; with ~100 KiB of
 	// tools and the client's flow-control window pinned at 64 KiB, the
 	// server's send blocks after a message or two while this client does
@@ -357,6 +363,7 @@ func TestSlowWatcherNeverBlocksTheRegistry(t *testing.T) {
 }
 
 func TestWatchConfigReloadsOnFileChange(t *testing.T) {
+	t.Parallel()
 	// server.watchConfig polls the file's modification time (every 2 s).
 	f := start(t, `{"debug": true, "builtins": false, "skills": [], "server": {"watchConfig": true}}`, echoTool("stable"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -382,6 +389,7 @@ func TestWatchConfigReloadsOnFileChange(t *testing.T) {
 }
 
 func TestReloadWarnsAboutSettingsThatNeedARestart(t *testing.T) {
+	t.Parallel()
 	s := serve(t, debugOnly, nil)
 	s.rewrite(t, `{"debug": true, "builtins": false, "skills": [], "limits": {"maxRequestBytes": 8192}}`)
 	if _, err := s.srv.Reload(context.Background()); err != nil {
@@ -400,6 +408,7 @@ func TestReloadWarnsAboutSettingsThatNeedARestart(t *testing.T) {
 // TestSIGHUPReloadsAndSIGTERMExitsZero runs server.Main in a child process
 // (this test binary again) and drives it with real signals.
 func TestSIGHUPReloadsAndSIGTERMExitsZero(t *testing.T) {
+	t.Parallel()
 	if args := os.Getenv("TN_SERVER_MAIN_ARGS"); args != "" {
 		os.Exit(server.Main(strings.Fields(args)))
 	}
@@ -519,6 +528,7 @@ func blockingMCPServer(t *testing.T, entered chan<- struct{}, release <-chan str
 }
 
 func TestReloadRebuildsOneMCPServerAndItsRunningCallFinishes(t *testing.T) {
+	t.Parallel()
 	entered := make(chan struct{}, 4)
 	release := make(chan struct{})
 	urlA := blockingMCPServer(t, entered, release)
@@ -571,6 +581,7 @@ func TestReloadRebuildsOneMCPServerAndItsRunningCallFinishes(t *testing.T) {
 // named pipes: it writes to "entered" when the call is running, and answers
 // once "release" is written.
 func TestReloadKeepsAStdioMCPServerForItsRunningCall(t *testing.T) {
+	t.Parallel()
 	if dir := os.Getenv("TN_MCP_STDIO_FIFOS"); dir != "" {
 		os.Exit(serveStdioMCP(dir))
 	}

@@ -66,6 +66,7 @@ func mustB64(t *testing.T, s string) []byte {
 // returns, its progress and log notifications before the result, its
 // error, and a cancel that reaches it.
 func TestRichTypeScriptServerOverExecuteStream(t *testing.T) {
+	t.Parallel()
 	_, _, cfg := richServer(t)
 	f := start(t, cfg)
 	ctx := context.Background()
@@ -145,6 +146,7 @@ func TestRichTypeScriptServerOverExecuteStream(t *testing.T) {
 // token gets the three progress notifications, the log messages at the
 // level the client set, then the result — in that order.
 func TestRichTypeScriptServerThroughTheGatewayWithTheTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	node, nodeDir, cfg := richServer(t)
 	g := startGateway(t, cfg)
 	type event struct {

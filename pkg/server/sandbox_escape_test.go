@@ -185,6 +185,7 @@ func TestSandboxEscapesThroughExecute(t *testing.T) {
 }
 
 func TestSandboxMemoryBombEndsWithinTheCall(t *testing.T) {
+	t.Parallel()
 	k := newEscapeKit(t, `"limits": {"memory": 268435456}`)
 	r := k.bash(t, context.Background(), `x=$(head -c 600000000 /dev/zero | tr '\0' a); echo "len=${#x}"`, 20000)
 	if !r.GetIsError() || strings.Contains(r.GetOutput(), "len=600000000") {
@@ -194,6 +195,7 @@ func TestSandboxMemoryBombEndsWithinTheCall(t *testing.T) {
 }
 
 func TestSandboxNetworkOn(t *testing.T) {
+	t.Parallel()
 	k := newEscapeKit(t, `"network": true`)
 	port := strconv.Itoa(k.s.srv.MetricsAddr().(*net.TCPAddr).Port)
 	r := k.bash(t, context.Background(), "exec 3<>/dev/tcp/127.0.0.1/"+port+" && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3", 0)
@@ -203,6 +205,7 @@ func TestSandboxNetworkOn(t *testing.T) {
 }
 
 func TestSandboxOtherSessionsWorkspace(t *testing.T) {
+	t.Parallel()
 	k := newEscapeKit(t, "")
 	k.need(t, sandbox.LayerLandlock)
 	inSession := func(id string) context.Context {
@@ -242,6 +245,7 @@ func TestSandboxRequiredRefusesToStart(t *testing.T) {
 }
 
 func TestListSourcesReportsTheSandbox(t *testing.T) {
+	t.Parallel()
 	k := newEscapeKit(t, "")
 	st := k.status
 	if st.GetMode() != "auto" || len(st.GetLayers()) < 8 || !strings.HasPrefix(st.GetSummary(), "sandbox auto: active: ") {
@@ -269,6 +273,7 @@ func processesWith(marker string) []string {
 // The sandbox helper that starts every command dies mid-call: the call
 // gets a result the model can read, and the next call gets a new helper.
 func TestSandboxHelperKilledMidCall(t *testing.T) {
+	t.Parallel()
 	k := newEscapeKit(t, "")
 	k.need(t, sandbox.LayerUserNS, sandbox.LayerPIDNS)
 	marker := "300." + strconv.Itoa(os.Getpid()) + "7"

@@ -63,6 +63,7 @@ func serveAttackMCP() int {
 // ListSources says which server is sandboxed; shutting the server down
 // leaves no process of either.
 func TestSandboxedMCPServerThroughExecute(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(sandboxChildEnv) != "" {
 		os.Exit(serveAttackMCP())
 	}

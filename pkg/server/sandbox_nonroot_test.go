@@ -32,6 +32,7 @@ const nonRootUID = 4242
 // refused by seccomp and leave it as it was; a root-only file is
 // unreadable; another principal's session cannot be stat-ed or chmod-ed.
 func TestSandboxAttacksWithANonRootServer(t *testing.T) {
+	t.Parallel()
 	if args := os.Getenv(nonRootMainEnv); args != "" {
 		os.Exit(server.Main(strings.Fields(args)))
 	}

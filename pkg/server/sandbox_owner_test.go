@@ -61,6 +61,7 @@ func (h hostFile) unchanged(t *testing.T) {
 // each fail and leave the file as it was; a root-only 0600 file stays
 // unreadable; the command is not root on the host.
 func TestSandboxCommandsCannotActAsTheServersUID(t *testing.T) {
+	t.Parallel()
 	if target := os.Getenv(xattrAttackEnv); target != "" {
 		err := unix.Setxattr(target, "user.owned", []byte("yes"), 0)
 		fmt.Printf("setxattr=%v\n", err)
@@ -135,6 +136,7 @@ chown 0:0 %[2]s; echo chown=$?; cat %[3]s; echo cat=$?
 // can read and rewrite, and a command's files are owned by the sandbox's
 // uid, not root.
 func TestSandboxWorkspaceStaysUsable(t *testing.T) {
+	t.Parallel()
 	k := newEscapeKit(t, "")
 	k.need(t, sandbox.LayerUserNS)
 	ctx := context.Background()
@@ -236,6 +238,7 @@ func sandboxIDs() (uid, gid int) {
 // act as: a file a command writes belongs to them on the host (inside its
 // namespace the command sees itself as 65534, whatever the host ids are).
 func TestSandboxCommandIDsAreConfigurable(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("the ids apply to a root server; CI runs as root")
 	}

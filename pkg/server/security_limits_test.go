@@ -81,6 +81,7 @@ func TestWatchStreamsArePerPrincipalCapped(t *testing.T) {
 // handshake timeout, HTTP after its header timeout) instead of holding a
 // connection and a goroutine forever.
 func TestSilentConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
 	s := serve(t, debugOnly, func(o *server.Options) { o.MCPListen = "127.0.0.1:0" })
 	var wg sync.WaitGroup
 	for name, addr := range map[string]string{"grpc": s.srv.Addr().String(), "metrics": s.srv.MetricsAddr().String(), "mcp": s.srv.MCPAddr().String()} {

@@ -43,6 +43,7 @@ func runMain(t *testing.T, args ...string) (int, string) {
 // CA would let anyone who reaches it run bash: the server refuses to start
 // (exit 2) and says which key and what to do.
 func TestListenerRulesAtStart(t *testing.T) {
+	t.Parallel()
 	if args := os.Getenv("TN_SEC_MAIN_ARGS"); args != "" {
 		os.Exit(server.Main(strings.Fields(args)))
 	}
@@ -86,6 +87,7 @@ func TestListenerRulesAtStart(t *testing.T) {
 
 // /metrics is read-only and may be public; the startup line says so.
 func TestPublicMetricsAreNamedInTheStartupLine(t *testing.T) {
+	t.Parallel()
 	s := serve(t, debugOnly, func(o *server.Options) { o.MetricsListen = "0.0.0.0:0" })
 	_, port, _ := net.SplitHostPort(s.srv.MetricsAddr().String())
 	want := fmt.Sprintf(`beyond_loopback="metrics [::]:%s (open: /metrics and /healthz are public, read-only)"`, port)

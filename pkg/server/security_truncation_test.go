@@ -9,6 +9,7 @@ import (
 // cuts to the tool's own 100-byte limit. The caller reads one note with
 // the true count of bytes it did not get, not the bytes the second cut saw.
 func TestTruncationTellsTheTruth(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"skills": [], "limits": {"tools": {"bash": {"maxOutputBytes": 100}}}}`)
 	r := f.exec(t, "bash", `{"command": "head -c 49000000 /dev/zero | tr '\\0' a"}`)
 	want := ""

@@ -14,6 +14,7 @@ import (
 // dial, and the error names the address, its class and the key that would
 // allow it.
 func TestWebfetchCannotReachInside(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"skills": [], "builtins": {"webfetch": {"allowHosts": ["localhost"]}}}`)
 	metrics := f.srv.MetricsAddr().String()
 	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

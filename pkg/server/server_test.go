@@ -32,6 +32,7 @@ func echoTool(name string) tool.Tool {
 }
 
 func TestListToolsSortedInByteOrderAndFiltered(t *testing.T) {
+	t.Parallel()
 	f := start(t, debugOnly, echoTool("b"), echoTool("B"), echoTool("_x"), echoTool("a-b"), echoTool("a"))
 	resp, err := f.reg.ListTools(context.Background(), &pb.ListToolsRequest{})
 	if err != nil {
@@ -72,6 +73,7 @@ func TestListToolsSortedInByteOrderAndFiltered(t *testing.T) {
 }
 
 func TestListToolsPagingAt10000Tools(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"builtins": false, "skills": []}`)
 	tools := make([]tool.Tool, 10000)
 	for i := range tools {
@@ -119,6 +121,7 @@ func TestListToolsPagingAt10000Tools(t *testing.T) {
 }
 
 func TestLaterLayerWinsAndShadowIsReported(t *testing.T) {
+	t.Parallel()
 	// A native tool named like a debug tool: native (later) must win.
 	mine := tool.Must(tool.Native("debug_echo", func(context.Context, map[string]any) (any, error) { return "native wins", nil }))
 	f := start(t, debugOnly, mine)
@@ -149,6 +152,7 @@ func TestLaterLayerWinsAndShadowIsReported(t *testing.T) {
 }
 
 func TestExecuteNativeStructAndJSONAgree(t *testing.T) {
+	t.Parallel()
 	add := tool.Must(tool.Typed("add", func(_ context.Context, a struct {
 		A int `json:"a"`
 		B int `json:"b"`
@@ -177,6 +181,7 @@ func TestExecuteNativeStructAndJSONAgree(t *testing.T) {
 }
 
 func TestExecuteFailuresAreResults(t *testing.T) {
+	t.Parallel()
 	f := start(t, debugOnly)
 	cases := []struct {
 		name, args string
@@ -228,6 +233,7 @@ func TestExecuteFailuresAreResults(t *testing.T) {
 }
 
 func TestCallerDeadlineReachesTheTool(t *testing.T) {
+	t.Parallel()
 	stopped := make(chan error, 1)
 	block := tool.Must(tool.New("block", func(ctx context.Context, _ tool.Call) tool.Result {
 		<-ctx.Done()
@@ -235,6 +241,12 @@ func TestCallerDeadlineReachesTheTool(t *testing.T) {
 		return tool.ContextResult(ctx, "block")
 	}))
 	f := start(t, debugOnly, block)
+	// The connection is up before the deadline starts: on a busy machine
+	// dialing alone can outlast it, and the call would then never leave
+	// the client.
+	if res := f.exec(t, "debug_echo", `{}`); res.GetIsError() {
+		t.Fatal(res)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := f.reg.Execute(ctx, &pb.ExecuteRequest{Name: "block"})
@@ -252,6 +264,7 @@ func TestCallerDeadlineReachesTheTool(t *testing.T) {
 }
 
 func TestLimitTimeoutIsAResult(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"debug": true, "builtins": false, "skills": [], "limits": {"tools": {"debug_sleep": {"timeout": 50}}}}`)
 	res := f.exec(t, "debug_sleep", `{"ms": 60000}`)
 	if !res.GetIsError() || res.GetOutcome() != pb.Outcome_OUTCOME_TIMEOUT || res.GetOutput() != "debug_sleep: timed out after 50ms (limits.timeout)" {
@@ -260,6 +273,7 @@ func TestLimitTimeoutIsAResult(t *testing.T) {
 }
 
 func TestWatchToolsSeesLayerReplace(t *testing.T) {
+	t.Parallel()
 	f := start(t, debugOnly)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -301,6 +315,7 @@ func TestWatchToolsSeesLayerReplace(t *testing.T) {
 }
 
 func TestExportToolsShapes(t *testing.T) {
+	t.Parallel()
 	f := start(t, debugOnly)
 	get := func(format pb.ExportFormat) []map[string]any {
 		resp, err := f.reg.ExportTools(context.Background(), &pb.ExportToolsRequest{Format: format, Names: []string{"debug_sleep"}})
@@ -334,6 +349,7 @@ func TestExportToolsShapes(t *testing.T) {
 }
 
 func TestHealthReflectionAndGracefulDrain(t *testing.T) {
+	t.Parallel()
 	// hold signals when it is running and finishes when released, so the
 	// test knows the call is in flight without polling anything.
 	running, release := make(chan struct{}), make(chan struct{})
@@ -412,6 +428,7 @@ func TestHealthReflectionAndGracefulDrain(t *testing.T) {
 }
 
 func TestConcurrentExecuteWhileLayersAreReplaced(t *testing.T) {
+	t.Parallel()
 	// Each version of layer "flux" has 8 tools all answering with the same
 	// version tag; a call must never see a mix, and the stable tool must
 	// never fail.

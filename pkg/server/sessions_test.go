@@ -63,6 +63,7 @@ func sessionIDs(t *testing.T, ctx context.Context, conn *grpc.ClientConn) []stri
 const sessionsConfig = `{"skills": [], "builtins": {"tools": {"webfetch": false}}}`
 
 func TestSessionsTwoSessionsSamePathEachReadsItsOwn(t *testing.T) {
+	t.Parallel()
 	f := start(t, sessionsConfig)
 	for _, id := range []string{"alpha", "beta"} {
 		if r := execIn(t, inSession("", id), f.reg, "write", map[string]any{"path": "notes/plan.md", "content": "plan of " + id}); r.GetIsError() {
@@ -247,6 +248,7 @@ func TestSessionsListAndDeleteAuthMatrix(t *testing.T) {
 }
 
 func TestSessionsBadIDsAndRequired(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"skills": [], "debug": true, "sessions": {"required": true}}`)
 	for _, id := range []string{"..", ".", "a/b", "../../etc", strings.Repeat("x", 65), "a b", "a:b", "~x"} {
 		_, err := f.reg.Execute(inSession("", id), &pb.ExecuteRequest{Name: "debug_echo"})
@@ -279,6 +281,7 @@ func TestSessionsBadIDsAndRequired(t *testing.T) {
 }
 
 func TestSessionsQuota(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"skills": [], "sessions": {"maxBytes": 1000}}`)
 	ctx := inSession("", "q")
 	r := execIn(t, ctx, f.reg, "write", map[string]any{"path": "big", "content": strings.Repeat("x", 1001)})
@@ -356,6 +359,7 @@ func waitGone(t *testing.T, conn *grpc.ClientConn, id string) {
 }
 
 func TestSessionsExpireWhenIdleButNeverDuringACall(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"skills": [], "sessions": {"idleTimeout": 50}}`)
 	held := holdInSession(t, f, "held")
 	if r := execIn(t, inSession("", "brief"), f.reg, "write", map[string]any{"path": "f", "content": "x"}); r.GetIsError() {
@@ -387,6 +391,7 @@ func TestSessionsExpireWhenIdleButNeverDuringACall(t *testing.T) {
 }
 
 func TestSessionsDeleteRefusedWhileACallRuns(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"skills": []}`)
 	held := holdInSession(t, f, "busy")
 	sc := pb.NewSessionServiceClient(f.conn)
@@ -406,6 +411,7 @@ func TestSessionsDeleteRefusedWhileACallRuns(t *testing.T) {
 }
 
 func TestSessionsSurviveReloadAndRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "toolnexus.json")
 	ws := filepath.Join(dir, "ws")
@@ -463,6 +469,7 @@ func (s sessionHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestSessionsOverMCP(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, `{"skills": []}`)
 	one, two := g.mustConnect(t, "", nil), g.mustConnect(t, "", nil)
 	if res := callMCP(t, one, "write", map[string]any{"path": "n.txt", "content": "one's"}); res.IsError {
@@ -503,6 +510,7 @@ func TestSessionsOverMCP(t *testing.T) {
 
 // ExecuteStream runs in the session its metadata names, like Execute.
 func TestSessionsExecuteStream(t *testing.T) {
+	t.Parallel()
 	f := start(t, sessionsConfig)
 	stream, err := f.reg.ExecuteStream(inSession("", "streamed"), &pb.ExecuteRequest{Name: "bash",
 		Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"command": "echo from the stream > s.txt; pwd"}`}})
@@ -531,6 +539,7 @@ func TestSessionsExecuteStream(t *testing.T) {
 }
 
 func TestSessionsCapPerPrincipal(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"skills": [], "debug": true, "sessions": {"max": 1}}`)
 	if r := execIn(t, inSession("", "one"), f.reg, "debug_echo", map[string]any{"message": "x"}); r.GetIsError() {
 		t.Fatal(r.GetOutput())
@@ -657,6 +666,7 @@ func TestSessionsOutOfReachOfTheSharedWorkspace(t *testing.T) {
 // at start with exit 2 naming the key, and an old .sessions left in the
 // workspace is named in a warning.
 func TestSessionsRootConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := serve(t, `{"skills": [], "builtins": {"tools": {"webfetch": false}}, "sessions": {"root": "`+filepath.Join(dir, "elsewhere")+`"}}`, nil)
 	reg := pb.NewRegistryServiceClient(s.dial(t))

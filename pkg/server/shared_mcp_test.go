@@ -53,6 +53,7 @@ func tallyTool(replica string) tool.Tool {
 }
 
 func TestSharedMCPSessionWorksOnEveryReplicaBehindRoundRobin(t *testing.T) {
+	t.Parallel()
 	missing := func(what string) {
 		t.Helper()
 		if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {

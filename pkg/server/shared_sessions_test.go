@@ -176,6 +176,7 @@ func dialGRPC(t *testing.T, addr string) *grpc.ClientConn {
 }
 
 func TestSharedRootServesASessionFromEveryReplicaBehindRoundRobin(t *testing.T) {
+	t.Parallel()
 	runReplicaMain()
 	nginxPath(t)
 	root := testutil.ReachableBySandbox(t, t.TempDir())
@@ -281,6 +282,7 @@ func TestSharedRootServesASessionFromEveryReplicaBehindRoundRobin(t *testing.T) 
 }
 
 func TestSharedQuotaHoldsAcrossReplicaProcesses(t *testing.T) {
+	t.Parallel()
 	runReplicaMain()
 	const maxBytes, size = 10000, 500
 	root := testutil.ReachableBySandbox(t, t.TempDir())
@@ -332,6 +334,7 @@ func TestSharedQuotaHoldsAcrossReplicaProcesses(t *testing.T) {
 }
 
 func TestSharedIdleCleanupSparesACallOnAnotherReplica(t *testing.T) {
+	t.Parallel()
 	runReplicaMain()
 	root := testutil.ReachableBySandbox(t, t.TempDir())
 	// Idle after 300 ms; each janitor looks every 75 ms.

@@ -21,6 +21,7 @@ import (
 )
 
 func TestQuestionSuspendsAndResumesOverGRPC(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"builtins": true}`)
 	args := `{"questions":[{"question":"Pick a color?","header":"Color","options":["red","green"]},{"question":"Confirm?"}]}`
 	res := f.exec(t, "question", args)
@@ -86,6 +87,7 @@ func a2aAgent(t *testing.T) *httptest.Server {
 }
 
 func TestA2AAndHTTPSourcesOverGRPC(t *testing.T) {
+	t.Parallel()
 	agent := a2aAgent(t)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "pong") }))
 	defer api.Close()
@@ -148,6 +150,7 @@ func mcpHTTPServer(t *testing.T) string {
 }
 
 func TestMCPServerOverGRPC(t *testing.T) {
+	t.Parallel()
 	url := mcpHTTPServer(t)
 	f := start(t, fmt.Sprintf(`{"builtins": false, "mcpServers": {"calc": {"url": %q}, "broken": {"command": ["/nonexistent/mcp-server"]}}}`, url))
 	tl, err := f.reg.GetTool(context.Background(), &pb.GetToolRequest{Name: "calc_add"})
@@ -208,6 +211,7 @@ func everythingServer(t *testing.T) string {
 }
 
 func TestServerEverythingOverGRPC(t *testing.T) {
+	t.Parallel()
 	entry := everythingServer(t)
 	f := start(t, fmt.Sprintf(`{"builtins": false, "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
 	list, err := f.reg.ListTools(context.Background(), &pb.ListToolsRequest{Sources: []string{"mcp"}})

@@ -34,6 +34,7 @@ func writeSkill(t *testing.T, root, name, description, body string) string {
 }
 
 func TestSkillsOverGRPC(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := writeSkill(t, root, "deploy", "Ship a release safely.", "Run the checks, then tag.")
 	writeSkill(t, root, "notes", "Keep release notes.", "Write them down.")
@@ -114,6 +115,7 @@ func TestSkillsOverGRPC(t *testing.T) {
 }
 
 func TestNoSkillsConfiguredMeansNoSkillTool(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"builtins": false}`)
 	list, err := f.reg.ListTools(context.Background(), &pb.ListToolsRequest{})
 	if err != nil {

@@ -79,6 +79,7 @@ var reporter = tool.Must(tool.New("reporter", func(ctx context.Context, _ tool.C
 }))
 
 func TestExecuteStreamEventsThenOneResultLast(t *testing.T) {
+	t.Parallel()
 	f := start(t, debugOnly, reporter)
 	events, res := f.stream(t, context.Background(), "reporter", `{}`)
 	if len(events) != 6 {
@@ -119,6 +120,7 @@ func TestExecuteStreamEventsThenOneResultLast(t *testing.T) {
 }
 
 func TestExecuteStreamFailuresAreResultEvents(t *testing.T) {
+	t.Parallel()
 	f := start(t, debugOnly)
 	cases := []struct {
 		name, args string
@@ -170,6 +172,7 @@ func TestExecuteStreamAllowlist(t *testing.T) {
 
 // Cancelling the stream cancels the tool: the tool sees its context end.
 func TestExecuteStreamCancelCancelsTheTool(t *testing.T) {
+	t.Parallel()
 	started, stopped := make(chan struct{}), make(chan error, 1)
 	held := tool.Must(tool.New("held", func(ctx context.Context, _ tool.Call) tool.Result {
 		tool.Output(ctx, tool.Stdout, []byte("working\n"))
@@ -202,6 +205,7 @@ func TestExecuteStreamCancelCancelsTheTool(t *testing.T) {
 // is still running (it then blocks on a FIFO that the test opens only
 // after reading the line), and cancelling the stream kills the command.
 func TestExecuteStreamBashLiveOutputAndCancel(t *testing.T) {
+	t.Parallel()
 	f := start(t, `{"debug": false, "builtins": true, "skills": []}`)
 	ws := filepath.Join(filepath.Dir(f.cfgPath), "ws")
 	gate := filepath.Join(ws, "gate")

@@ -16,6 +16,7 @@ import (
 // an MCP client of /mcp unchanged, and toolnexus's own tools say what they
 // are.
 func TestEverythingAnnotationsAndStructuredContent(t *testing.T) {
+	t.Parallel()
 	entry := everythingServer(t)
 	g := startGateway(t, fmt.Sprintf(`{"skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
 	const name = "everything_get-structured-content"

@@ -57,6 +57,7 @@ func clientTLS(roots *x509.CertPool, certs ...tls.Certificate) credentials.Trans
 }
 
 func TestTLSRoundTrip(t *testing.T) {
+	t.Parallel()
 	authority := newCA(t, "tn-test")
 	cert, key, _ := authority.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	s := serve(t, tlsConfigJSON(cert, key, ""), nil)
@@ -73,6 +74,7 @@ func TestTLSRoundTrip(t *testing.T) {
 }
 
 func TestMutualTLS(t *testing.T) {
+	t.Parallel()
 	authority := newCA(t, "tn-mtls")
 	cert, key, _ := authority.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	_, _, client := authority.Issue(t, "agent", x509.ExtKeyUsageClientAuth)
@@ -92,6 +94,7 @@ func TestMutualTLS(t *testing.T) {
 }
 
 func TestTLSCertificatesSwapOnReload(t *testing.T) {
+	t.Parallel()
 	first := newCA(t, "first")
 	cert1, key1, _ := first.Issue(t, "server1", x509.ExtKeyUsageServerAuth)
 	s := serve(t, tlsConfigJSON(cert1, key1, ""), nil)
@@ -145,6 +148,7 @@ func TestTLSCertificatesSwapOnReload(t *testing.T) {
 }
 
 func TestTLSConfigErrorsAtStart(t *testing.T) {
+	t.Parallel()
 	authority := newCA(t, "start")
 	cert, key, _ := authority.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	notPEM := filepath.Join(t.TempDir(), "ca.txt")

@@ -189,6 +189,7 @@ func checkToolSpan(t *testing.T, s testutil.Span, tool, source string) {
 // each execute_tool span under the server span, and every peer was handed a
 // traceparent whose parent is our span for that call.
 func TestTraceFromAgentThroughGRPCToEverySource(t *testing.T) {
+	t.Parallel()
 	ts := tracedServer(t)
 	const traceID, agentSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	conn, err := grpc.NewClient(ts.srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -306,6 +307,7 @@ func TestTraceFromAgentThroughGRPCToEverySource(t *testing.T) {
 // The same through /mcp: the trace comes from the tools/call _meta, or,
 // without one, from the POST's traceparent header.
 func TestTraceFromAgentThroughMCPGateway(t *testing.T) {
+	t.Parallel()
 	ts := tracedServer(t)
 	const metaTrace, metaSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	const hdrTrace, hdrSpan = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
