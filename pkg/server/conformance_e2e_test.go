@@ -22,6 +22,7 @@ import (
 // names show in the log: elicitation and sampling relayed to the suite's
 // client, SEP-1034 defaults, SEP-1330 enums, JSON Schema 2020-12 keywords.
 func TestMCPConformanceSuiteThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "e2e", "conformance"))
 	if err != nil {
 		t.Fatal(err)
