@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,34 +133,23 @@ func TestA2AInputOverExecuteStream(t *testing.T) {
 	f := a2aPending(t, "", "stream")
 	alice := bearer(aliceSecret)
 	const name, args = "Node_Agent_1_0_echo", `{"task": "ask which branch?"}`
-	events := func(ans *pb.Answer) []*pb.ExecuteEvent {
+	events := func(ans *pb.Answer) ([]*pb.ExecuteEvent, *pb.ToolResult) {
 		st, err := f.reg.ExecuteStream(alice, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}, Answer: ans})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []*pb.ExecuteEvent
-		for {
-			ev, err := st.Recv()
-			if err != nil {
-				if err != io.EOF {
-					t.Fatalf("stream: %v", err)
-				}
-				return out
-			}
-			out = append(out, ev)
-		}
+		return collect(t, st)
 	}
-	evs := events(nil)
-	if len(evs) < 2 {
-		t.Fatalf("events = %v", evs)
+	evs, last := events(nil)
+	if len(evs) == 0 {
+		t.Fatalf("no pending event before %v", last)
 	}
-	pendingEv, last := evs[len(evs)-2].GetPending(), evs[len(evs)-1].GetResult()
+	pendingEv := evs[len(evs)-1].GetPending()
 	p := pendingOf(t, last, "input")
 	if pendingEv == nil || pendingEv.GetId() != p.GetId() || p.GetPrompt() != "which branch?" {
 		t.Fatalf("pending event %v, result %v", pendingEv, last)
 	}
-	evs = events(&pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, "main")})
-	if r := evs[len(evs)-1].GetResult(); r.GetIsError() || r.GetOutput() != "answer: main" {
-		t.Fatalf("answered over a stream: %v", evs)
+	if _, r := events(&pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, "main")}); r.GetIsError() || r.GetOutput() != "answer: main" {
+		t.Fatalf("answered over a stream: %v", r)
 	}
 }

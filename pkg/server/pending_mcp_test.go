@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -143,34 +142,23 @@ func TestEverythingPendingOverExecuteStream(t *testing.T) {
 	f := everythingPending(t, "")
 	alice := bearer(aliceSecret)
 	const name = "everything_trigger-elicitation-request"
-	events := func(ans *pb.Answer) []*pb.ExecuteEvent {
+	events := func(ans *pb.Answer) ([]*pb.ExecuteEvent, *pb.ToolResult) {
 		st, err := f.reg.ExecuteStream(alice, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}, Answer: ans})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []*pb.ExecuteEvent
-		for {
-			ev, err := st.Recv()
-			if err != nil {
-				if err != io.EOF {
-					t.Fatalf("stream: %v", err)
-				}
-				return out
-			}
-			out = append(out, ev)
-		}
+		return collect(t, st)
 	}
-	evs := events(nil)
-	if len(evs) < 2 {
-		t.Fatalf("events = %v", evs)
+	evs, last := events(nil)
+	if len(evs) == 0 {
+		t.Fatalf("no pending event before %v", last)
 	}
-	pendingEv, last := evs[len(evs)-2].GetPending(), evs[len(evs)-1].GetResult()
+	pendingEv := evs[len(evs)-1].GetPending()
 	p := pendingOf(t, last, "elicitation")
 	if pendingEv == nil || pendingEv.GetId() != p.GetId() || pendingEv.GetPrompt() != p.GetPrompt() {
 		t.Fatalf("pending event %v, result %v", pendingEv, last)
 	}
-	evs = events(&pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, map[string]any{"name": "Grace Hopper"})})
-	r := evs[len(evs)-1].GetResult()
+	_, r := events(&pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, map[string]any{"name": "Grace Hopper"})})
 	if r.GetIsError() || !strings.Contains(r.GetOutput(), "- Name: Grace Hopper") {
 		t.Fatalf("answered over a stream: %v", r)
 	}
