@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/plainjson"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -45,7 +46,7 @@ func answerOf(id string, resp any) *tool.Answer {
 	switch r := resp.(type) {
 	case *mcp.ElicitResult:
 		if r.Action == "accept" {
-			return &tool.Answer{ID: id, OK: true, Data: plain(r.Content)}
+			return &tool.Answer{ID: id, OK: true, Data: plainjson.Of(r.Content)}
 		}
 		return &tool.Answer{ID: id, Reason: "the MCP client answered " + r.Action}
 	case *mcp.CreateMessageWithToolsResult, *mcp.CreateMessageResult:
@@ -152,21 +153,9 @@ func inputRequest(p *tool.Pending) mcp.InputRequest {
 // samplingAnswer is a client's completion as a sampling answer: one
 // content block (the first, when a newer client sent a list).
 func samplingAnswer(r any) any {
-	m, _ := plain(r).(map[string]any)
+	m, _ := plainjson.Of(r).(map[string]any)
 	if list, ok := m["content"].([]any); ok && len(list) > 0 {
 		m["content"] = list[0]
 	}
 	return m
-}
-
-func plain(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return nil
-	}
-	return out
 }

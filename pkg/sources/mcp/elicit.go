@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/toolnexus/toolnexus/internal/plainjson"
 	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -56,7 +57,7 @@ func (s *Source) elicitHandler(sess *session) func(context.Context, *sdk.ElicitR
 		}
 		data := map[string]any{"mode": mode}
 		if p.RequestedSchema != nil {
-			data["requestedSchema"] = plainJSON(p.RequestedSchema)
+			data["requestedSchema"] = plainjson.Of(p.RequestedSchema)
 		}
 		a, ok := s.serverAsk(ctx, sess, tool.Pending{Kind: KindElicitation, Prompt: p.Message, URL: p.URL, Data: data}, data["requestedSchema"])
 		switch {
@@ -65,7 +66,7 @@ func (s *Source) elicitHandler(sess *session) func(context.Context, *sdk.ElicitR
 		case !a.OK:
 			return &sdk.ElicitResult{Action: actionDecline}, nil
 		}
-		content, _ := plainJSON(a.Data).(map[string]any)
+		content, _ := plainjson.Of(a.Data).(map[string]any)
 		return &sdk.ElicitResult{Action: actionAccept, Content: content}, nil
 	}
 }
@@ -74,7 +75,7 @@ func (s *Source) elicitHandler(sess *session) func(context.Context, *sdk.ElicitR
 // CreateMessageResult the caller (its agent's model) produced.
 func (s *Source) sampleHandler(sess *session) func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 	return func(ctx context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-		data, _ := plainJSON(req.Params).(map[string]any)
+		data, _ := plainjson.Of(req.Params).(map[string]any)
 		delete(data, "_meta")
 		a, ok := s.serverAsk(ctx, sess, tool.Pending{Kind: KindSampling, Prompt: lastUserText(req.Params), Data: data}, nil)
 		switch {
@@ -105,7 +106,7 @@ func checkAnswer(e *pending.Entry, a tool.Answer) string {
 	}
 	switch e.Kind {
 	case KindElicitation:
-		content, ok := plainJSON(a.Data).(map[string]any)
+		content, ok := plainjson.Of(a.Data).(map[string]any)
 		if !ok {
 			return "the elicitation answer's data must be an object with the fields of requestedSchema"
 		}
@@ -201,22 +202,4 @@ func lastUserText(p *sdk.CreateMessageParams) string {
 		}
 	}
 	return p.SystemPrompt
-}
-
-// plainJSON turns v into plain JSON values (maps, slices, strings, float64,
-// bools, nil) by a round trip, so that it can go on any wire; nil when v
-// does not encode.
-func plainJSON(v any) any {
-	if v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return nil
-	}
-	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/plainjson"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -193,7 +194,7 @@ func mapResult(res *sdk.CallToolResult, meta map[string]any) tool.Result {
 	r := mapText(res, meta)
 	r.Content = richContent(res.Content)
 	if !r.IsError && res.StructuredContent != nil {
-		r.StructuredContent, _ = plainJSON(res.StructuredContent).(map[string]any)
+		r.StructuredContent, _ = plainjson.Of(res.StructuredContent).(map[string]any)
 	}
 	return r
 }
