@@ -134,11 +134,7 @@ func TestA2AInputOverExecuteStream(t *testing.T) {
 	alice := bearer(aliceSecret)
 	const name, args = "Node_Agent_1_0_echo", `{"task": "ask which branch?"}`
 	events := func(ans *pb.Answer) ([]*pb.ExecuteEvent, *pb.ToolResult) {
-		st, err := f.reg.ExecuteStream(alice, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}, Answer: ans})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return collect(t, st)
+		return streamAs(t, alice, f, name, args, ans)
 	}
 	evs, last := events(nil)
 	if len(evs) == 0 {

@@ -37,6 +37,17 @@ func execAs(t *testing.T, ctx context.Context, f *fixture, name, args string, an
 	return resp.GetResult()
 }
 
+// streamAs is execAs over ExecuteStream: the events before the result, and
+// the result.
+func streamAs(t *testing.T, ctx context.Context, f *fixture, name, args string, ans *pb.Answer) ([]*pb.ExecuteEvent, *pb.ToolResult) {
+	t.Helper()
+	st, err := f.reg.ExecuteStream(ctx, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}, Answer: ans})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return collect(t, st)
+}
+
 func pendingOf(t *testing.T, r *pb.ToolResult, kind string) *pb.PendingRequest {
 	t.Helper()
 	p := r.GetPending()
@@ -143,11 +154,7 @@ func TestEverythingPendingOverExecuteStream(t *testing.T) {
 	alice := bearer(aliceSecret)
 	const name = "everything_trigger-elicitation-request"
 	events := func(ans *pb.Answer) ([]*pb.ExecuteEvent, *pb.ToolResult) {
-		st, err := f.reg.ExecuteStream(alice, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}, Answer: ans})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return collect(t, st)
+		return streamAs(t, alice, f, name, `{}`, ans)
 	}
 	evs, last := events(nil)
 	if len(evs) == 0 {
