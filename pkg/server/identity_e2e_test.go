@@ -21,7 +21,7 @@ import (
 // provider made for another resource is refused.
 func TestTypeScriptSDKOAuthClient(t *testing.T) {
 	t.Parallel()
-	node, nodeDir, _ := richServer(t) // node and the SDK, or skip
+	node, nodeDir := nodeE2E(t)
 	p := oidcop.Start(t, oidcop.Client{ID: "agent-7", Secret: "agent-7-client-secret", Groups: []string{"dev"}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -24,11 +24,10 @@ const (
 	richWAV = "RIFF$\x00\x00\x00WAVEfmt "
 )
 
-// richServer finds node and e2e/node/rich-server.mjs (the official
-// TypeScript MCP SDK) and returns node, the e2e/node directory and a config
-// serving it as MCP server "rich"; it skips when they are missing, unless
-// TOOLNEXUS_REQUIRE_E2E=1.
-func richServer(t *testing.T) (node, nodeDir, cfg string) {
+// nodeE2E finds node and the e2e/node install (the official TypeScript MCP
+// SDK and the other npm peers); it skips when they are missing, unless
+// TOOLNEXUS_REQUIRE_E2E=1, which makes it fail instead.
+func nodeE2E(t *testing.T) (node, nodeDir string) {
 	t.Helper()
 	missing := func(what string) {
 		t.Helper()
@@ -48,6 +47,16 @@ func richServer(t *testing.T) (node, nodeDir, cfg string) {
 	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		missing("e2e/node/node_modules/@modelcontextprotocol/sdk is not installed")
 	}
+	return node, nodeDir
+}
+
+// richServer finds node and e2e/node/rich-server.mjs (the official
+// TypeScript MCP SDK) and returns node, the e2e/node directory and a config
+// serving it as MCP server "rich"; it skips when they are missing, unless
+// TOOLNEXUS_REQUIRE_E2E=1.
+func richServer(t *testing.T) (node, nodeDir, cfg string) {
+	t.Helper()
+	node, nodeDir = nodeE2E(t)
 	b, _ := json.Marshal(map[string]any{"debug": false, "builtins": false, "skills": []any{},
 		"mcpServers": map[string]any{"rich": map[string]any{"command": []string{node, filepath.Join(nodeDir, "rich-server.mjs")}}}})
 	return node, nodeDir, string(b)

@@ -54,24 +54,7 @@ func tallyTool(replica string) tool.Tool {
 
 func TestSharedMCPSessionWorksOnEveryReplicaBehindRoundRobin(t *testing.T) {
 	t.Parallel()
-	missing := func(what string) {
-		t.Helper()
-		if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
-			t.Fatalf("%s; TOOLNEXUS_REQUIRE_E2E=1 requires it (run npm ci --prefix e2e/node)", what)
-		}
-		t.Skipf("%s; skipping (run npm ci --prefix e2e/node, or set TOOLNEXUS_REQUIRE_E2E=1 to fail instead)", what)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not on PATH")
-	}
-	nodeDir, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing("e2e/node/node_modules/@modelcontextprotocol/sdk is not installed")
-	}
+	node, nodeDir := nodeE2E(t)
 	nginxPath(t)
 	root := t.TempDir()
 	cfg := fmt.Sprintf(`{"builtins": false, "skills": [], "sessions": {"shared": true, "root": %q}}`, root)
