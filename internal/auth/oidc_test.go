@@ -34,30 +34,22 @@ func TestJWTRefusalReasons(t *testing.T) {
 	p := idp.Start(t)
 	au, failed := authFor(t, p.Issuer, func(a *config.Auth) { a.OIDC[0].RequiredScopes = []string{"tools"} })
 	good := idp.Claims{"sub": "alice", "aud": audience, "scope": "openid tools"}
-	with := func(k string, v any) idp.Claims {
-		c := idp.Claims{}
-		for kk, vv := range good {
-			c[kk] = vv
-		}
-		c[k] = v
-		return c
-	}
 	cases := []struct {
 		name string
 		tok  string
 		want auth.Reason
 	}{
-		{"bad signature", p.MintTampered(good, with("sub", "root")), auth.ReasonBadSignature},
+		{"bad signature", p.MintTampered(good, good.With("sub", "root")), auth.ReasonBadSignature},
 		{"unknown key", p.MintUnpublished(good), auth.ReasonUnknownKey},
 		{"alg none", p.MintAlgNone(good), auth.ReasonAlgNone},
 		{"hmac with the public key", p.MintHMACWithPublicKey(good), auth.ReasonAlgMismatch},
-		{"expired", p.Mint(with("exp", time.Now().Add(-2*time.Minute).Unix())), auth.ReasonExpired},
-		{"not yet valid", p.Mint(with("nbf", time.Now().Add(2*time.Minute).Unix())), auth.ReasonNotYetValid},
-		{"wrong issuer", p.Mint(with("iss", "https://evil.test")), auth.ReasonWrongIssuer},
-		{"wrong audience", p.Mint(with("aud", "https://other.test/mcp")), auth.ReasonWrongAudience},
-		{"missing scope", p.Mint(with("scope", "openid")), auth.ReasonMissingScope},
-		{"no exp", p.Mint(with("exp", nil)), auth.ReasonBadClaims},
-		{"no subject", p.Mint(with("sub", "")), auth.ReasonBadClaims},
+		{"expired", p.Mint(good.With("exp", time.Now().Add(-2*time.Minute).Unix())), auth.ReasonExpired},
+		{"not yet valid", p.Mint(good.With("nbf", time.Now().Add(2*time.Minute).Unix())), auth.ReasonNotYetValid},
+		{"wrong issuer", p.Mint(good.With("iss", "https://evil.test")), auth.ReasonWrongIssuer},
+		{"wrong audience", p.Mint(good.With("aud", "https://other.test/mcp")), auth.ReasonWrongAudience},
+		{"missing scope", p.Mint(good.With("scope", "openid")), auth.ReasonMissingScope},
+		{"no exp", p.Mint(good.With("exp", nil)), auth.ReasonBadClaims},
+		{"no subject", p.Mint(good.With("sub", "")), auth.ReasonBadClaims},
 		{"not a jwt", "just-some-opaque-token", auth.ReasonUnknownToken},
 	}
 	for _, c := range cases {
@@ -74,7 +66,7 @@ func TestJWTRefusalReasons(t *testing.T) {
 		t.Fatalf("counted %v, want one per case", *failed)
 	}
 	// Within the clock skew, exp and nbf are still accepted.
-	for _, c := range []idp.Claims{with("exp", time.Now().Add(-30*time.Second).Unix()), with("nbf", time.Now().Add(30*time.Second).Unix())} {
+	for _, c := range []idp.Claims{good.With("exp", time.Now().Add(-30*time.Second).Unix()), good.With("nbf", time.Now().Add(30*time.Second).Unix())} {
 		if _, err := au.Check(p.Mint(c)); err != nil {
 			t.Errorf("token within the skew refused: %v", err)
 		}

@@ -86,28 +86,20 @@ func TestJWTRefusalsOverGRPCAndMCP(t *testing.T) {
 		}
 	}
 	good := claimsFor("alice", "dev")
-	with := func(k string, v any) idp.Claims {
-		c := idp.Claims{}
-		for kk, vv := range good {
-			c[kk] = vv
-		}
-		c[k] = v
-		return c
-	}
 	cases := []struct {
 		tok    string
 		reason auth.Reason
 		text   string
 	}{
-		{p.MintTampered(good, with("groups", []string{"ops"})), auth.ReasonBadSignature, "bad signature"},
+		{p.MintTampered(good, good.With("groups", []string{"ops"})), auth.ReasonBadSignature, "bad signature"},
 		{p.MintUnpublished(good), auth.ReasonUnknownKey, "unknown key"},
 		{p.MintAlgNone(good), auth.ReasonAlgNone, "alg none"},
 		{p.MintHMACWithPublicKey(good), auth.ReasonAlgMismatch, "algorithm does not match"},
-		{p.Mint(with("exp", time.Now().Add(-5*time.Minute).Unix())), auth.ReasonExpired, "expired"},
-		{p.Mint(with("nbf", time.Now().Add(5*time.Minute).Unix())), auth.ReasonNotYetValid, "not yet valid"},
-		{p.Mint(with("iss", "https://attacker.test")), auth.ReasonWrongIssuer, "issuer not accepted"},
-		{p.Mint(with("aud", "https://other-resource.test/mcp")), auth.ReasonWrongAudience, "audience is not this server"},
-		{p.Mint(with("scope", "openid")), auth.ReasonMissingScope, "missing a required scope"},
+		{p.Mint(good.With("exp", time.Now().Add(-5*time.Minute).Unix())), auth.ReasonExpired, "expired"},
+		{p.Mint(good.With("nbf", time.Now().Add(5*time.Minute).Unix())), auth.ReasonNotYetValid, "not yet valid"},
+		{p.Mint(good.With("iss", "https://attacker.test")), auth.ReasonWrongIssuer, "issuer not accepted"},
+		{p.Mint(good.With("aud", "https://other-resource.test/mcp")), auth.ReasonWrongAudience, "audience is not this server"},
+		{p.Mint(good.With("scope", "openid")), auth.ReasonMissingScope, "missing a required scope"},
 	}
 	for _, c := range cases {
 		_, err := g.grpc.ListTools(bearerCtx(c.tok), &pb.ListToolsRequest{})

@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -35,24 +33,6 @@ func (u *upstreamRecorder) headers() []string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]string(nil), u.seen...)
-}
-
-// payload decodes a JWT's claims (the upstream's view; the provider signed it).
-func payload(t *testing.T, tok string) map[string]any {
-	t.Helper()
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a JWT: %d parts", len(parts))
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // audIs says whether a decoded "aud" claim (one string or a list) is
@@ -113,7 +93,7 @@ func TestTokenExchangeToHTTPUpstream(t *testing.T) {
 	if !ok || got == caller || strings.Contains(seen[0], caller) {
 		t.Fatal("the upstream received the caller's own token (or none)")
 	}
-	c := payload(t, got)
+	c := oidcop.MustClaims(t, got)
 	if c["sub"] != "alice" || !audIs(c["aud"], "https://upstream.test") || c["iss"] != p.Issuer {
 		t.Fatalf("exchanged token claims %v, want sub alice, aud the upstream", c)
 	}

@@ -133,6 +133,17 @@ func (p *Provider) jwks(w http.ResponseWriter, _ *http.Request) {
 // Claims are a token's claims; Mint fills iss, iat and (when absent) exp.
 type Claims map[string]any
 
+// With is a copy of c with k set to v: one claim changed from a good set,
+// as a crafted token changes it.
+func (c Claims) With(k string, v any) Claims {
+	out := make(Claims, len(c)+1)
+	for kk, vv := range c {
+		out[kk] = vv
+	}
+	out[k] = v
+	return out
+}
+
 // Mint signs claims with the current key.
 func (p *Provider) Mint(c Claims) string {
 	p.mu.Lock()

@@ -27,23 +27,6 @@ func verifier(p *oidcop.Provider) *auth.Authenticator {
 		auth.Options{RefetchInterval: time.Nanosecond, HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}})
 }
 
-func claims(t *testing.T, tok string) map[string]any {
-	t.Helper()
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a JWT: %d parts", len(parts))
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // Two clients get tokens naming their own subject and groups, for the
 // resource they asked for; toolnexus's verifier (discovery, JWKS) accepts
 // them; after a rotation the new key signs and the old token still passes.
@@ -58,7 +41,7 @@ func TestTokensGroupsAndRotation(t *testing.T) {
 			t.Fatalf("%s: %+v %v", c.sub, pr, err)
 		}
 	}
-	if c := claims(t, alice); c["aud"] != resource && !slices.Contains(c["aud"].([]any), any(resource)) {
+	if c := oidcop.MustClaims(t, alice); c["aud"] != resource && !slices.Contains(c["aud"].([]any), any(resource)) {
 		t.Fatalf("aud %v, want the resource asked for", c["aud"])
 	}
 	if _, err := au.Check(p.Token(t, "alice-agent", "https://other.test", "tools")); auth.ReasonOf(err) != auth.ReasonWrongAudience {
@@ -107,7 +90,7 @@ func TestTokenExchange(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || tok == "" {
 		t.Fatalf("exchange: %s %v", resp.Status, body)
 	}
-	c := claims(t, tok)
+	c := oidcop.MustClaims(t, tok)
 	act, _ := c["act"].(map[string]any)
 	if c["sub"] != "alice" || c["iss"] != p.Issuer || act["sub"] != "toolnexus" || c["scope"] != "read" || !slices.Equal(c["groups"].([]any), []any{"dev"}) {
 		t.Fatalf("exchanged claims %v", c)

@@ -2,8 +2,6 @@ package a2a_test
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -50,10 +48,7 @@ func TestTokenExchangeToAgent(t *testing.T) {
 			if !ok || tok == callerTok {
 				t.Fatalf("%s: the agent got the caller's own token or none", m)
 			}
-			parts := strings.Split(tok, ".")
-			body, _ := base64.RawURLEncoding.DecodeString(parts[1])
-			var c map[string]any
-			_ = json.Unmarshal(body, &c)
+			c := oidcop.MustClaims(t, tok)
 			if aud, _ := c["aud"].([]any); c["sub"] != "alice" || c["aud"] != "https://agent.test" && (len(aud) != 1 || aud[0] != "https://agent.test") {
 				t.Fatalf("%s: exchanged token claims %v", m, c)
 			}

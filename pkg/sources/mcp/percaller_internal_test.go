@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -43,14 +42,9 @@ type sessionLog struct {
 }
 
 func subjectOf(tok string) string {
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		return ""
-	}
-	b, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	var c struct{ Sub string }
-	_ = json.Unmarshal(b, &c)
-	return c.Sub
+	c, _ := oidcop.ClaimsOf(tok)
+	sub, _ := c["sub"].(string)
+	return sub
 }
 
 func startSessionLog(t testing.TB) (*sessionLog, string) {
