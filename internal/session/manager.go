@@ -474,14 +474,7 @@ func (m *Manager) remove(s *Session, reason string, cond func(*Session) bool) bo
 	// so a session no longer listed has no directory either.
 	gone := m.moveToTrash(s.dir)
 	_ = os.Remove(s.meta)
-	k := key{s.principal, s.id}
-	if v, ok := m.sessions.Load(k); ok && v == s {
-		m.sessions.Delete(k)
-		m.counts[s.principal]--
-		if m.counts[s.principal] <= 0 {
-			delete(m.counts, s.principal)
-		}
-	}
+	m.unlist(s)
 	// A principal with no sessions left leaves no empty directory behind
 	// (under the lock: a session being created needs its parent).
 	_ = os.Remove(filepath.Join(m.root, s.pdir))
@@ -692,4 +685,16 @@ func (m *Manager) collectors() []prometheus.Collector {
 			return float64(n)
 		})
 	return []prometheus.Collector{count, bytes}
+}
+
+// unlist takes s out of the map (when it is still there); m.mu is held.
+func (m *Manager) unlist(s *Session) {
+	k := key{s.principal, s.id}
+	if v, ok := m.sessions.Load(k); ok && v == s {
+		m.sessions.Delete(k)
+		m.counts[s.principal]--
+		if m.counts[s.principal] <= 0 {
+			delete(m.counts, s.principal)
+		}
+	}
 }

@@ -311,18 +311,6 @@ func (m *Manager) drop(s *Session) {
 	m.unlist(s)
 }
 
-// unlist takes s out of the map (when it is still there); m.mu is held.
-func (m *Manager) unlist(s *Session) {
-	k := key{s.principal, s.id}
-	if v, ok := m.sessions.Load(k); ok && v == s {
-		m.sessions.Delete(k)
-		m.counts[s.principal]--
-		if m.counts[s.principal] <= 0 {
-			delete(m.counts, s.principal)
-		}
-	}
-}
-
 // removeShared removes a session from the shared root when no call runs
 // in it on any replica (its call lock taken exclusively, without waiting)
 // and, for an expiry, when the metadata under that lock still says it is
