@@ -140,6 +140,22 @@ type configMap struct {
 	Data     map[string]string `yaml:"data"`
 }
 
+// loadConfigMap loads the ConfigMap's toolnexus.json as the server would,
+// with the agent token's variable set as the Secret sets it.
+func loadConfigMap(t *testing.T, cm configMap) *config.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "toolnexus.json")
+	if err := os.WriteFile(path, []byte(cm.Data["toolnexus.json"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // manifests decodes every document of every YAML file in deploy/kubernetes,
 // keyed by "Kind/name".
 func manifests(t *testing.T) (map[string]*yaml.Node, []string) {

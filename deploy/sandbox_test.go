@@ -4,13 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
@@ -32,15 +29,7 @@ func TestManifestsRunTheSandbox(t *testing.T) {
 	}
 
 	cm := decode[configMap](t, objs, "ConfigMap/toolnexus-config")
-	path := filepath.Join(t.TempDir(), "toolnexus.json")
-	if err := os.WriteFile(path, []byte(cm.Data["toolnexus.json"]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadConfigMap(t, cm)
 	if cfg.Sandbox.Mode == sandbox.ModeOff || cfg.Sandbox.Network {
 		t.Errorf("the ConfigMap's sandbox is %+v; want it on, network off", cfg.Sandbox)
 	}

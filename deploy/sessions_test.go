@@ -11,7 +11,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -158,15 +157,7 @@ func TestSessionsOverlay(t *testing.T) {
 
 	var cm configMap
 	readYAML(t, "kubernetes/sessions/config-patch.yaml", &cm)
-	path := filepath.Join(t.TempDir(), "toolnexus.json")
-	if err := os.WriteFile(path, []byte(cm.Data["toolnexus.json"]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadConfigMap(t, cm)
 	if cfg.Sessions.Max != 100 || cfg.Sessions.MaxBytes != 256<<20 {
 		t.Errorf("sessions %+v", cfg.Sessions)
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -76,15 +74,7 @@ func TestSharedSessionsOverlay(t *testing.T) {
 
 	var cm configMap
 	readYAML(t, filepath.Join(dir, "config-patch.yaml"), &cm)
-	path := filepath.Join(t.TempDir(), "toolnexus.json")
-	if err := os.WriteFile(path, []byte(cm.Data["toolnexus.json"]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadConfigMap(t, cm)
 	if !cfg.Sessions.Shared || cfg.Sessions.Root != "" {
 		t.Errorf("sessions %+v: want shared on the default root (the mounted claim)", cfg.Sessions)
 	}
