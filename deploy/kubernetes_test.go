@@ -140,9 +140,10 @@ type configMap struct {
 	Data     map[string]string `yaml:"data"`
 }
 
-// loadConfigMap loads the ConfigMap's toolnexus.json as the server would,
-// with the agent token's variable set as the Secret sets it.
-func loadConfigMap(t *testing.T, cm configMap) *config.Config {
+// loadConfigMap writes the ConfigMap's toolnexus.json to a file and loads
+// it as the server would, with the agent token's variable set as the
+// Secret sets it; it returns the config and the file.
+func loadConfigMap(t *testing.T, cm configMap) (*config.Config, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "toolnexus.json")
 	if err := os.WriteFile(path, []byte(cm.Data["toolnexus.json"]), 0o600); err != nil {
@@ -153,7 +154,7 @@ func loadConfigMap(t *testing.T, cm configMap) *config.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	return cfg, path
 }
 
 // manifests decodes every document of every YAML file in deploy/kubernetes,

@@ -29,7 +29,7 @@ func TestManifestsRunTheSandbox(t *testing.T) {
 	}
 
 	cm := decode[configMap](t, objs, "ConfigMap/toolnexus-config")
-	cfg := loadConfigMap(t, cm)
+	cfg, path := loadConfigMap(t, cm)
 	if cfg.Sandbox.Mode == sandbox.ModeOff || cfg.Sandbox.Network {
 		t.Errorf("the ConfigMap's sandbox is %+v; want it on, network off", cfg.Sandbox)
 	}

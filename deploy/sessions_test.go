@@ -157,7 +157,7 @@ func TestSessionsOverlay(t *testing.T) {
 
 	var cm configMap
 	readYAML(t, "kubernetes/sessions/config-patch.yaml", &cm)
-	cfg := loadConfigMap(t, cm)
+	cfg, path := loadConfigMap(t, cm)
 	if cfg.Sessions.Max != 100 || cfg.Sessions.MaxBytes != 256<<20 {
 		t.Errorf("sessions %+v", cfg.Sessions)
 	}

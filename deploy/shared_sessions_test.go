@@ -74,7 +74,7 @@ func TestSharedSessionsOverlay(t *testing.T) {
 
 	var cm configMap
 	readYAML(t, filepath.Join(dir, "config-patch.yaml"), &cm)
-	cfg := loadConfigMap(t, cm)
+	cfg, path := loadConfigMap(t, cm)
 	if !cfg.Sessions.Shared || cfg.Sessions.Root != "" {
 		t.Errorf("sessions %+v: want shared on the default root (the mounted claim)", cfg.Sessions)
 	}
