@@ -78,9 +78,12 @@ test: e2e-deps
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
-## bench: the benchmark suite (module bench/); writes BENCHMARKS.md and docs/throughput.png
+## bench: the benchmark suite (module bench/); writes BENCHMARKS.md and docs/throughput.png.
+##   ROWS=8,9 runs only those baseline rows (the cheapest call against the minimal
+##   programs, about two minutes) and prints them; BEFORE=path/to/toolnexus-server adds a
+##   previous build to rows 8 and 9, measured in the same run
 bench: build
-	$(GO) -C bench run .
+	$(GO) -C bench run . $(if $(ROWS),-baselines -rows $(ROWS)) $(if $(BEFORE),-before $(abspath $(BEFORE)))
 
 ## soak: reliability drills against a real server process (SHORT=1 for the CI-sized run)
 soak: build

@@ -33,72 +33,75 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 	}
 
 	// 8. The MCP proxy pair: both spawn the same mcpecho as their child.
-	if wantRow("8") {
-		tn, err := serverproc.Start(serverBin, tmp, fmt.Sprintf(`{"builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho))
+	if wantRow("8") || wantRow("8p") {
+		mcpCfg := fmt.Sprintf(`{"builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho)
+		tn, err := serverproc.Start(serverBin, tmp, mcpCfg)
 		if err != nil {
 			return err
 		}
 		defer tn.Stop()
-		mp, a, b, stopMP, err := startBeside(tn.Addr, "echo_echo", bins["minproxy"], nil, "echo", "echo", mcpecho)
-		if err != nil {
-			return err
-		}
-		defer stopMP()
-		for _, conc := range []int{1, 16} {
-			ra, rb := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, b, mp.Cmd.Process.Pid)
-			checkErrors(rep, "MCP via toolnexus (process)", ra)
-			checkErrors(rep, "MCP via minproxy", rb)
-			rep.row("| 8 | MCP stdio tool, toolnexus vs minimal proxy (bench/minproxy), separate processes: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.95× |", conc, ra.perSecond(), rb.perSecond(), ra.perSecond()/rb.perSecond())
-			rep.row("| 8 | … p50 latency | %d | %s | %s | %.2f× | ≤ 1.05× |", conc, us(ra.p50), us(rb.p50), float64(ra.p50)/float64(rb.p50))
-			rep.row("| 8 | … server CPU per call (/proc, MCP child not included) | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), float64(ra.cpuPerCall())/float64(rb.cpuPerCall()))
+		if wantRow("8") {
+			err := floorRows(rep, floorPair{
+				row: "8", what: "MCP stdio tool, toolnexus vs minimal proxy (bench/minproxy), separate processes",
+				tool: "echo_echo", config: mcpCfg, tn: tn, tmp: tmp, concs: []int{1, 16, 64}, target: "≥ 1.00×",
+				targetAt: map[int]bool{1: true, 16: true}, cpuNote: "MCP child not included",
+				baseline: bins["minproxy"], baseTool: "echo", baseArgs: []string{"echo", mcpecho},
+			}, d, reps)
+			if err != nil {
+				return err
+			}
 		}
 		// The same pair with minproxy collecting as seldom as toolnexus does
 		// (floorGOGC; minproxy applies it to itself, not to the MCP child it
 		// starts), so what is left is the work each does per call, not how
 		// often each collects.
-		mpf, a, c, stopMPF, err := startBeside(tn.Addr, "echo_echo", bins["minproxy"], []string{floorGOGC}, "echo", "echo", mcpecho)
-		if err != nil {
-			return err
-		}
-		defer stopMPF()
-		for _, conc := range []int{1, 16} {
-			ra, rc := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, c, mpf.Cmd.Process.Pid)
-			checkErrors(rep, "MCP via minproxy ("+floorGOGC+")", rc)
-			rep.row("| 8 | … the same, minproxy at toolnexus's GC pacing ("+floorGOGC+"): calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, ra.perSecond(), rc.perSecond(), ra.perSecond()/rc.perSecond())
-			rep.row("| 8 | … … p50 latency; server CPU per call | %d | %s; %s | %s; %s | %.2f×; %.2f× | — |", conc, us(ra.p50), us(ra.cpuPerCall()), us(rc.p50), us(rc.cpuPerCall()),
-				float64(ra.p50)/float64(rc.p50), float64(ra.cpuPerCall())/float64(rc.cpuPerCall()))
+		if wantRow("8p") {
+			mpf, a, c, stopMPF, err := startBeside(tn.Addr, "echo_echo", bins["minproxy"], []string{floorGOGC}, "echo", "echo", mcpecho)
+			if err != nil {
+				return err
+			}
+			defer stopMPF()
+			for _, conc := range []int{1, 16} {
+				ra, rc := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, c, mpf.Cmd.Process.Pid)
+				checkErrors(rep, "MCP via minproxy ("+floorGOGC+")", rc)
+				rep.row("| 8 | … the same, minproxy at toolnexus's GC pacing ("+floorGOGC+"): calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, ra.perSecond(), rc.perSecond(), ra.perSecond()/rc.perSecond())
+				rep.row("| 8 | … … p50 latency; server CPU per call | %d | %s; %s | %s; %s | %.2f×; %.2f× | — |", conc, us(ra.p50), us(ra.cpuPerCall()), us(rc.p50), us(rc.cpuPerCall()),
+					float64(ra.p50)/float64(rc.p50), float64(ra.cpuPerCall())/float64(rc.cpuPerCall()))
+			}
 		}
 	}
 
 	// 9. debug_echo vs the minimal echo server.
-	if wantRow("9") {
-		tn, err := serverproc.Start(serverBin, tmp, `{"debug": true, "builtins": false}`)
+	if wantRow("9") || wantRow("9p") {
+		echoCfg := `{"debug": true, "builtins": false}`
+		tn, err := serverproc.Start(serverBin, tmp, echoCfg)
 		if err != nil {
 			return err
 		}
 		defer tn.Stop()
-		me, a, b, stopME, err := startBeside(tn.Addr, "debug_echo", bins["minecho"], nil, "debug_echo")
-		if err != nil {
-			return err
+		if wantRow("9") {
+			err := floorRows(rep, floorPair{
+				row: "9", what: "debug_echo vs minimal echo server (bench/minecho), separate processes",
+				tool: "debug_echo", config: echoCfg, tn: tn, tmp: tmp, concs: []int{1, 16, 64}, target: "≥ 0.97×",
+				targetAt: map[int]bool{1: true, 16: true, 64: true},
+				baseline: bins["minecho"], baseTool: "debug_echo",
+			}, d, reps)
+			if err != nil {
+				return err
+			}
 		}
-		defer stopME()
-		for _, conc := range []int{1, 16, 64} {
-			ra, rb := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, b, me.Cmd.Process.Pid)
-			checkErrors(rep, "debug_echo (process)", ra)
-			rep.row("| 9 | debug_echo vs minimal echo server (bench/minecho), separate processes: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.92× |", conc, ra.perSecond(), rb.perSecond(), ra.perSecond()/rb.perSecond())
-			rep.row("| 9 | … p50 latency | %d | %s | %s | %.2f× | — |", conc, us(ra.p50), us(rb.p50), float64(ra.p50)/float64(rb.p50))
-			rep.row("| 9 | … server CPU per call (/proc) | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rb.cpuPerCall()), float64(ra.cpuPerCall())/float64(rb.cpuPerCall()))
-		}
-		mef, a, c, stopMEF, err := startBeside(tn.Addr, "debug_echo", bins["minecho"], []string{floorGOGC}, "debug_echo")
-		if err != nil {
-			return err
-		}
-		defer stopMEF()
-		for _, conc := range []int{1, 64} {
-			ra, rc := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, c, mef.Cmd.Process.Pid)
-			checkErrors(rep, "debug_echo via minecho ("+floorGOGC+")", rc)
-			rep.row("| 9 | … the same, minecho at toolnexus's GC pacing ("+floorGOGC+"): calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, ra.perSecond(), rc.perSecond(), ra.perSecond()/rc.perSecond())
-			rep.row("| 9 | … … server CPU per call | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rc.cpuPerCall()), float64(ra.cpuPerCall())/float64(rc.cpuPerCall()))
+		if wantRow("9p") {
+			mef, a, c, stopMEF, err := startBeside(tn.Addr, "debug_echo", bins["minecho"], []string{floorGOGC}, "debug_echo")
+			if err != nil {
+				return err
+			}
+			defer stopMEF()
+			for _, conc := range []int{1, 64} {
+				ra, rc := pairProc(reps, conc, d, a, tn.Cmd.Process.Pid, c, mef.Cmd.Process.Pid)
+				checkErrors(rep, "debug_echo via minecho ("+floorGOGC+")", rc)
+				rep.row("| 9 | … the same, minecho at toolnexus's GC pacing ("+floorGOGC+"): calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, ra.perSecond(), rc.perSecond(), ra.perSecond()/rc.perSecond())
+				rep.row("| 9 | … … server CPU per call | %d | %s | %s | %.2f× | — |", conc, us(ra.cpuPerCall()), us(rc.cpuPerCall()), float64(ra.cpuPerCall())/float64(rc.cpuPerCall()))
+			}
 		}
 	}
 
@@ -134,8 +137,13 @@ func baselineRows(rep *report, serverBin, tmp, mcpecho string, d time.Duration, 
 // of a few MiB is the runtime's 4 MiB minimum scaled by GOGC=800.
 const floorGOGC = "BENCH_GOGC=800"
 
-// baselineSet is the -rows flag: which baseline rows to run.
-var baselineSet = "8,9,10"
+// baselineSet is the -rows flag: which baseline rows to run. 8p and 9p
+// are rows 8 and 9 again with the baseline at toolnexus's GC pacing.
+var baselineSet = "8,8p,9,9p,10"
+
+// beforeBin is the -before flag: a previous build of the server that rows
+// 8 and 9 measure in the same run, alternating with the current one.
+var beforeBin string
 
 func wantRow(n string) bool { return slices.Contains(strings.Split(baselineSet, ","), n) }
 

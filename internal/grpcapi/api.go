@@ -9,7 +9,6 @@ import (
 	"context"
 	"log/slog"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
@@ -39,7 +38,7 @@ type API struct {
 	opts        Options
 	log         *slog.Logger
 	protos      protoCache
-	grpcMetrics *grpcprom.ServerMetrics
+	grpcMetrics *grpcMetrics
 	watches     watchCounter // open WatchTools streams per principal (watchlimit.go)
 }
 
@@ -73,5 +72,5 @@ func (a *API) Register(gs *grpc.Server) {
 	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
 	pb.RegisterSessionServiceServer(gs, &sessionService{a: a})
 	pb.RegisterApprovalServiceServer(gs, &approvalService{a: a})
-	a.grpcMetrics.InitializeMetrics(gs)
+	a.grpcMetrics.initialize(gs)
 }

@@ -24,30 +24,81 @@ import (
 // session check → execute guard. Recovery is outermost so that nothing below can crash the
 // server; auth runs after metrics so refused calls are still counted.
 //
-// Each step is its own interceptor, chained by grpc-go. An earlier version
-// merged the unary steps into one function with hand-prepared metric
-// handles to save a few allocations per call; measured against whole calls
-// that was within noise (BENCHMARKS.md, "gRPC plumbing"), so the plain
-// chain and the library's metrics won.
+// For unary calls (every Execute) the six steps are one interceptor,
+// a.unary, in one stack frame. Each RPC runs on a goroutine that grpc-go
+// either starts for it or takes from its workers (pkg/server); a fresh
+// goroutine starts with a small stack, and every call that outgrows it
+// pays for copying — and adjusting, frame by frame — the whole stack so
+// far. Six chained interceptors put a dozen frames (each step, grpc-go's
+// closure between steps, the provider's reporter) under the tool, which
+// made that copy 30% of the server's CPU at 64 callers (BENCHMARKS.md,
+// "The cheapest call, again"). Streams are few and long: they keep one
+// interceptor per step.
 func (a *API) unaryChain() []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{
-		recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(a.recovered)),
-		a.logUnary,
-		a.grpcMetrics.UnaryServerInterceptor(),
-		a.authUnary,
-		a.sessionUnary,
-		a.executeGuard,
-	}
+	return []grpc.UnaryServerInterceptor{a.unary}
 }
 
 func (a *API) streamChain() []grpc.StreamServerInterceptor {
 	return []grpc.StreamServerInterceptor{
 		recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(a.recovered)),
 		a.logStream,
-		a.grpcMetrics.StreamServerInterceptor(),
+		a.metricsStream,
 		a.authStream,
 		a.sessionStream,
 	}
+}
+
+// unary is the whole unary chain; see unaryChain for the order. A panic in
+// the handler of an Execute becomes its result (the execute guard: the
+// core records it, the caller gets is_error with OUTCOME_PANIC, the call
+// is counted and logged as answered). Any other panic — in another
+// method's handler, or in the steps themselves — unwinds past the metrics
+// and the log line, as it would through separate interceptors, to the
+// recovery: the wire gets Internal.
+func (a *API) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	start := time.Now()
+	mm := a.grpcMetrics.method(info.FullMethod, false, false)
+	callCtx := ctx   // the caller's context once authenticated
+	guarded := false // an Execute's handler is running
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if !guarded {
+			resp, err = nil, a.recovered(ctx, p)
+			return
+		}
+		resp, err = a.executePanicked(callCtx, req, p), nil
+		a.finishUnary(callCtx, mm, info.FullMethod, start, nil)
+	}()
+	mm.started.Inc()
+	mm.received.Inc()
+	callCtx, err = a.authenticate(ctx, info.FullMethod)
+	if err == nil {
+		err = a.checkSession(callCtx, info.FullMethod)
+	}
+	if err != nil {
+		a.finishUnary(ctx, mm, info.FullMethod, start, err)
+		return nil, err
+	}
+	guarded = info.FullMethod == pb.RegistryService_Execute_FullMethodName
+	resp, err = handler(callCtx, req)
+	guarded = false
+	a.finishUnary(callCtx, mm, info.FullMethod, start, err)
+	return resp, err
+}
+
+// finishUnary records a finished unary call: its gRPC series and its log
+// line.
+func (a *API) finishUnary(ctx context.Context, mm *methodMetrics, method string, start time.Time, err error) {
+	c := code(err)
+	if err == nil {
+		mm.sent.Inc()
+	}
+	mm.handledWith(c).Inc()
+	mm.seconds.Observe(time.Since(start).Seconds())
+	a.logCall(ctx, method, start, err)
 }
 
 // recovered handles a panic anywhere outside Execute: the stack goes to the
@@ -69,13 +120,6 @@ func logLevel(c codes.Code) slog.Level {
 		return slog.LevelInfo
 	}
 	return slog.LevelError
-}
-
-func (a *API) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	start := time.Now()
-	resp, err := handler(ctx, req)
-	a.logCall(ctx, info.FullMethod, start, err)
-	return resp, err
 }
 
 func (a *API) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
@@ -117,14 +161,6 @@ type principalStream struct {
 }
 
 func (p principalStream) Context() context.Context { return p.ctx }
-
-func (a *API) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := a.authenticate(ctx, info.FullMethod)
-	if err != nil {
-		return nil, err
-	}
-	return handler(ctx, req)
-}
 
 func (a *API) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ctx, err := a.authenticate(ss.Context(), info.FullMethod)
@@ -184,22 +220,15 @@ func openMethod(fullMethod string) bool {
 		strings.HasPrefix(fullMethod, "/grpc.reflection.")
 }
 
-// executeGuard makes sure Execute answers with a result even when something
-// between the wire and the tool panics (decoding, encoding): the core
-// records the panic and the caller gets is_error with OUTCOME_PANIC.
-func (a *API) executeGuard(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	if info.FullMethod != pb.RegistryService_Execute_FullMethodName {
-		return handler(ctx, req)
+// executePanicked is the result of an Execute whose handler panicked
+// (decoding the arguments, encoding the result, the tool outside the
+// executor's own guard): the core records the panic and the caller gets
+// is_error with OUTCOME_PANIC instead of a broken connection.
+func (a *API) executePanicked(ctx context.Context, req any, p any) *pb.ExecuteResponse {
+	name := ""
+	if r, ok := req.(*pb.ExecuteRequest); ok {
+		name = r.GetName()
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			name := ""
-			if r, ok := req.(*pb.ExecuteRequest); ok {
-				name = r.GetName()
-			}
-			res := a.core.Recovered(ctx, name, core.ProtocolGRPC, p)
-			resp, err = &pb.ExecuteResponse{Result: resultToProto(res)}, nil
-		}
-	}()
-	return handler(ctx, req)
+	res := a.core.Recovered(ctx, name, core.ProtocolGRPC, p)
+	return &pb.ExecuteResponse{Result: resultToProto(res)}
 }

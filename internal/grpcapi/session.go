@@ -51,13 +51,6 @@ func (a *API) checkSession(ctx context.Context, fullMethod string) error {
 	return nil
 }
 
-func (a *API) sessionUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := a.checkSession(ctx, info.FullMethod); err != nil {
-		return nil, err
-	}
-	return handler(ctx, req)
-}
-
 func (a *API) sessionStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	if err := a.checkSession(ss.Context(), info.FullMethod); err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,7 +163,9 @@ func New(opts Options) (*Server, error) {
 	gopts := append(s.api.ServerOptions(), s.tracingOptions()...)
 	gopts = append(gopts,
 		grpc.MaxRecvMsgSize(cfg.Limits.MaxRequestBytes),
+		grpc.NumStreamWorkers(streamWorkers()),
 	)
+
 	gopts = append(gopts, grpcBounds()...) // hardening.go
 	if cfg.Server.TLS.Enabled() {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(s.dynamicTLS())))
@@ -193,6 +196,22 @@ func (s *Server) startHeapFloor() {
 	// Started even at 0, so that a reload can raise it.
 	s.heapFloor.Store(gcfloor.Start(s.core.Config().Server.GCHeapFloor))
 }
+
+// streamWorkers is how many goroutines grpc-go keeps to serve RPCs, each
+// reused call after call (grpc.NumStreamWorkers, EXPERIMENTAL in grpc-go:
+// a one-line change to drop if it goes away).
+//
+// Without them every RPC runs on a goroutine of its own, which starts with
+// a small stack and outgrows it on every call: the runtime then copies the
+// stack and adjusts each frame on it, and at 64 callers that copying was
+// 30% of the server's CPU (BENCHMARKS.md, "The cheapest call, again"). A
+// worker keeps the stack it grew. An RPC that finds every worker busy —
+// more concurrent calls than workers, or workers held by long streams
+// (WatchTools, ExecuteStream) — still gets a goroutine of its own, as
+// before. An idle worker costs a parked goroutine whose stack the
+// collector shrinks back (a few KiB), so the pool covers 64 concurrent
+// calls even on a small machine, and 16 per CPU above that.
+func streamWorkers() uint32 { return uint32(max(64, 16*runtime.GOMAXPROCS(0))) }
 
 // loadConfig reads the config file and applies the command-line overrides,
 // once, so that everything downstream reads one config.
