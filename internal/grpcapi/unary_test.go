@@ -21,7 +21,9 @@ import (
 )
 
 // panickingHealth panics in Check: a handler other than Execute's.
-type panickingHealth struct{ healthpb.UnimplementedHealthServer }
+type panickingHealth struct {
+	healthpb.UnimplementedHealthServer
+}
 
 func (panickingHealth) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	panic("check exploded")
