@@ -586,6 +586,10 @@ const analysis = `
   with the chain on or off; the production binary has no switch for it) on both sides.
   On this 2-vCPU VM shared with other work, the 1-caller rows are dominated by scheduler
   wake-ups and swing by ±30% between runs; read the 16- and 64-caller rows and the CPU per call.
+  Rows 8 and 9 are the floor of the cheapest call (issue 34): debug_echo at ≥ 0.97× minecho's
+  calls/s and an MCP stdio tool at ≥ 1.00× minproxy's, at 1, 16 and 64 callers. ` + "`make bench ROWS=8,9`" + `
+  runs just them (~2 minutes, printed, BENCHMARKS.md untouched), and ` + "`BEFORE=path/to/old/toolnexus-server`" + `
+  adds a previous build to the same run, alternating with the two others.
   Rows 8 and 9 are each measured twice: against the baseline as it is (Go's default GC pacing),
   which is the target, and against the baseline at toolnexus's pacing (` + "`BENCH_GOGC=800`" + `, what
   the 32 MiB heap floor below amounts to on a heap of a few MiB; minproxy applies it to itself,
@@ -661,8 +665,8 @@ counts are exact.
 
 | change | what it removed | measured |
 |---|---|---|
-| (reverted in issue 26: see "gRPC plumbing" below) the unary chain is one interceptor; grpc_server_* from our own collector with each method's handles prepared at Register (same names, labels, buckets, pre-created series) | grpc-go's closure per chain step, the generic provider's reporter, label slices and four to five label-set hashes (each under the vector's read lock) per call | real server, debug_echo, 16 callers: 76.6 → 68.5 heap allocations per call (with the debug_echo change below) |
-| (reverted in issue 26) RPCs on reused stream workers (grpc.NumStreamWorkers, 16 per CPU) | a goroutine per call whose stack grew — and was copied — on every call | runtime.newstack/copystack: 12.9% → 0.5% of the server's CPU at 16 callers |
+| (reverted in issue 26, back in issue 34: see "The cheapest call, again") the unary chain is one interceptor; grpc_server_* from our own collector with each method's handles prepared at Register (same names, labels, buckets, pre-created series) | grpc-go's closure per chain step, the generic provider's reporter, label slices and four to five label-set hashes (each under the vector's read lock) per call | real server, debug_echo, 16 callers: 76.6 → 68.5 heap allocations per call (with the debug_echo change below) |
+| (reverted in issue 26, back in issue 34 with at least 64) RPCs on reused stream workers (grpc.NumStreamWorkers, 16 per CPU) | a goroutine per call whose stack grew — and was copied — on every call | runtime.newstack/copystack: 12.9% → 0.5% of the server's CPU at 16 callers |
 | limits.timeout arms its timer on the first Done | per call: context.WithDeadline (3 allocations), its timer (insert + delete), the parent's children map (1–2 allocations, a lock) — for tools that never wait on their context | BenchmarkExecuteEcho: 6 → 2 allocs/op, 400 → 128 B/op; real server 68.5 → 63.6 allocations per call. Tools that do wait (MCP) pay 2 allocations more than before |
 | debug_echo returns arguments that are already compact as they are | a buffer, its growth and a copy | 1 allocation per call |
 | the executor's tool state points at its source's metric handles | one map lookup per call | — |
@@ -749,6 +753,11 @@ times for 18,791 MCP calls at 16 callers (~300 calls each) with an RSS of 59 MiB
   unsampled calls skip the export, the span attributes and the exemplars.
 
 ## gRPC plumbing: library vs hand-made
+
+**Reversed in issue 34** for the unary chain, the metrics and the workers: a quieter same-run
+bench of separate processes showed the cheapest call 17–39% slower than before, most of it the
+stack copies of fresh goroutines (see "The cheapest call, again" at the end). Kept below as the
+record of what was measured then.
 
 Issue 26 asked whether the hand-made gRPC plumbing — our own ` + "`" + `grpc_server_*` + "`" + ` collector, the
 unary chain merged into one function with its own recover, our own Execute method handler and
