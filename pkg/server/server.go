@@ -165,7 +165,6 @@ func New(opts Options) (*Server, error) {
 		grpc.MaxRecvMsgSize(cfg.Limits.MaxRequestBytes),
 		grpc.NumStreamWorkers(streamWorkers()),
 	)
-
 	gopts = append(gopts, grpcBounds()...) // hardening.go
 	if cfg.Server.TLS.Enabled() {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(s.dynamicTLS())))
