@@ -114,4 +114,3 @@ func socksReply(conn net.Conn, code byte) error {
 	_, err := conn.Write([]byte{socksVersion, code, 0, socksAtypIPv4, 0, 0, 0, 0, 0, 0})
 	return err
 }
-

@@ -143,7 +143,7 @@ func closeAll(fds []int) {
 // the command has exited, and the command's parent-death signal is tied
 // to it.
 func serveStart(w *wire, r *startRequest, fds []int, seccompOn bool) {
-	runtime.LockOSThread() // never unlocked
+	runtime.LockOSThread()         // never unlocked
 	listener, err := r.egressNet() // egress.go; -1 without egress
 	pid := 0
 	if err == nil {
