@@ -15,7 +15,7 @@ import (
 
 // Command is the proxy as one command sees it: the call it works for,
 // that tool's rules, and the command's limits, counted over all its
-// connections.
+// connections (and over every listener it is served on).
 type Command struct {
 	p     *Proxy
 	call  Call
@@ -23,74 +23,59 @@ type Command struct {
 
 	conns atomic.Int64
 	bytes atomic.Int64
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	mu     sync.Mutex
-	open   map[net.Conn]struct{}
-	wg     sync.WaitGroup
 }
 
 // Bind returns the proxy for one command of call.
 func (p *Proxy) Bind(call Call) *Command {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Command{p: p, call: call, rules: p.rulesFor(call.Tool), ctx: ctx, cancel: cancel, open: map[net.Conn]struct{}{}}
+	return &Command{p: p, call: call, rules: p.rulesFor(call.Tool)}
 }
 
 // ServeEgress serves an anonymous command (no call bound).
 func (p *Proxy) ServeEgress(l net.Listener) { p.Bind(Call{}).ServeEgress(l) }
 
+// serving is one listener's connections, closed when it closes.
+type serving struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	open map[net.Conn]struct{}
+	wg   sync.WaitGroup
+}
+
 // ServeEgress serves the command's connections on l until l is closed
 // (the sandbox closes it when the command exits), then closes every
 // connection still open and returns once their handlers have ended.
 func (c *Command) ServeEgress(l net.Listener) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sv := &serving{ctx: ctx, open: map[net.Conn]struct{}{}}
 	for {
 		conn, err := l.Accept()
 		if err != nil {
 			break
 		}
-		if !c.track(conn) {
-			conn.Close()
-			continue
-		}
-		c.wg.Add(1)
+		sv.mu.Lock()
+		sv.open[conn] = struct{}{}
+		sv.mu.Unlock()
+		sv.wg.Add(1)
 		go func() {
-			defer c.wg.Done()
-			defer c.untrack(conn)
-			c.handle(conn)
+			defer sv.wg.Done()
+			c.handle(ctx, conn)
+			conn.Close()
+			sv.mu.Lock()
+			delete(sv.open, conn)
+			sv.mu.Unlock()
 		}()
 	}
-	c.cancel()
-	c.mu.Lock()
-	for conn := range c.open {
+	cancel()
+	sv.mu.Lock()
+	for conn := range sv.open {
 		conn.Close()
 	}
-	c.open = nil
-	c.mu.Unlock()
-	c.wg.Wait()
-}
-
-func (c *Command) track(conn net.Conn) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.open == nil {
-		return false
-	}
-	c.open[conn] = struct{}{}
-	return true
-}
-
-func (c *Command) untrack(conn net.Conn) {
-	conn.Close()
-	c.mu.Lock()
-	if c.open != nil {
-		delete(c.open, conn)
-	}
-	c.mu.Unlock()
+	sv.mu.Unlock()
+	sv.wg.Wait()
 }
 
 // handle tells SOCKS5 (first byte 5) from HTTP and serves the connection.
-func (c *Command) handle(conn net.Conn) {
+func (c *Command) handle(ctx context.Context, conn net.Conn) {
 	br := bufio.NewReaderSize(conn, 4096)
 	if idle := c.p.cfg.Limits.Idle; idle > 0 {
 		_ = conn.SetReadDeadline(time.Now().Add(idle))
@@ -101,15 +86,15 @@ func (c *Command) handle(conn net.Conn) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	if first[0] == socksVersion {
-		c.serveSOCKS(conn, br)
+		c.serveSOCKS(ctx, conn, br)
 		return
 	}
-	c.serveHTTP(conn, br)
+	c.serveHTTP(ctx, conn, br)
 }
 
 // open decides on host:port and connects: the connection limit, the
 // rules, the policy, then the dial to an address checked.
-func (c *Command) connect(host string, port int, rec *Record) (net.Conn, *Refusal) {
+func (c *Command) connect(ctx context.Context, host string, port int, rec *Record) (net.Conn, *Refusal) {
 	rec.Call, rec.Host, rec.Port = c.call, host, port
 	if max := c.p.cfg.Limits.Connections; max > 0 && c.conns.Add(1) > int64(max) {
 		return nil, &Refusal{Rule: "sandbox.egress.limits.connections", Reason: fmt.Sprintf("the command opened its %d connections (sandbox.egress.limits.connections)", max)}
@@ -117,11 +102,11 @@ func (c *Command) connect(host string, port int, rec *Record) (net.Conn, *Refusa
 	if max := c.p.cfg.Limits.Bytes; max > 0 && c.bytes.Load() >= max {
 		return nil, byteLimit(max)
 	}
-	addrs, ref := c.p.decide(c.ctx, c.call, &c.rules, host, port)
+	addrs, ref := c.p.decide(ctx, c.call, &c.rules, host, port)
 	if ref != nil {
 		return nil, ref
 	}
-	up, addr, err := c.p.dial(c.ctx, addrs, port)
+	up, addr, err := c.p.dial(ctx, addrs, port)
 	if err != nil {
 		return nil, &Refusal{Rule: "connect", Reason: fmt.Sprintf("%s:%d is allowed but did not answer: %v", host, port, err)}
 	}

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,17 +14,17 @@ import (
 // CONNECT becomes a tunnel; an absolute-URI request is forwarded, each on
 // a connection of its own decided afresh (so a redirect to another host
 // is decided like any request), until the client closes.
-func (c *Command) serveHTTP(conn net.Conn, br *bufio.Reader) {
+func (c *Command) serveHTTP(ctx context.Context, conn net.Conn, br *bufio.Reader) {
 	for {
 		req, err := http.ReadRequest(br)
 		if err != nil {
 			return
 		}
 		if req.Method == http.MethodConnect {
-			c.tunnel(conn, br, req)
+			c.tunnel(ctx, conn, br, req)
 			return
 		}
-		if !c.forward(conn, req) {
+		if !c.forward(ctx, conn, req) {
 			return
 		}
 	}
@@ -42,10 +43,10 @@ func hostPort(authority string, def int) (string, int) {
 	return host, port
 }
 
-func (c *Command) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request) {
+func (c *Command) tunnel(ctx context.Context, conn net.Conn, br *bufio.Reader, req *http.Request) {
 	host, port := hostPort(req.Host, 443)
 	rec := Record{Protocol: "connect"}
-	up, ref := c.connect(host, port, &rec)
+	up, ref := c.connect(ctx, host, port, &rec)
 	if ref != nil {
 		refuseHTTP(conn, ref)
 		c.finish(&rec, ref, nil)
@@ -61,7 +62,7 @@ func (c *Command) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request) {
 
 // forward relays one plain request and its response; it reports whether
 // the client connection may carry another request.
-func (c *Command) forward(conn net.Conn, req *http.Request) bool {
+func (c *Command) forward(ctx context.Context, conn net.Conn, req *http.Request) bool {
 	defer req.Body.Close()
 	rec := Record{Protocol: "http"}
 	if req.URL.Scheme != "http" || req.URL.Host == "" {
@@ -71,7 +72,7 @@ func (c *Command) forward(conn net.Conn, req *http.Request) bool {
 		return false
 	}
 	host, port := hostPort(req.URL.Host, 80)
-	up, ref := c.connect(host, port, &rec)
+	up, ref := c.connect(ctx, host, port, &rec)
 	if ref != nil {
 		refuseHTTP(conn, ref)
 		c.finish(&rec, ref, nil)

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -23,7 +24,7 @@ const (
 	socksBadAddress  = 8
 )
 
-func (c *Command) serveSOCKS(conn net.Conn, br *bufio.Reader) {
+func (c *Command) serveSOCKS(ctx context.Context, conn net.Conn, br *bufio.Reader) {
 	var hdr [2]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return
@@ -62,7 +63,7 @@ func (c *Command) serveSOCKS(conn net.Conn, br *bufio.Reader) {
 		socksReply(conn, socksBadCommand)
 		return
 	}
-	up, ref := c.connect(host, port, &rec)
+	up, ref := c.connect(ctx, host, port, &rec)
 	if ref != nil {
 		code := byte(socksNotAllowed)
 		if ref.Rule == "connect" || ref.Rule == "resolve" {
