@@ -133,8 +133,8 @@ func (c *Command) finish(rec *Record, ref *Refusal, m *meter) {
 	}
 }
 
-// meter counts one connection's bytes each way against the command's
-// byte limit, and keeps the idle clock both directions share.
+// meter counts one connection's bytes each way, and keeps the idle
+// clock both directions share.
 type meter struct {
 	c              *Command
 	sent, received atomic.Int64
@@ -143,77 +143,86 @@ type meter struct {
 
 var errByteLimit = errors.New("egress: the call's byte limit is reached")
 
-// metered is one side of a relayed connection: reads from the command's
-// side count as sent, reads from the host's as received.
-type metered struct {
-	net.Conn
-	m    *meter
-	sent bool
-}
+// chunk is how much one copy moves before the limits are looked at again.
+const chunk = 1 << 20
 
-func (mc *metered) Read(b []byte) (int, error) {
-	lim := mc.m.c.p.cfg.Limits
+// pipe copies src to dst until src ends, in chunks, each a splice(2)
+// between the two sockets when both are TCP (no copy through user
+// space): the byte limit bounds each chunk, and the read deadline set
+// before it is the idle timeout — a chunk that moved bytes, or a quiet
+// direction while the other is busy, is not idle.
+func (m *meter) pipe(dst, src net.Conn, count *atomic.Int64) error {
+	lim := m.c.p.cfg.Limits
 	for {
+		n := int64(chunk)
+		if lim.Bytes > 0 {
+			left := lim.Bytes - m.c.bytes.Load()
+			if left <= 0 {
+				return errByteLimit
+			}
+			n = min(n, left)
+		}
 		if lim.Idle > 0 {
-			_ = mc.Conn.SetReadDeadline(time.Now().Add(lim.Idle))
+			_ = src.SetReadDeadline(time.Now().Add(lim.Idle))
 		}
-		n, err := mc.Conn.Read(b)
-		if n > 0 {
-			mc.m.last.Store(time.Now().UnixNano())
-			if mc.sent {
-				mc.m.sent.Add(int64(n))
-			} else {
-				mc.m.received.Add(int64(n))
-			}
-			if lim.Bytes > 0 && mc.m.c.bytes.Add(int64(n)) > lim.Bytes {
-				return 0, errByteLimit
-			}
-			return n, err
+		moved, err := io.CopyN(dst, src, n)
+		if moved > 0 {
+			count.Add(moved)
+			m.c.bytes.Add(moved)
+			m.last.Store(time.Now().UnixNano())
 		}
-		if errors.Is(err, os.ErrDeadlineExceeded) && time.Since(time.Unix(0, mc.m.last.Load())) < lim.Idle {
-			continue // the other direction is busy: not idle
+		switch {
+		case err == nil:
+		case err == io.EOF:
+			return nil
+		case errors.Is(err, os.ErrDeadlineExceeded) && (moved > 0 || time.Since(time.Unix(0, m.last.Load())) < lim.Idle):
+		default:
+			return err
 		}
-		return n, err
 	}
 }
 
 // relay copies both ways until either side ends, half-closing so the
-// other side sees the end of what was sent.
-func relay(client, up net.Conn, clientReader io.Reader, m *meter) {
+// other side sees the end of what was sent; buffered is what the proxy
+// already read from the client past the request.
+func relay(client, up net.Conn, buffered []byte, m *meter) {
 	m.last.Store(time.Now().UnixNano())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]byte, 64<<10)
-		_, _ = io.CopyBuffer(up, &readerOnly{&metered{Conn: client, m: m, sent: true}, clientReader}, buf)
+		var err error
+		if len(buffered) > 0 {
+			_, err = up.Write(buffered)
+			m.sent.Add(int64(len(buffered)))
+			m.c.bytes.Add(int64(len(buffered)))
+		}
+		if err == nil {
+			err = m.pipe(up, client, &m.sent)
+		}
+		if err != nil {
+			client.Close()
+			up.Close()
+			return
+		}
 		closeWrite(up)
 	}()
-	buf := make([]byte, 64<<10)
-	_, err := io.CopyBuffer(client, &metered{Conn: up, m: m}, buf)
-	closeWrite(client)
-	if err != nil {
-		// A limit or an idle timeout: end the other direction too.
+	if err := m.pipe(client, up, &m.received); err != nil {
+		// A limit, an idle timeout or a reset: end both directions.
 		client.Close()
 		up.Close()
+	} else {
+		closeWrite(client)
 	}
 	<-done
 }
 
-// readerOnly reads what the buffered reader already holds, then the
-// metered connection; it hides WriterTo so CopyBuffer uses our buffer.
-type readerOnly struct {
-	conn *metered
-	br   io.Reader
-}
-
-func (r *readerOnly) Read(b []byte) (int, error) {
-	if br, ok := r.br.(*bufio.Reader); ok && br != nil && br.Buffered() > 0 {
-		n, _ := br.Read(b)
-		r.conn.m.sent.Add(int64(n))
-		r.conn.m.c.bytes.Add(int64(n))
-		return n, nil
+// pending returns what br holds beyond what was parsed.
+func pending(br *bufio.Reader) []byte {
+	if br.Buffered() == 0 {
+		return nil
 	}
-	return r.conn.Read(b)
+	b, _ := br.Peek(br.Buffered())
+	return append([]byte(nil), b...)
 }
 
 func closeWrite(c net.Conn) {

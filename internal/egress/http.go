@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // serveHTTP serves HTTP proxy requests on one client connection: a
@@ -55,13 +57,16 @@ func (c *Command) tunnel(ctx context.Context, conn net.Conn, br *bufio.Reader, r
 	defer up.Close()
 	m := &meter{c: c}
 	if _, err := conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err == nil {
-		relay(conn, up, br, m)
+		relay(conn, up, pending(br), m)
 	}
 	c.finish(&rec, nil, m)
 }
 
 // forward relays one plain request and its response; it reports whether
-// the client connection may carry another request.
+// the client connection may carry another request (only after a refusal:
+// a forwarded response is relayed as it comes, spliced, until the host
+// closes, so the request goes out with "Connection: close" and the client
+// connection ends with it — each request is decided on its own).
 func (c *Command) forward(ctx context.Context, conn net.Conn, req *http.Request) bool {
 	defer req.Body.Close()
 	rec := Record{Protocol: "http"}
@@ -80,30 +85,28 @@ func (c *Command) forward(ctx context.Context, conn net.Conn, req *http.Request)
 	}
 	defer up.Close()
 	m := &meter{c: c}
-	mu := &metered{Conn: up, m: m}
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
+	req.Header.Set("Connection", "close")
+	req.Close = true
 	req.RequestURI = ""
-	ok := false
-	if err := req.Write(&countWriter{mu, m}); err == nil {
-		resp, err := http.ReadResponse(bufio.NewReaderSize(mu, 64<<10), req)
-		if err == nil {
-			err = resp.Write(conn)
-			resp.Body.Close()
-			ok = err == nil && !resp.Close && !req.Close
+	cw := &countWriter{w: up, m: m}
+	if err := req.Write(cw); err == nil {
+		closeWrite(up)
+		m.last.Store(time.Now().UnixNano())
+		if err := m.pipe(conn, up, &m.received); err != nil {
+			rec.Reason = err.Error()
 		}
-		if err != nil {
-			ref = &Refusal{Rule: "connect", Reason: fmt.Sprintf("%s:%d: %v", host, port, err)}
-			rec.Reason = ref.Reason
-		}
+	} else {
+		rec.Reason = err.Error()
 	}
 	c.finish(&rec, nil, m)
-	return ok
+	return false
 }
 
 // countWriter counts what the command sends to the host.
 type countWriter struct {
-	w *metered
+	w io.Writer
 	m *meter
 }
 

@@ -141,11 +141,11 @@ func TestDecisions(t *testing.T) {
 		host, want string
 		ok         bool
 	}{
-		{"pypi.test", "hello pypi.test", true},                 // exact name: its loopback address is named explicitly
-		{"files.pypi.test", "hello files.pypi.test", true},     // wildcard, public address
-		{"lan.test", "hello lan.test", true},                   // an address entry allows its addresses whatever name led there
-		{"10.9.0.5", "hello 10.9.0.5", true},                   // IP literal inside an allowed prefix
-		{"pypi.test.evil", "is not allowed", false},            // a suffix is not the domain
+		{"pypi.test", "hello pypi.test", true},             // exact name: its loopback address is named explicitly
+		{"files.pypi.test", "hello files.pypi.test", true}, // wildcard, public address
+		{"lan.test", "hello lan.test", true},               // an address entry allows its addresses whatever name led there
+		{"10.9.0.5", "hello 10.9.0.5", true},               // IP literal inside an allowed prefix
+		{"pypi.test.evil", "is not allowed", false},        // a suffix is not the domain
 		{"blocked.pypi.test", "denied by sandbox.egress.deny[1]", false},
 		{"bad.pypi.test", "denied by sandbox.egress.deny[0]", false}, // denied by its address
 		{"inside.pypi.test", "resolves to 10.1.2.3, a private address", false},

@@ -76,7 +76,7 @@ func (c *Command) serveSOCKS(ctx context.Context, conn net.Conn, br *bufio.Reade
 	defer up.Close()
 	m := &meter{c: c}
 	if socksReply(conn, socksOK) == nil {
-		relay(conn, up, br, m)
+		relay(conn, up, pending(br), m)
 	}
 	c.finish(&rec, nil, m)
 }
