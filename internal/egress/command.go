@@ -183,28 +183,32 @@ func (m *meter) pipe(dst, src net.Conn, count *atomic.Int64) error {
 }
 
 // relay copies both ways until either side ends, half-closing so the
-// other side sees the end of what was sent; buffered is what the proxy
-// already read from the client past the request.
-func relay(client, up net.Conn, buffered []byte, m *meter) {
+// other side sees the end of what was sent. first gives what goes to the
+// host before the client's socket is spliced (what the proxy already read
+// past the request, the ClientHello it inspected), or a refusal that ends
+// the tunnel; the host's direction starts at once, so a protocol where
+// the server speaks first is not held up by it.
+func relay(client, up net.Conn, first func() ([]byte, *Refusal), m *meter) *Refusal {
 	m.last.Store(time.Now().UnixNano())
-	done := make(chan struct{})
+	done := make(chan *Refusal, 1)
 	go func() {
-		defer close(done)
+		data, ref := first()
 		var err error
-		if len(buffered) > 0 {
-			_, err = up.Write(buffered)
-			m.sent.Add(int64(len(buffered)))
-			m.c.bytes.Add(int64(len(buffered)))
+		if ref == nil && len(data) > 0 {
+			_, err = up.Write(data)
+			m.sent.Add(int64(len(data)))
+			m.c.bytes.Add(int64(len(data)))
 		}
-		if err == nil {
+		if ref == nil && err == nil {
 			err = m.pipe(up, client, &m.sent)
 		}
-		if err != nil {
+		if ref != nil || err != nil {
 			client.Close()
 			up.Close()
-			return
+		} else {
+			closeWrite(up)
 		}
-		closeWrite(up)
+		done <- ref
 	}()
 	if err := m.pipe(client, up, &m.received); err != nil {
 		// A limit, an idle timeout or a reset: end both directions.
@@ -213,7 +217,7 @@ func relay(client, up net.Conn, buffered []byte, m *meter) {
 	} else {
 		closeWrite(client)
 	}
-	<-done
+	return <-done
 }
 
 // pending returns what br holds beyond what was parsed.

@@ -57,9 +57,9 @@ func (c *Command) tunnel(ctx context.Context, conn net.Conn, br *bufio.Reader, r
 	defer up.Close()
 	m := &meter{c: c}
 	if _, err := conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err == nil {
-		relay(conn, up, pending(br), m)
+		ref = relay(conn, up, func() ([]byte, *Refusal) { return c.checkSNI(conn, br, host) }, m)
 	}
-	c.finish(&rec, nil, m)
+	c.finish(&rec, ref, m)
 }
 
 // forward relays one plain request and its response; it reports whether

@@ -3,6 +3,7 @@ package egress_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -369,5 +370,64 @@ func TestParsePattern(t *testing.T) {
 				t.Fatalf("%v, want %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// A tunnel whose server speaks first (an SSH banner) is not held up by
+// the look for a ClientHello; TLS naming another server than the one the
+// tunnel was decided for is refused.
+func TestTunnelFirstBytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("SSH-2.0-test\r\n"))
+			io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	res := &resolver{m: map[string][]netip.Addr{"git.test": addrs("127.0.0.1")}}
+	p := start(t, []string{"git.test"}, nil, res, egress.DefaultLimits, nil)
+	tunnel := func() (net.Conn, *bufio.Reader) {
+		conn, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "CONNECT git.test:%d HTTP/1.1\r\nHost: git.test\r\n\r\n", port)
+		br := bufio.NewReader(conn)
+		if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("CONNECT: %v %v", resp, err)
+		}
+		return conn, br
+	}
+	conn, br := tunnel()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if line, err := br.ReadString('\n'); err != nil || line != "SSH-2.0-test\r\n" {
+		t.Fatalf("server-first banner: %q %v", line, err)
+	}
+	conn.Close()
+
+	conn, _ = tunnel()
+	defer conn.Close()
+	tc := tls.Client(conn, &tls.Config{ServerName: "elsewhere.test", InsecureSkipVerify: true})
+	tc.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := tc.Handshake(); err == nil {
+		t.Fatal("TLS for another name must not pass the tunnel")
+	}
+	p.stop()
+	var sni bool
+	for _, r := range p.records() {
+		sni = sni || (r.Rule == "sni" && strings.Contains(r.Reason, "carries TLS for elsewhere.test"))
+	}
+	if !sni {
+		t.Fatalf("%+v", p.records())
 	}
 }

@@ -76,9 +76,9 @@ func (c *Command) serveSOCKS(ctx context.Context, conn net.Conn, br *bufio.Reade
 	defer up.Close()
 	m := &meter{c: c}
 	if socksReply(conn, socksOK) == nil {
-		relay(conn, up, pending(br), m)
+		ref = relay(conn, up, func() ([]byte, *Refusal) { return c.checkSNI(conn, br, host) }, m)
 	}
-	c.finish(&rec, nil, m)
+	c.finish(&rec, ref, m)
 }
 
 // readSOCKSAddr reads the request's address: a name, or an IP literal

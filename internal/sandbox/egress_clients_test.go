@@ -196,6 +196,10 @@ func TestEgressRealClients(t *testing.T) {
 			[]string{"installed through the proxy"}},
 		{"denied host", fmt.Sprintf("curl -sSv --cacert ca.pem https://evil.test:%d/", w.httpsPort), false,
 			[]string{"403", "denied by sandbox.egress.deny[0]"}},
+		// CONNECT to an allowed host, then TLS for another name (SNI):
+		// the tunnel ends at the ClientHello; the audit line says why.
+		{"tls for another name through an allowed tunnel", fmt.Sprintf("curl -sS --cacert ca.pem --connect-to evil.test:%d:api.test:%d https://evil.test:%d/", w.httpsPort, w.httpsPort, w.httpsPort), false,
+			[]string{"curl: (35)"}},
 		{"ip literal", fmt.Sprintf("curl -sS --fail-with-body http://127.0.0.1:%d/hello", w.webPort), false,
 			[]string{fmt.Sprintf("127.0.0.1:%d is not allowed", w.webPort)}},
 		{"name resolving to loopback", fmt.Sprintf("curl -sSv --cacert ca.pem https://sneaky.test:%d/", w.httpsPort), false,
@@ -242,6 +246,13 @@ func TestEgressRealClients(t *testing.T) {
 				t.Fatalf("refusal without its rule: %+v", r)
 			}
 		}
+	}
+	sni := false
+	for _, r := range recs {
+		sni = sni || (r.Rule == "sni" && r.Host == "api.test" && strings.Contains(r.Reason, "carries TLS for evil.test"))
+	}
+	if !sni {
+		t.Fatalf("no sni refusal audited: %+v", recs)
 	}
 	if allowed < 5 || refused < 6 {
 		t.Fatalf("audit: %d allowed, %d refused: %+v", allowed, refused, recs)
