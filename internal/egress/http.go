@@ -55,6 +55,9 @@ func (c *Command) tunnel(ctx context.Context, conn net.Conn, br *bufio.Reader, r
 		return
 	}
 	defer up.Close()
+	// The command's end (its listener closed) ends the connection
+	// to the host too, however quiet that host is.
+	defer context.AfterFunc(ctx, func() { up.Close() })()
 	m := &meter{c: c}
 	if _, err := conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err == nil {
 		ref = relay(conn, up, func() ([]byte, *Refusal) { return c.checkSNI(conn, br, host) }, m)
@@ -84,6 +87,9 @@ func (c *Command) forward(ctx context.Context, conn net.Conn, req *http.Request)
 		return !req.Close
 	}
 	defer up.Close()
+	// The command's end (its listener closed) ends the connection
+	// to the host too, however quiet that host is.
+	defer context.AfterFunc(ctx, func() { up.Close() })()
 	m := &meter{c: c}
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")

@@ -164,6 +164,7 @@ func TestDecisions(t *testing.T) {
 			}
 		})
 	}
+	p.stop() // every connection ends, and is recorded
 	if lan := p.records(); len(lan) != 14 {
 		t.Fatalf("%d records for 14 requests", len(lan))
 	}
@@ -429,5 +430,39 @@ func TestTunnelFirstBytes(t *testing.T) {
 	}
 	if !sni {
 		t.Fatalf("%+v", p.records())
+	}
+}
+
+// The command's end closes its tunnels, even to a host that never
+// speaks: the sandbox waits for the proxy before the call returns.
+func TestStopEndsQuietTunnels(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	res := &resolver{m: map[string][]netip.Addr{"quiet.test": addrs("127.0.0.1")}}
+	p := start(t, []string{"quiet.test"}, nil, res, egress.DefaultLimits, nil)
+	conn, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "CONNECT quiet.test:%d HTTP/1.1\r\nHost: x\r\n\r\n", ln.Addr().(*net.TCPAddr).Port)
+	if resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	up := <-accepted
+	defer up.Close()
+	p.stop() // returns only once every handler has ended
+	up.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := up.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the host's side must be closed: %v", err)
 	}
 }
