@@ -24,6 +24,9 @@ type Sandbox struct {
 	ReadPaths []string
 	// Limits bound each command; Limits.CPU zero means the call's timeout.
 	Limits sandbox.Limits
+	// Egress, when set, gives commands the network through the egress
+	// proxy only, where its rules allow (egress.go); nil: Network decides.
+	Egress *Egress
 	// UID and GID are the host ids a root server's commands act as
 	// (default 65534; never 0). A non-root server's commands act as its
 	// own ids.
@@ -46,6 +49,7 @@ func parseSandbox(raw json.RawMessage, baseDir string) (Sandbox, error) {
 		Limits    json.RawMessage `json:"limits"`
 		UID       *int64          `json:"uid"`
 		GID       *int64          `json:"gid"`
+		Egress    json.RawMessage `json:"egress"`
 	}
 	if err := strictDecode("sandbox", raw, &r); err != nil {
 		return s, err
@@ -84,6 +88,19 @@ func parseSandbox(raw json.RawMessage, baseDir string) (Sandbox, error) {
 	}
 	if r.Network != nil {
 		s.Network = *r.Network
+	}
+	if raw := nonNull(r.Egress); raw != nil {
+		e, err := parseEgress(raw)
+		if err != nil {
+			return s, err
+		}
+		switch {
+		case s.Network:
+			return s, keyErr("sandbox.egress", "cannot be set with sandbox.network true: egress gives commands the network through the proxy only (remove sandbox.network)")
+		case s.Mode == sandbox.ModeOff:
+			return s, keyErr("sandbox.egress", "needs the sandbox: sandbox.mode is \"off\", where commands would reach the network unconfined (use \"auto\" or \"required\")")
+		}
+		s.Egress = e
 	}
 	if r.ReadPaths != nil {
 		for i, p := range *r.ReadPaths {

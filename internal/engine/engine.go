@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -47,6 +48,8 @@ type Options struct {
 	// Sandbox confines the commands sources start for a model; nil runs
 	// them unconfined.
 	Sandbox *sandbox.Sandbox
+	// Egress is where the egress proxy reports (egress.go).
+	Egress EgressHooks
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -75,6 +78,10 @@ type Engine struct {
 	// pending is shared by every source and outlives reloads, so a
 	// suspended call stays answerable across one (pending.go).
 	pending *pending.Store
+
+	// egressPolicy is the policy section the egress proxy decides with
+	// (egress.go).
+	egressPolicy atomic.Pointer[config.Policy]
 }
 
 // refresher is a source that can re-read what its unchanged config points
@@ -301,7 +308,8 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 			section = struct {
 				Server  mcp.ServerConfig
 				Sandbox sandbox.Policy
-			}{sc, runner.Policy}
+				Egress  *config.Egress
+			}{sc, runner.Policy, cfg.Sandbox.Egress}
 		}
 		if err := add(registry.LayerID{Kind: sources.KindMCP, Name: name}, section, false, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
 			return nil, err

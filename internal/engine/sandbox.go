@@ -21,6 +21,7 @@ func (e *Engine) sandboxRunner(cfg *config.Config) *sandbox.Runner {
 		Masks:     sandboxMasks(cfg),
 		Private:   sessionsRoot(cfg),
 		Network:   sc.Network,
+		Egress:    e.egressProxy(cfg),
 		Limits:    sc.Limits,
 	}}
 }

@@ -30,6 +30,10 @@ const (
 	TypeAction    = "Action"
 	TypeTool      = "Tool"
 	ActionExecute = "execute"
+	// TypeHost and ActionConnect are a sandboxed command's connection
+	// through the egress proxy (connect.go).
+	TypeHost      = "Host"
+	ActionConnect = "connect"
 )
 
 // FileError is a policy file that does not parse or validate, with the
@@ -70,6 +74,9 @@ type Set struct {
 	// ordered is every policy in load order, so the first forbid named in
 	// a denial is the first in the files.
 	ordered subset
+	// connects: some policy names Action::"connect", so the policies
+	// decide egress too (connect.go).
+	connects bool
 }
 
 // toolIndex is what Decide reuses for every call of one tool.
@@ -224,6 +231,7 @@ func (s *Set) add(file string, src []byte, ids map[string]string) error {
 		s.cedar.Add(key, p)
 		s.ordered = append(s.ordered, idPolicy{key, p, readsOf(p)})
 		s.rules[key] = r
+		s.connects = s.connects || namesConnect(p)
 	}
 	return nil
 }
@@ -259,12 +267,12 @@ func validate(p *cedar.Policy) error {
 	if err := check("principal", []string{TypePrincipal, TypeGroup}, scopeType(a.Principal)); err != nil {
 		return err
 	}
-	if err := check("resource", []string{TypeTool}, scopeType(a.Resource)); err != nil {
+	if err := check("resource", []string{TypeTool, TypeHost}, scopeType(a.Resource)); err != nil {
 		return err
 	}
 	for _, uid := range actionUIDs(a.Action) {
-		if uid.Type != TypeAction || uid.ID != ActionExecute {
-			return fmt.Errorf("action: %s is not one toolnexus sends; the only action is Action::%q", uid.String(), ActionExecute)
+		if uid.Type != TypeAction || (uid.ID != ActionExecute && uid.ID != ActionConnect) {
+			return fmt.Errorf("action: %s is not one toolnexus sends; the actions are Action::%q and Action::%q", uid.String(), ActionExecute, ActionConnect)
 		}
 	}
 	return nil

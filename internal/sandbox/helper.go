@@ -128,7 +128,9 @@ func (s *Sandbox) startHelper(network bool) (*helper, error) {
 		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: nsCommandID, HostID: hostUID, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: nsCommandID, HostID: hostGID, Size: 1}},
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+		// CAP_NET_ADMIN brings up the loopback of a command's own
+		// network namespace when it has egress (egress.go).
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN},
 		Pdeathsig:   syscall.SIGKILL,
 	}
 	if s.mapped {
@@ -189,14 +191,19 @@ func (h *helper) read() {
 		if err != nil {
 			break
 		}
-		closeAll(fds)
 		d := dec{b: payload}
 		id := d.u64()
 		v, ok := h.pending.Load(id)
 		if !ok || d.bad {
+			closeAll(fds)
 			continue
 		}
 		p := v.(*Process)
+		if typ == msgStarted && len(fds) == 1 {
+			p.egressFile = os.NewFile(uintptr(fds[0]), "egress-listener") // egress.go
+			fds = nil
+		}
+		closeAll(fds)
 		switch typ {
 		case msgStarted:
 			pid, errno, msg := int(d.u32()), unix.Errno(d.u32()), d.str()

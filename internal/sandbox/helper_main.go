@@ -143,10 +143,22 @@ func closeAll(fds []int) {
 // the command has exited, and the command's parent-death signal is tied
 // to it.
 func serveStart(w *wire, r *startRequest, fds []int, seccompOn bool) {
-	runtime.LockOSThread() // never unlocked
-	pid, err := r.spawn(fds, seccompOn)
+	runtime.LockOSThread()         // never unlocked
+	listener, err := r.egressNet() // egress.go; -1 without egress
+	pid := 0
+	if err == nil {
+		pid, err = r.spawn(fds, seccompOn)
+	}
 	closeAll(fds)
-	if sendErr := w.send(msgStarted, encodeStarted(r.id, pid, err), nil); sendErr != nil || err != nil {
+	var sendFDs []int
+	if listener >= 0 && err == nil {
+		sendFDs = []int{listener}
+	}
+	sendErr := w.send(msgStarted, encodeStarted(r.id, pid, err), sendFDs)
+	if listener >= 0 {
+		unix.Close(listener) // the server has its own now
+	}
+	if sendErr != nil || err != nil {
 		if err == nil {
 			// The server is gone: end the command rather than leave it
 			// running unwatched (the thread's exit would too).

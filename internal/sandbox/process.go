@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,12 @@ type Process struct {
 	stdin   *os.File // our end of a stdin pipe, closed when the command exits
 	copies  sync.WaitGroup
 	cgroup  string
+
+	// With egress (egress.go): the proxy's listener in the command's
+	// network namespace, as the helper sent it, then as served.
+	egressFile *os.File
+	egressLn   net.Listener
+	egressDone chan struct{}
 }
 
 // Wait waits for the command to exit and returns its error: nil, an
@@ -120,6 +127,16 @@ func (s *Sandbox) StartContext(ctx context.Context, cmd *exec.Cmd, p *Policy) (*
 		return proc, nil
 	}
 	viaHelper := s.useHelper && s.helperErr.Load() == nil && helperCarries(cmd.SysProcAttr) && len(cmd.ExtraFiles) <= 8
+	if p.Egress != nil {
+		// The command's only way out is the proxy: sockets as with the
+		// network on, in a network namespace of its own (egress.go).
+		if !viaHelper || s.clone&unix.CLONE_NEWNET == 0 {
+			return nil, ErrNoEgress
+		}
+		eg := *p
+		eg.Network = true
+		p = &eg
+	}
 	_, span := telemetry.Start(ctx, "sandbox.setup",
 		attribute.Bool("sandbox.helper", viaHelper), attribute.Bool("sandbox.network", p.Network))
 	var proc *Process
@@ -203,6 +220,13 @@ func (s *Sandbox) startHelped(ctx context.Context, cmd *exec.Cmd, p *Policy) (*P
 		}
 		return fail(err)
 	}
+	if p.Egress != nil {
+		if err := proc.serveEgress(p.Egress); err != nil {
+			_ = proc.Cmd.Process.Kill()
+			go s.finish(h, proc)
+			return nil, err
+		}
+	}
 	proc.copies.Add(len(files.copies))
 	for _, c := range files.copies {
 		go func() {
@@ -219,6 +243,10 @@ func (s *Sandbox) newStartRequest(cmd *exec.Cmd, p *Policy) startRequest {
 	req := startRequest{id: nextID.Add(1), path: cmd.Path, dir: cmd.Dir, argv: cmd.Args, env: cmd.Env, unshare: uint64(s.perCall)}
 	if req.env == nil {
 		req.env = os.Environ()
+	}
+	if p.Egress != nil {
+		req.env = proxyEnv(req.env)
+		req.flags |= reqEgress
 	}
 	if !p.Network && !s.sharedNet && s.clone&unix.CLONE_NEWNET != 0 {
 		req.unshare |= unix.CLONE_NEWNET
@@ -449,6 +477,7 @@ func (s *Sandbox) finish(h *helper, p *Process) {
 	if p.stdin != nil {
 		p.stdin.Close()
 	}
+	p.stopEgress()
 	p.copies.Wait()
 	if p.cgroup != "" {
 		s.pids.release(p.cgroup)

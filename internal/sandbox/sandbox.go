@@ -106,7 +106,12 @@ type Policy struct {
 	// Network allows sockets to the network; off, the command has no
 	// network interface but a down loopback and may not open sockets.
 	Network bool
-	Limits  Limits
+	// Egress, when set, replaces Network: the command gets a network
+	// namespace of its own with only loopback up, the proxy's listener
+	// at EgressAddr there, and the proxy variables (HTTP_PROXY and the
+	// rest) in its environment; the proxy decides where it may connect.
+	Egress EgressServer
+	Limits Limits
 }
 
 // SystemPaths are readable (and executable) for every command.

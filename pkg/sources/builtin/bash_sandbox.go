@@ -5,9 +5,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/callerctx"
+	"github.com/toolnexus/toolnexus/internal/egress"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 )
 
@@ -31,6 +34,15 @@ func (t *toolset) startCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Dura
 	}
 	p := t.sandbox.Policy
 	p.Workspace = t.ws.Root()
+	if px, ok := p.Egress.(*egress.Proxy); ok {
+		// The proxy works for this call: its caller, session and tool
+		// are what its rules, policies and audit lines see.
+		call := egress.Call{Principal: callerctx.Principal(ctx), Tool: "bash"}
+		if t.session != nil {
+			call.Session = filepath.Base(p.Workspace) // a session's directory is named by its id
+		}
+		p.Egress = px.Bind(call)
+	}
 	// A root server's commands act as an unprivileged uid: the temp dir
 	// and the workspace (made by the server) must be theirs to write.
 	if err := errors.Join(t.sandbox.Box.Own(tmp), t.sandbox.Box.Own(p.Workspace)); err != nil {

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/toolnexus/toolnexus/internal/egress"
 )
 
 // blockedError is a connection webfetch refused to make: the destination
@@ -23,27 +25,8 @@ func (e *blockedError) Error() string {
 }
 
 // addrClass names the class of an address webfetch does not reach by
-// default, or "" for a public one.
-func addrClass(ip netip.Addr) string {
-	ip = ip.Unmap()
-	switch {
-	case ip.IsUnspecified():
-		return "unspecified"
-	case ip.IsLoopback():
-		return "loopback"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return "link-local"
-	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		return "multicast"
-	case ip.IsPrivate():
-		return "private"
-	case ip.Is4() && ip.As4()[0] == 0:
-		return "unspecified" // 0.0.0.0/8, "this network", reaches the host on Linux
-	case ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return "broadcast"
-	}
-	return ""
-}
+// default, or "" for a public one: the egress proxy's classification.
+func addrClass(ip netip.Addr) string { return egress.AddrClass(ip) }
 
 // guardedDial dials like net.Dialer but checks every address it connects
 // to, after name resolution: a redirect, a DNS name that resolves inside,

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/egress"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 )
 
@@ -184,7 +185,14 @@ func (s *Source) sandboxPolicy(tmp, dir string) sandbox.Policy {
 	p.ReadPaths = append(slices.Clip(p.ReadPaths), s.absPaths(s.cfg.Sandbox.ReadPaths)...)
 	p.WritePaths = s.absPaths(s.cfg.Sandbox.WritePaths)
 	if s.cfg.Sandbox.Network != nil {
+		// The server's own network setting wins over sandbox.egress.
 		p.Network = *s.cfg.Sandbox.Network
+		p.Egress = nil
+	}
+	if px, ok := p.Egress.(*egress.Proxy); ok {
+		// The server serves every caller: its connections are its own,
+		// under sandbox.egress.tools.<server name> when that is set.
+		p.Egress = px.Bind(egress.Call{Tool: s.name})
 	}
 	p.Workspace = dir
 	p.TempDir = tmp
@@ -219,7 +227,9 @@ func (s *Source) sandboxSummary() string {
 	}
 	p := s.sandboxPolicy("", "")
 	var parts []string
-	if p.Network {
+	if p.Egress != nil {
+		parts = append(parts, "network through the egress proxy (sandbox.egress)")
+	} else if p.Network {
 		parts = append(parts, "network on")
 	} else {
 		parts = append(parts, "network off")
