@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -92,6 +93,52 @@ func TestSearchToolsOverGRPC(t *testing.T) {
 	} {
 		t.Run(bad.name, func(t *testing.T) {
 			_, err := f.reg.SearchTools(ctx, bad.req)
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), bad.msg) {
+				t.Fatalf("%v, want InvalidArgument naming %q", err, bad.msg)
+			}
+		})
+	}
+}
+
+// TestExportDeferLoadingForAnthropic: the export puts Anthropic's tool
+// search tool first and defers every tool but the pinned ones; other
+// formats and bad pins are refused with what to do instead.
+func TestExportDeferLoadingForAnthropic(t *testing.T) {
+	t.Parallel()
+	f := start(t, debugOnly, echoTool("weather_forecast"), echoTool("github_create_issue"))
+	ctx := context.Background()
+	resp, err := f.reg.ExportTools(ctx, &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_ANTHROPIC, DeferLoading: true, Pinned: []string{"github_*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []map[string]any
+	if err := json.Unmarshal([]byte(resp.GetJson()), &tools); err != nil {
+		t.Fatal(err)
+	}
+	if tools[0]["type"] != "tool_search_tool_bm25_20251119" || tools[0]["name"] != "tool_search_tool_bm25" {
+		t.Fatalf("first entry %v, want the BM25 tool search tool", tools[0])
+	}
+	deferred := map[string]bool{}
+	for _, tl := range tools[1:] {
+		if tl["input_schema"] == nil {
+			t.Fatalf("%v has no input_schema", tl)
+		}
+		deferred[tl["name"].(string)] = tl["defer_loading"] == true
+	}
+	if !deferred["weather_forecast"] || !deferred["debug_echo"] || deferred["github_create_issue"] {
+		t.Fatalf("defer_loading per tool %v; want all deferred but github_create_issue (pinned)", deferred)
+	}
+	for _, bad := range []struct {
+		name string
+		req  *pb.ExportToolsRequest
+		msg  string
+	}{
+		{"openai", &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_OPENAI, DeferLoading: true}, "call SearchTools"},
+		{"pinned alone", &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_ANTHROPIC, Pinned: []string{"a"}}, "set defer_loading"},
+		{"bad glob", &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_ANTHROPIC, DeferLoading: true, Pinned: []string{"["}}, "pinned[0]"},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			_, err := f.reg.ExportTools(ctx, bad.req)
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), bad.msg) {
 				t.Fatalf("%v, want InvalidArgument naming %q", err, bad.msg)
 			}

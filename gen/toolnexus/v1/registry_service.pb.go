@@ -1185,7 +1185,15 @@ type ExportToolsRequest struct {
 	// Only tools whose source is one of these. Empty means every source.
 	Sources []string `protobuf:"bytes,2,rep,name=sources,proto3" json:"sources,omitempty"`
 	// Only tools with one of these exact names. Empty means every name.
-	Names         []string `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"`
+	Names []string `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"`
+	// EXPORT_FORMAT_ANTHROPIC only: mark every tool "defer_loading": true and
+	// put Anthropic's BM25 tool search tool first, so the model loads a
+	// tool's definition only when its search finds it. Other formats:
+	// INVALID_ARGUMENT (use SearchTools instead).
+	DeferLoading bool `protobuf:"varint,4,opt,name=defer_loading,json=deferLoading,proto3" json:"defer_loading,omitempty"`
+	// With defer_loading: tools matching one of these globs ("fs_*",
+	// "source:mcp") stay loaded up front. Empty defers every tool.
+	Pinned        []string `protobuf:"bytes,5,rep,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1237,6 +1245,20 @@ func (x *ExportToolsRequest) GetSources() []string {
 func (x *ExportToolsRequest) GetNames() []string {
 	if x != nil {
 		return x.Names
+	}
+	return nil
+}
+
+func (x *ExportToolsRequest) GetDeferLoading() bool {
+	if x != nil {
+		return x.DeferLoading
+	}
+	return false
+}
+
+func (x *ExportToolsRequest) GetPinned() []string {
+	if x != nil {
+		return x.Pinned
 	}
 	return nil
 }
@@ -1436,11 +1458,13 @@ const file_toolnexus_v1_registry_service_proto_rawDesc = "" +
 	"\x05added\x18\x03 \x03(\tR\x05added\x12\x18\n" +
 	"\aremoved\x18\x04 \x03(\tR\aremoved\x12\x18\n" +
 	"\achanged\x18\x05 \x03(\tR\achanged\x12\x1a\n" +
-	"\bsnapshot\x18\x06 \x01(\bR\bsnapshot\"x\n" +
+	"\bsnapshot\x18\x06 \x01(\bR\bsnapshot\"\xb5\x01\n" +
 	"\x12ExportToolsRequest\x122\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x1a.toolnexus.v1.ExportFormatR\x06format\x12\x18\n" +
 	"\asources\x18\x02 \x03(\tR\asources\x12\x14\n" +
-	"\x05names\x18\x03 \x03(\tR\x05names\")\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\x12#\n" +
+	"\rdefer_loading\x18\x04 \x01(\bR\fdeferLoading\x12\x16\n" +
+	"\x06pinned\x18\x05 \x03(\tR\x06pinned\")\n" +
 	"\x13ExportToolsResponse\x12\x12\n" +
 	"\x04json\x18\x01 \x01(\tR\x04json\"\x18\n" +
 	"\x16GetSkillsPromptRequest\"1\n" +
