@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -128,4 +129,33 @@ func (g *Gateway) callByName(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	params.Name, params.Arguments = in.Name, in.Arguments
 	inner.Params = &params
 	return g.callTool(ctx, &inner)
+}
+
+// allPages follows tools/list's cursor to the end. In discovery mode the
+// short list must come whole on the first page, wherever the gateway's own
+// tools and the pinned ones sort among thousands (the SDK pages at 1,000),
+// so a client that reads one page still sees search_tools.
+func allPages(ctx context.Context, next mcp.MethodHandler, req mcp.Request, first *mcp.ListToolsResult) (*mcp.ListToolsResult, error) {
+	lreq, ok := req.(*mcp.ListToolsRequest)
+	if !ok {
+		return first, nil
+	}
+	out := *first
+	out.Tools = slices.Clone(first.Tools)
+	for cursor := first.NextCursor; cursor != ""; {
+		r := *lreq
+		r.Params = &mcp.ListToolsParams{Cursor: cursor}
+		res, err := next(ctx, "tools/list", &r)
+		if err != nil {
+			return nil, err
+		}
+		page, ok := res.(*mcp.ListToolsResult)
+		if !ok {
+			break
+		}
+		out.Tools = append(out.Tools, page.Tools...)
+		cursor = page.NextCursor
+	}
+	out.NextCursor = ""
+	return &out, nil
 }

@@ -432,6 +432,11 @@ func (g *Gateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		if !p.Restricted() && g.disc == nil || !ok {
 			return res, err
 		}
+		if g.disc != nil && lr.NextCursor != "" {
+			if lr, err = allPages(ctx, next, req, lr); err != nil {
+				return nil, err
+			}
+		}
 		kept := make([]*mcp.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
 			src, _ := t.Meta[MetaSource].(string)
