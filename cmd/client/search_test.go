@@ -59,3 +59,23 @@ func TestSearch(t *testing.T) {
 		}
 	})
 }
+
+func TestExportDeferLoading(t *testing.T) {
+	srv := startServer(t, debugOnly, describedTool("weather_forecast", "Daily weather forecast for a city."))
+	out := against(t, srv, "export", "--format", "anthropic", "--defer-loading", "--pin", "debug_echo").want(t, 0).stdout
+	var tools []map[string]any
+	if err := json.Unmarshal([]byte(out), &tools); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	deferred := map[string]any{}
+	for _, tl := range tools[1:] {
+		deferred[tl["name"].(string)] = tl["defer_loading"]
+	}
+	if tools[0]["name"] != "tool_search_tool_bm25" || deferred["weather_forecast"] != true || deferred["debug_echo"] != nil {
+		t.Fatalf("export:\n%s", out)
+	}
+	r := against(t, srv, "export", "--format", "openai", "--defer-loading")
+	if r.code == 0 || !strings.Contains(r.stderr, "SearchTools") {
+		t.Fatalf("openai with --defer-loading: %d %s", r.code, r.stderr)
+	}
+}
