@@ -52,7 +52,7 @@ type command struct {
 }
 
 var commands = []*command{
-	cmdList, cmdDescribe, cmdExec, cmdExport, cmdWatch,
+	cmdList, cmdDescribe, cmdExec, cmdExport, cmdWatch, cmdSearch,
 	cmdSources, cmdSkills, cmdSkillsPrompt, cmdReload, cmdHealth,
 	cmdSessions, cmdDeleteSession,
 	cmdApprovals, cmdApprove, cmdDeny,

@@ -115,9 +115,13 @@ func runExport(c *cli, args []string) error {
 	fs := c.flags(`Print the tool list as the exact JSON a model provider's API takes:
   openai     [{"type":"function","function":{"name","description","parameters"}}]
   anthropic  [{"name","description","input_schema"}]
-  gemini     [{"functionDeclarations":[...]}]`)
+  gemini     [{"functionDeclarations":[...]}]
+With --defer-loading (anthropic only), Anthropic's tool search tool comes first
+and every tool not matching a --pin glob is marked "defer_loading": true.`)
 	format := fs.String("format", "", "provider shape `FORMAT`: openai, anthropic or gemini (required)")
-	var srcs, names multi
+	deferLoading := fs.Bool("defer-loading", false, "anthropic: add the tool search tool and defer loading the tools")
+	var srcs, names, pins multi
+	fs.Var(&pins, "pin", "with --defer-loading: keep tools matching glob `G` loaded (repeatable, or a,b)")
 	fs.Var(&srcs, "source", "only tools from source `S` (repeatable, or a,b)")
 	fs.Var(&names, "name", "only the tool named `N` (repeatable, or a,b)")
 	if _, err := fs.parse(args, 0, 0); err != nil {
@@ -135,7 +139,7 @@ func runExport(c *cli, args []string) error {
 		return err
 	}
 	defer done()
-	resp, err := k.reg.ExportTools(ctx, &pb.ExportToolsRequest{Format: f, Sources: srcs, Names: names})
+	resp, err := k.reg.ExportTools(ctx, &pb.ExportToolsRequest{Format: f, Sources: srcs, Names: names, DeferLoading: *deferLoading, Pinned: pins})
 	if err != nil {
 		return err
 	}

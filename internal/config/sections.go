@@ -266,6 +266,11 @@ type MCPGateway struct {
 	Name    string   `json:"name"`
 	Version string   `json:"version"`
 	Tools   []string `json:"tools"`
+	// Discovery is "list" (the default: tools/list shows every tool) or
+	// "search" (tools/list shows search_tools, call_tool and the Pinned
+	// tools; see internal/mcpgateway/discovery.go).
+	Discovery string   `json:"discovery"`
+	Pinned    []string `json:"pinned"`
 	// Resource is the URL /mcp names itself by as an OAuth protected
 	// resource (RFC 9728); empty = the listener's URL + /mcp.
 	Resource string `json:"resource"`
@@ -340,6 +345,9 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		if _, err := path.Match(strings.TrimPrefix(p, "source:"), ""); err != nil {
 			return s, keyErr(fmt.Sprintf("server.mcp.tools[%d]", j), "bad glob pattern %q: %v", p, err)
 		}
+	}
+	if err := checkDiscovery(r.MCP); err != nil {
+		return s, err
 	}
 	s.MCP = r.MCP
 	if r.GracePeriod != nil {

@@ -14,6 +14,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/search"
 )
 
 // Options configures the front-end.
@@ -38,6 +39,7 @@ type API struct {
 	opts        Options
 	log         *slog.Logger
 	protos      protoCache
+	search      search.Cache // SearchTools' index of the newest snapshot (search.go)
 	grpcMetrics *grpcMetrics
 	watches     watchCounter // open WatchTools streams per principal (watchlimit.go)
 }

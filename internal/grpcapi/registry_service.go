@@ -267,7 +267,13 @@ func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRe
 			sel = append(sel, e)
 		}
 	}
-	out, err := exportJSON(req.GetFormat(), sel)
+	var out []byte
+	var err error
+	if req.GetDeferLoading() || len(req.GetPinned()) > 0 {
+		out, err = exportDeferred(req, sel) // export_defer.go
+	} else {
+		out, err = exportJSON(req.GetFormat(), sel)
+	}
 	if err != nil {
 		return nil, err
 	}

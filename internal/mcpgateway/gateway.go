@@ -132,6 +132,8 @@ type Gateway struct {
 	hardCancel context.CancelFunc
 	closeOnce  sync.Once
 	stateless  bool // see stateless.go
+	// disc is progressive discovery (discovery.go); nil lists every tool.
+	disc *discovery
 	// base is the listener's URL, for the default OAuth resource (oauth.go).
 	base listenURL
 }
@@ -152,6 +154,10 @@ type Options struct {
 	// Stateless serves /mcp so that any replica answers any request
 	// (sessions.shared): see stateless.go.
 	Stateless bool
+	// Discovery is server.mcp.discovery: DiscoveryList (or empty) or
+	// DiscoverySearch (discovery.go); Pinned the tools listed anyway.
+	Discovery string
+	Pinned    []string
 }
 
 // New builds the gateway over c and starts keeping its tool set in step
@@ -195,6 +201,9 @@ func New(c Core, opts Options) *Gateway {
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdkHandler)
 	g.unauthed = sdkHandler
 
+	if opts.Discovery == DiscoverySearch {
+		g.disc = newDiscovery(g, opts.Pinned)
+	}
 	g.setFilter(opts.Tools)
 	w, snap := c.Watch()
 	g.watcher = w
@@ -307,7 +316,7 @@ func (g *Gateway) sync(snap *registry.Snapshot) {
 	want := make(map[string]bool, snap.Len())
 	for _, e := range snap.Entries() {
 		t := e.Tool
-		if !g.filter.Allows(t.Name, t.Source) {
+		if !g.filter.Allows(t.Name, t.Source) || g.disc != nil && isDiscoveryTool(t.Name) {
 			continue
 		}
 		want[t.Name] = true
@@ -420,13 +429,21 @@ func (g *Gateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		p := callerFrom(req.GetExtra())
 		lr, ok := res.(*mcp.ListToolsResult)
-		if !p.Restricted() || !ok {
+		if !p.Restricted() && g.disc == nil || !ok {
 			return res, err
+		}
+		if g.disc != nil && lr.NextCursor != "" {
+			if lr, err = allPages(ctx, next, req, lr); err != nil {
+				return nil, err
+			}
 		}
 		kept := make([]*mcp.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
 			src, _ := t.Meta[MetaSource].(string)
-			if p.Allows(t.Name, src) {
+			if g.disc != nil && !g.disc.listed(t.Name, src) {
+				continue
+			}
+			if p.Allows(t.Name, src) || isDiscoveryTool(t.Name) && g.disc != nil {
 				kept = append(kept, t)
 			}
 		}

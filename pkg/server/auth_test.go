@@ -97,6 +97,10 @@ var rpcs = []struct {
 		_, err := pb.NewRegistryServiceClient(c).GetTool(ctx, &pb.GetToolRequest{Name: "debug_echo"})
 		return err
 	}},
+	{"SearchTools", func(ctx context.Context, c *grpc.ClientConn) error {
+		_, err := pb.NewRegistryServiceClient(c).SearchTools(ctx, &pb.SearchToolsRequest{Query: "echo"})
+		return err
+	}},
 	{"Execute", func(ctx context.Context, c *grpc.ClientConn) error {
 		_, err := pb.NewRegistryServiceClient(c).Execute(ctx, &pb.ExecuteRequest{Name: "debug_echo"})
 		return err

@@ -175,7 +175,7 @@ func New(opts Options) (*Server, error) {
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	if gc := cfg.Server.MCP; gc.Listen != "" {
-		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Tools: gc.Tools,
+		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Tools: gc.Tools, Discovery: gc.Discovery, Pinned: gc.Pinned,
 			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil,
 			Stateless: cfg.Sessions.Shared})
 	}

@@ -270,6 +270,183 @@ func (x *ListToolsResponse) GetRevision() uint64 {
 	return 0
 }
 
+// SearchToolsRequest is a free-text query over the tool list.
+type SearchToolsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the agent needs, in words: "open an issue on github", "weather in
+	// Paris". Required; INVALID_ARGUMENT when empty or over 1024 bytes.
+	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	// Maximum tools returned: 0 means 10, values above 100 are capped at 100.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Only tools whose source is one of these. Empty means every source.
+	Sources       []string `protobuf:"bytes,3,rep,name=sources,proto3" json:"sources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchToolsRequest) Reset() {
+	*x = SearchToolsRequest{}
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchToolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchToolsRequest) ProtoMessage() {}
+
+func (x *SearchToolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchToolsRequest.ProtoReflect.Descriptor instead.
+func (*SearchToolsRequest) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SearchToolsRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *SearchToolsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *SearchToolsRequest) GetSources() []string {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+// SearchToolsResponse is the ranked tools.
+type SearchToolsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The matching tools, best first; ties in name order. Tools sharing no
+	// word with the query are not listed.
+	Tools []*ScoredTool `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	// The registry revision the whole ranking was computed from.
+	Revision      uint64 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchToolsResponse) Reset() {
+	*x = SearchToolsResponse{}
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchToolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchToolsResponse) ProtoMessage() {}
+
+func (x *SearchToolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchToolsResponse.ProtoReflect.Descriptor instead.
+func (*SearchToolsResponse) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SearchToolsResponse) GetTools() []*ScoredTool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *SearchToolsResponse) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+// ScoredTool is one search hit.
+type ScoredTool struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool, as ListTools returns it.
+	Tool *Tool `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The relevance score; higher is better. Comparable within one response
+	// only.
+	Score         float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoredTool) Reset() {
+	*x = ScoredTool{}
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoredTool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoredTool) ProtoMessage() {}
+
+func (x *ScoredTool) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoredTool.ProtoReflect.Descriptor instead.
+func (*ScoredTool) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ScoredTool) GetTool() *Tool {
+	if x != nil {
+		return x.Tool
+	}
+	return nil
+}
+
+func (x *ScoredTool) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
 // GetToolRequest names one tool.
 type GetToolRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -281,7 +458,7 @@ type GetToolRequest struct {
 
 func (x *GetToolRequest) Reset() {
 	*x = GetToolRequest{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[2]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -293,7 +470,7 @@ func (x *GetToolRequest) String() string {
 func (*GetToolRequest) ProtoMessage() {}
 
 func (x *GetToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[2]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -306,7 +483,7 @@ func (x *GetToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolRequest.ProtoReflect.Descriptor instead.
 func (*GetToolRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{2}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetToolRequest) GetName() string {
@@ -327,7 +504,7 @@ type GetToolResponse struct {
 
 func (x *GetToolResponse) Reset() {
 	*x = GetToolResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +516,7 @@ func (x *GetToolResponse) String() string {
 func (*GetToolResponse) ProtoMessage() {}
 
 func (x *GetToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +529,7 @@ func (x *GetToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolResponse.ProtoReflect.Descriptor instead.
 func (*GetToolResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{3}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetToolResponse) GetTool() *Tool {
@@ -387,7 +564,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[4]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -399,7 +576,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[4]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -412,7 +589,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{4}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExecuteRequest) GetName() string {
@@ -500,7 +677,7 @@ type ExecuteEvent struct {
 
 func (x *ExecuteEvent) Reset() {
 	*x = ExecuteEvent{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -512,7 +689,7 @@ func (x *ExecuteEvent) String() string {
 func (*ExecuteEvent) ProtoMessage() {}
 
 func (x *ExecuteEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -525,7 +702,7 @@ func (x *ExecuteEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteEvent.ProtoReflect.Descriptor instead.
 func (*ExecuteEvent) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{5}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ExecuteEvent) GetEvent() isExecuteEvent_Event {
@@ -637,7 +814,7 @@ type ProgressEvent struct {
 
 func (x *ProgressEvent) Reset() {
 	*x = ProgressEvent{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +826,7 @@ func (x *ProgressEvent) String() string {
 func (*ProgressEvent) ProtoMessage() {}
 
 func (x *ProgressEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +839,7 @@ func (x *ProgressEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressEvent.ProtoReflect.Descriptor instead.
 func (*ProgressEvent) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{6}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ProgressEvent) GetProgress() float64 {
@@ -703,7 +880,7 @@ type LogEvent struct {
 
 func (x *LogEvent) Reset() {
 	*x = LogEvent{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[7]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +892,7 @@ func (x *LogEvent) String() string {
 func (*LogEvent) ProtoMessage() {}
 
 func (x *LogEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[7]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +905,7 @@ func (x *LogEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogEvent.ProtoReflect.Descriptor instead.
 func (*LogEvent) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{7}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LogEvent) GetLevel() string {
@@ -765,7 +942,7 @@ type OutputEvent struct {
 
 func (x *OutputEvent) Reset() {
 	*x = OutputEvent{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[8]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +954,7 @@ func (x *OutputEvent) String() string {
 func (*OutputEvent) ProtoMessage() {}
 
 func (x *OutputEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[8]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +967,7 @@ func (x *OutputEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputEvent.ProtoReflect.Descriptor instead.
 func (*OutputEvent) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{8}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OutputEvent) GetStream() OutputStream {
@@ -818,7 +995,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[9]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +1007,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[9]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +1020,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{9}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExecuteResponse) GetResult() *ToolResult {
@@ -866,7 +1043,7 @@ type WatchToolsRequest struct {
 
 func (x *WatchToolsRequest) Reset() {
 	*x = WatchToolsRequest{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[10]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +1055,7 @@ func (x *WatchToolsRequest) String() string {
 func (*WatchToolsRequest) ProtoMessage() {}
 
 func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[10]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1068,7 @@ func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsRequest.ProtoReflect.Descriptor instead.
 func (*WatchToolsRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{10}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatchToolsRequest) GetSources() []string {
@@ -930,7 +1107,7 @@ type WatchToolsResponse struct {
 
 func (x *WatchToolsResponse) Reset() {
 	*x = WatchToolsResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[11]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1119,7 @@ func (x *WatchToolsResponse) String() string {
 func (*WatchToolsResponse) ProtoMessage() {}
 
 func (x *WatchToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[11]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1132,7 @@ func (x *WatchToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsResponse.ProtoReflect.Descriptor instead.
 func (*WatchToolsResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{11}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WatchToolsResponse) GetRevision() uint64 {
@@ -1008,14 +1185,22 @@ type ExportToolsRequest struct {
 	// Only tools whose source is one of these. Empty means every source.
 	Sources []string `protobuf:"bytes,2,rep,name=sources,proto3" json:"sources,omitempty"`
 	// Only tools with one of these exact names. Empty means every name.
-	Names         []string `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"`
+	Names []string `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"`
+	// EXPORT_FORMAT_ANTHROPIC only: mark every tool "defer_loading": true and
+	// put Anthropic's BM25 tool search tool first, so the model loads a
+	// tool's definition only when its search finds it. Other formats:
+	// INVALID_ARGUMENT (use SearchTools instead).
+	DeferLoading bool `protobuf:"varint,4,opt,name=defer_loading,json=deferLoading,proto3" json:"defer_loading,omitempty"`
+	// With defer_loading: tools matching one of these globs ("fs_*",
+	// "source:mcp") stay loaded up front. Empty defers every tool.
+	Pinned        []string `protobuf:"bytes,5,rep,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExportToolsRequest) Reset() {
 	*x = ExportToolsRequest{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[12]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1212,7 @@ func (x *ExportToolsRequest) String() string {
 func (*ExportToolsRequest) ProtoMessage() {}
 
 func (x *ExportToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[12]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1225,7 @@ func (x *ExportToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportToolsRequest.ProtoReflect.Descriptor instead.
 func (*ExportToolsRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{12}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ExportToolsRequest) GetFormat() ExportFormat {
@@ -1064,6 +1249,20 @@ func (x *ExportToolsRequest) GetNames() []string {
 	return nil
 }
 
+func (x *ExportToolsRequest) GetDeferLoading() bool {
+	if x != nil {
+		return x.DeferLoading
+	}
+	return false
+}
+
+func (x *ExportToolsRequest) GetPinned() []string {
+	if x != nil {
+		return x.Pinned
+	}
+	return nil
+}
+
 // ExportToolsResponse carries the rendered JSON.
 type ExportToolsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1075,7 +1274,7 @@ type ExportToolsResponse struct {
 
 func (x *ExportToolsResponse) Reset() {
 	*x = ExportToolsResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[13]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1286,7 @@ func (x *ExportToolsResponse) String() string {
 func (*ExportToolsResponse) ProtoMessage() {}
 
 func (x *ExportToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[13]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1299,7 @@ func (x *ExportToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportToolsResponse.ProtoReflect.Descriptor instead.
 func (*ExportToolsResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{13}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ExportToolsResponse) GetJson() string {
@@ -1119,7 +1318,7 @@ type GetSkillsPromptRequest struct {
 
 func (x *GetSkillsPromptRequest) Reset() {
 	*x = GetSkillsPromptRequest{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[14]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1131,7 +1330,7 @@ func (x *GetSkillsPromptRequest) String() string {
 func (*GetSkillsPromptRequest) ProtoMessage() {}
 
 func (x *GetSkillsPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[14]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1144,7 +1343,7 @@ func (x *GetSkillsPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillsPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetSkillsPromptRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{14}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{17}
 }
 
 // GetSkillsPromptResponse carries the skills catalog text.
@@ -1158,7 +1357,7 @@ type GetSkillsPromptResponse struct {
 
 func (x *GetSkillsPromptResponse) Reset() {
 	*x = GetSkillsPromptResponse{}
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[15]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1369,7 @@ func (x *GetSkillsPromptResponse) String() string {
 func (*GetSkillsPromptResponse) ProtoMessage() {}
 
 func (x *GetSkillsPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[15]
+	mi := &file_toolnexus_v1_registry_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1382,7 @@ func (x *GetSkillsPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillsPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetSkillsPromptResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{15}
+	return file_toolnexus_v1_registry_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetSkillsPromptResponse) GetPrompt() string {
@@ -1207,7 +1406,18 @@ const file_toolnexus_v1_registry_service_proto_rawDesc = "" +
 	"\x11ListToolsResponse\x12(\n" +
 	"\x05tools\x18\x01 \x03(\v2\x12.toolnexus.v1.ToolR\x05tools\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision\"$\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"a\n" +
+	"\x12SearchToolsRequest\x12\x14\n" +
+	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x18\n" +
+	"\asources\x18\x03 \x03(\tR\asources\"a\n" +
+	"\x13SearchToolsResponse\x12.\n" +
+	"\x05tools\x18\x01 \x03(\v2\x18.toolnexus.v1.ScoredToolR\x05tools\x12\x1a\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"J\n" +
+	"\n" +
+	"ScoredTool\x12&\n" +
+	"\x04tool\x18\x01 \x01(\v2\x12.toolnexus.v1.ToolR\x04tool\x12\x14\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\"$\n" +
 	"\x0eGetToolRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"9\n" +
 	"\x0fGetToolResponse\x12&\n" +
@@ -1248,11 +1458,13 @@ const file_toolnexus_v1_registry_service_proto_rawDesc = "" +
 	"\x05added\x18\x03 \x03(\tR\x05added\x12\x18\n" +
 	"\aremoved\x18\x04 \x03(\tR\aremoved\x12\x18\n" +
 	"\achanged\x18\x05 \x03(\tR\achanged\x12\x1a\n" +
-	"\bsnapshot\x18\x06 \x01(\bR\bsnapshot\"x\n" +
+	"\bsnapshot\x18\x06 \x01(\bR\bsnapshot\"\xb5\x01\n" +
 	"\x12ExportToolsRequest\x122\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x1a.toolnexus.v1.ExportFormatR\x06format\x12\x18\n" +
 	"\asources\x18\x02 \x03(\tR\asources\x12\x14\n" +
-	"\x05names\x18\x03 \x03(\tR\x05names\")\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\x12#\n" +
+	"\rdefer_loading\x18\x04 \x01(\bR\fdeferLoading\x12\x16\n" +
+	"\x06pinned\x18\x05 \x03(\tR\x06pinned\")\n" +
 	"\x13ExportToolsResponse\x12\x12\n" +
 	"\x04json\x18\x01 \x01(\tR\x04json\"\x18\n" +
 	"\x16GetSkillsPromptRequest\"1\n" +
@@ -1266,9 +1478,10 @@ const file_toolnexus_v1_registry_service_proto_rawDesc = "" +
 	"\x19EXPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14EXPORT_FORMAT_OPENAI\x10\x01\x12\x1b\n" +
 	"\x17EXPORT_FORMAT_ANTHROPIC\x10\x02\x12\x18\n" +
-	"\x14EXPORT_FORMAT_GEMINI\x10\x032\xc3\x04\n" +
+	"\x14EXPORT_FORMAT_GEMINI\x10\x032\x97\x05\n" +
 	"\x0fRegistryService\x12L\n" +
-	"\tListTools\x12\x1e.toolnexus.v1.ListToolsRequest\x1a\x1f.toolnexus.v1.ListToolsResponse\x12F\n" +
+	"\tListTools\x12\x1e.toolnexus.v1.ListToolsRequest\x1a\x1f.toolnexus.v1.ListToolsResponse\x12R\n" +
+	"\vSearchTools\x12 .toolnexus.v1.SearchToolsRequest\x1a!.toolnexus.v1.SearchToolsResponse\x12F\n" +
 	"\aGetTool\x12\x1c.toolnexus.v1.GetToolRequest\x1a\x1d.toolnexus.v1.GetToolResponse\x12F\n" +
 	"\aExecute\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1d.toolnexus.v1.ExecuteResponse\x12K\n" +
 	"\rExecuteStream\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1a.toolnexus.v1.ExecuteEvent0\x01\x12Q\n" +
@@ -1290,67 +1503,74 @@ func file_toolnexus_v1_registry_service_proto_rawDescGZIP() []byte {
 }
 
 var file_toolnexus_v1_registry_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_toolnexus_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_toolnexus_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_toolnexus_v1_registry_service_proto_goTypes = []any{
 	(OutputStream)(0),               // 0: toolnexus.v1.OutputStream
 	(ExportFormat)(0),               // 1: toolnexus.v1.ExportFormat
 	(*ListToolsRequest)(nil),        // 2: toolnexus.v1.ListToolsRequest
 	(*ListToolsResponse)(nil),       // 3: toolnexus.v1.ListToolsResponse
-	(*GetToolRequest)(nil),          // 4: toolnexus.v1.GetToolRequest
-	(*GetToolResponse)(nil),         // 5: toolnexus.v1.GetToolResponse
-	(*ExecuteRequest)(nil),          // 6: toolnexus.v1.ExecuteRequest
-	(*ExecuteEvent)(nil),            // 7: toolnexus.v1.ExecuteEvent
-	(*ProgressEvent)(nil),           // 8: toolnexus.v1.ProgressEvent
-	(*LogEvent)(nil),                // 9: toolnexus.v1.LogEvent
-	(*OutputEvent)(nil),             // 10: toolnexus.v1.OutputEvent
-	(*ExecuteResponse)(nil),         // 11: toolnexus.v1.ExecuteResponse
-	(*WatchToolsRequest)(nil),       // 12: toolnexus.v1.WatchToolsRequest
-	(*WatchToolsResponse)(nil),      // 13: toolnexus.v1.WatchToolsResponse
-	(*ExportToolsRequest)(nil),      // 14: toolnexus.v1.ExportToolsRequest
-	(*ExportToolsResponse)(nil),     // 15: toolnexus.v1.ExportToolsResponse
-	(*GetSkillsPromptRequest)(nil),  // 16: toolnexus.v1.GetSkillsPromptRequest
-	(*GetSkillsPromptResponse)(nil), // 17: toolnexus.v1.GetSkillsPromptResponse
-	(*Tool)(nil),                    // 18: toolnexus.v1.Tool
-	(*structpb.Struct)(nil),         // 19: google.protobuf.Struct
-	(*Answer)(nil),                  // 20: toolnexus.v1.Answer
-	(*ToolResult)(nil),              // 21: toolnexus.v1.ToolResult
-	(*PendingRequest)(nil),          // 22: toolnexus.v1.PendingRequest
-	(*structpb.Value)(nil),          // 23: google.protobuf.Value
+	(*SearchToolsRequest)(nil),      // 4: toolnexus.v1.SearchToolsRequest
+	(*SearchToolsResponse)(nil),     // 5: toolnexus.v1.SearchToolsResponse
+	(*ScoredTool)(nil),              // 6: toolnexus.v1.ScoredTool
+	(*GetToolRequest)(nil),          // 7: toolnexus.v1.GetToolRequest
+	(*GetToolResponse)(nil),         // 8: toolnexus.v1.GetToolResponse
+	(*ExecuteRequest)(nil),          // 9: toolnexus.v1.ExecuteRequest
+	(*ExecuteEvent)(nil),            // 10: toolnexus.v1.ExecuteEvent
+	(*ProgressEvent)(nil),           // 11: toolnexus.v1.ProgressEvent
+	(*LogEvent)(nil),                // 12: toolnexus.v1.LogEvent
+	(*OutputEvent)(nil),             // 13: toolnexus.v1.OutputEvent
+	(*ExecuteResponse)(nil),         // 14: toolnexus.v1.ExecuteResponse
+	(*WatchToolsRequest)(nil),       // 15: toolnexus.v1.WatchToolsRequest
+	(*WatchToolsResponse)(nil),      // 16: toolnexus.v1.WatchToolsResponse
+	(*ExportToolsRequest)(nil),      // 17: toolnexus.v1.ExportToolsRequest
+	(*ExportToolsResponse)(nil),     // 18: toolnexus.v1.ExportToolsResponse
+	(*GetSkillsPromptRequest)(nil),  // 19: toolnexus.v1.GetSkillsPromptRequest
+	(*GetSkillsPromptResponse)(nil), // 20: toolnexus.v1.GetSkillsPromptResponse
+	(*Tool)(nil),                    // 21: toolnexus.v1.Tool
+	(*structpb.Struct)(nil),         // 22: google.protobuf.Struct
+	(*Answer)(nil),                  // 23: toolnexus.v1.Answer
+	(*ToolResult)(nil),              // 24: toolnexus.v1.ToolResult
+	(*PendingRequest)(nil),          // 25: toolnexus.v1.PendingRequest
+	(*structpb.Value)(nil),          // 26: google.protobuf.Value
 }
 var file_toolnexus_v1_registry_service_proto_depIdxs = []int32{
-	18, // 0: toolnexus.v1.ListToolsResponse.tools:type_name -> toolnexus.v1.Tool
-	18, // 1: toolnexus.v1.GetToolResponse.tool:type_name -> toolnexus.v1.Tool
-	19, // 2: toolnexus.v1.ExecuteRequest.arguments:type_name -> google.protobuf.Struct
-	20, // 3: toolnexus.v1.ExecuteRequest.answer:type_name -> toolnexus.v1.Answer
-	8,  // 4: toolnexus.v1.ExecuteEvent.progress:type_name -> toolnexus.v1.ProgressEvent
-	9,  // 5: toolnexus.v1.ExecuteEvent.log:type_name -> toolnexus.v1.LogEvent
-	10, // 6: toolnexus.v1.ExecuteEvent.output:type_name -> toolnexus.v1.OutputEvent
-	21, // 7: toolnexus.v1.ExecuteEvent.result:type_name -> toolnexus.v1.ToolResult
-	22, // 8: toolnexus.v1.ExecuteEvent.pending:type_name -> toolnexus.v1.PendingRequest
-	23, // 9: toolnexus.v1.LogEvent.data:type_name -> google.protobuf.Value
-	0,  // 10: toolnexus.v1.OutputEvent.stream:type_name -> toolnexus.v1.OutputStream
-	21, // 11: toolnexus.v1.ExecuteResponse.result:type_name -> toolnexus.v1.ToolResult
-	18, // 12: toolnexus.v1.WatchToolsResponse.tools:type_name -> toolnexus.v1.Tool
-	1,  // 13: toolnexus.v1.ExportToolsRequest.format:type_name -> toolnexus.v1.ExportFormat
-	2,  // 14: toolnexus.v1.RegistryService.ListTools:input_type -> toolnexus.v1.ListToolsRequest
-	4,  // 15: toolnexus.v1.RegistryService.GetTool:input_type -> toolnexus.v1.GetToolRequest
-	6,  // 16: toolnexus.v1.RegistryService.Execute:input_type -> toolnexus.v1.ExecuteRequest
-	6,  // 17: toolnexus.v1.RegistryService.ExecuteStream:input_type -> toolnexus.v1.ExecuteRequest
-	12, // 18: toolnexus.v1.RegistryService.WatchTools:input_type -> toolnexus.v1.WatchToolsRequest
-	14, // 19: toolnexus.v1.RegistryService.ExportTools:input_type -> toolnexus.v1.ExportToolsRequest
-	16, // 20: toolnexus.v1.RegistryService.GetSkillsPrompt:input_type -> toolnexus.v1.GetSkillsPromptRequest
-	3,  // 21: toolnexus.v1.RegistryService.ListTools:output_type -> toolnexus.v1.ListToolsResponse
-	5,  // 22: toolnexus.v1.RegistryService.GetTool:output_type -> toolnexus.v1.GetToolResponse
-	11, // 23: toolnexus.v1.RegistryService.Execute:output_type -> toolnexus.v1.ExecuteResponse
-	7,  // 24: toolnexus.v1.RegistryService.ExecuteStream:output_type -> toolnexus.v1.ExecuteEvent
-	13, // 25: toolnexus.v1.RegistryService.WatchTools:output_type -> toolnexus.v1.WatchToolsResponse
-	15, // 26: toolnexus.v1.RegistryService.ExportTools:output_type -> toolnexus.v1.ExportToolsResponse
-	17, // 27: toolnexus.v1.RegistryService.GetSkillsPrompt:output_type -> toolnexus.v1.GetSkillsPromptResponse
-	21, // [21:28] is the sub-list for method output_type
-	14, // [14:21] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	21, // 0: toolnexus.v1.ListToolsResponse.tools:type_name -> toolnexus.v1.Tool
+	6,  // 1: toolnexus.v1.SearchToolsResponse.tools:type_name -> toolnexus.v1.ScoredTool
+	21, // 2: toolnexus.v1.ScoredTool.tool:type_name -> toolnexus.v1.Tool
+	21, // 3: toolnexus.v1.GetToolResponse.tool:type_name -> toolnexus.v1.Tool
+	22, // 4: toolnexus.v1.ExecuteRequest.arguments:type_name -> google.protobuf.Struct
+	23, // 5: toolnexus.v1.ExecuteRequest.answer:type_name -> toolnexus.v1.Answer
+	11, // 6: toolnexus.v1.ExecuteEvent.progress:type_name -> toolnexus.v1.ProgressEvent
+	12, // 7: toolnexus.v1.ExecuteEvent.log:type_name -> toolnexus.v1.LogEvent
+	13, // 8: toolnexus.v1.ExecuteEvent.output:type_name -> toolnexus.v1.OutputEvent
+	24, // 9: toolnexus.v1.ExecuteEvent.result:type_name -> toolnexus.v1.ToolResult
+	25, // 10: toolnexus.v1.ExecuteEvent.pending:type_name -> toolnexus.v1.PendingRequest
+	26, // 11: toolnexus.v1.LogEvent.data:type_name -> google.protobuf.Value
+	0,  // 12: toolnexus.v1.OutputEvent.stream:type_name -> toolnexus.v1.OutputStream
+	24, // 13: toolnexus.v1.ExecuteResponse.result:type_name -> toolnexus.v1.ToolResult
+	21, // 14: toolnexus.v1.WatchToolsResponse.tools:type_name -> toolnexus.v1.Tool
+	1,  // 15: toolnexus.v1.ExportToolsRequest.format:type_name -> toolnexus.v1.ExportFormat
+	2,  // 16: toolnexus.v1.RegistryService.ListTools:input_type -> toolnexus.v1.ListToolsRequest
+	4,  // 17: toolnexus.v1.RegistryService.SearchTools:input_type -> toolnexus.v1.SearchToolsRequest
+	7,  // 18: toolnexus.v1.RegistryService.GetTool:input_type -> toolnexus.v1.GetToolRequest
+	9,  // 19: toolnexus.v1.RegistryService.Execute:input_type -> toolnexus.v1.ExecuteRequest
+	9,  // 20: toolnexus.v1.RegistryService.ExecuteStream:input_type -> toolnexus.v1.ExecuteRequest
+	15, // 21: toolnexus.v1.RegistryService.WatchTools:input_type -> toolnexus.v1.WatchToolsRequest
+	17, // 22: toolnexus.v1.RegistryService.ExportTools:input_type -> toolnexus.v1.ExportToolsRequest
+	19, // 23: toolnexus.v1.RegistryService.GetSkillsPrompt:input_type -> toolnexus.v1.GetSkillsPromptRequest
+	3,  // 24: toolnexus.v1.RegistryService.ListTools:output_type -> toolnexus.v1.ListToolsResponse
+	5,  // 25: toolnexus.v1.RegistryService.SearchTools:output_type -> toolnexus.v1.SearchToolsResponse
+	8,  // 26: toolnexus.v1.RegistryService.GetTool:output_type -> toolnexus.v1.GetToolResponse
+	14, // 27: toolnexus.v1.RegistryService.Execute:output_type -> toolnexus.v1.ExecuteResponse
+	10, // 28: toolnexus.v1.RegistryService.ExecuteStream:output_type -> toolnexus.v1.ExecuteEvent
+	16, // 29: toolnexus.v1.RegistryService.WatchTools:output_type -> toolnexus.v1.WatchToolsResponse
+	18, // 30: toolnexus.v1.RegistryService.ExportTools:output_type -> toolnexus.v1.ExportToolsResponse
+	20, // 31: toolnexus.v1.RegistryService.GetSkillsPrompt:output_type -> toolnexus.v1.GetSkillsPromptResponse
+	24, // [24:32] is the sub-list for method output_type
+	16, // [16:24] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_toolnexus_v1_registry_service_proto_init() }
@@ -1359,11 +1579,11 @@ func file_toolnexus_v1_registry_service_proto_init() {
 		return
 	}
 	file_toolnexus_v1_tool_proto_init()
-	file_toolnexus_v1_registry_service_proto_msgTypes[4].OneofWrappers = []any{
+	file_toolnexus_v1_registry_service_proto_msgTypes[7].OneofWrappers = []any{
 		(*ExecuteRequest_Arguments)(nil),
 		(*ExecuteRequest_ArgumentsJson)(nil),
 	}
-	file_toolnexus_v1_registry_service_proto_msgTypes[5].OneofWrappers = []any{
+	file_toolnexus_v1_registry_service_proto_msgTypes[8].OneofWrappers = []any{
 		(*ExecuteEvent_Progress)(nil),
 		(*ExecuteEvent_Log)(nil),
 		(*ExecuteEvent_Output)(nil),
@@ -1376,7 +1596,7 @@ func file_toolnexus_v1_registry_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolnexus_v1_registry_service_proto_rawDesc), len(file_toolnexus_v1_registry_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

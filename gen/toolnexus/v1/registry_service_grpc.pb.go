@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	RegistryService_ListTools_FullMethodName       = "/toolnexus.v1.RegistryService/ListTools"
+	RegistryService_SearchTools_FullMethodName     = "/toolnexus.v1.RegistryService/SearchTools"
 	RegistryService_GetTool_FullMethodName         = "/toolnexus.v1.RegistryService/GetTool"
 	RegistryService_Execute_FullMethodName         = "/toolnexus.v1.RegistryService/Execute"
 	RegistryService_ExecuteStream_FullMethodName   = "/toolnexus.v1.RegistryService/ExecuteStream"
@@ -37,6 +38,11 @@ const (
 type RegistryServiceClient interface {
 	// ListTools returns the tools the caller may use, sorted by name in byte order.
 	ListTools(ctx context.Context, in *ListToolsRequest, opts ...grpc.CallOption) (*ListToolsResponse, error)
+	// SearchTools ranks the tools the caller may use against a free-text
+	// query (BM25F over the name split into words, the description and the
+	// parameters), best first, so an agent facing thousands of tools fetches
+	// the few it needs instead of the whole list.
+	SearchTools(ctx context.Context, in *SearchToolsRequest, opts ...grpc.CallOption) (*SearchToolsResponse, error)
 	// GetTool returns one tool; NOT_FOUND when no tool has that name.
 	GetTool(ctx context.Context, in *GetToolRequest, opts ...grpc.CallOption) (*GetToolResponse, error)
 	// Execute runs one tool call. Every tool-level failure (unknown tool, tool
@@ -77,6 +83,16 @@ func (c *registryServiceClient) ListTools(ctx context.Context, in *ListToolsRequ
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListToolsResponse)
 	err := c.cc.Invoke(ctx, RegistryService_ListTools_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) SearchTools(ctx context.Context, in *SearchToolsRequest, opts ...grpc.CallOption) (*SearchToolsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchToolsResponse)
+	err := c.cc.Invoke(ctx, RegistryService_SearchTools_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +186,11 @@ func (c *registryServiceClient) GetSkillsPrompt(ctx context.Context, in *GetSkil
 type RegistryServiceServer interface {
 	// ListTools returns the tools the caller may use, sorted by name in byte order.
 	ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error)
+	// SearchTools ranks the tools the caller may use against a free-text
+	// query (BM25F over the name split into words, the description and the
+	// parameters), best first, so an agent facing thousands of tools fetches
+	// the few it needs instead of the whole list.
+	SearchTools(context.Context, *SearchToolsRequest) (*SearchToolsResponse, error)
 	// GetTool returns one tool; NOT_FOUND when no tool has that name.
 	GetTool(context.Context, *GetToolRequest) (*GetToolResponse, error)
 	// Execute runs one tool call. Every tool-level failure (unknown tool, tool
@@ -208,6 +229,9 @@ type UnimplementedRegistryServiceServer struct{}
 
 func (UnimplementedRegistryServiceServer) ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTools not implemented")
+}
+func (UnimplementedRegistryServiceServer) SearchTools(context.Context, *SearchToolsRequest) (*SearchToolsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchTools not implemented")
 }
 func (UnimplementedRegistryServiceServer) GetTool(context.Context, *GetToolRequest) (*GetToolResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTool not implemented")
@@ -262,6 +286,24 @@ func _RegistryService_ListTools_Handler(srv interface{}, ctx context.Context, de
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(RegistryServiceServer).ListTools(ctx, req.(*ListToolsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_SearchTools_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchToolsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).SearchTools(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_SearchTools_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).SearchTools(ctx, req.(*SearchToolsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -370,6 +412,10 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTools",
 			Handler:    _RegistryService_ListTools_Handler,
+		},
+		{
+			MethodName: "SearchTools",
+			Handler:    _RegistryService_SearchTools_Handler,
 		},
 		{
 			MethodName: "GetTool",

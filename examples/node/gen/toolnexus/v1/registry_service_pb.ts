@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file toolnexus/v1/registry_service.proto.
  */
 export const file_toolnexus_v1_registry_service: GenFile = /*@__PURE__*/
-  fileDesc("CiN0b29sbmV4dXMvdjEvcmVnaXN0cnlfc2VydmljZS5wcm90bxIMdG9vbG5leHVzLnYxIlkKEExpc3RUb29sc1JlcXVlc3QSDwoHc291cmNlcxgBIAMoCRINCgVuYW1lcxgCIAMoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJhChFMaXN0VG9vbHNSZXNwb25zZRIhCgV0b29scxgBIAMoCzISLnRvb2xuZXh1cy52MS5Ub29sEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCIeCg5HZXRUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJIjMKD0dldFRvb2xSZXNwb25zZRIgCgR0b29sGAEgASgLMhIudG9vbG5leHVzLnYxLlRvb2wipgEKDkV4ZWN1dGVSZXF1ZXN0EgwKBG5hbWUYASABKAkSLAoJYXJndW1lbnRzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAEhgKDmFyZ3VtZW50c19qc29uGAMgASgJSAASJAoGYW5zd2VyGAQgASgLMhQudG9vbG5leHVzLnYxLkFuc3dlchIPCgdjYWxsX2lkGAUgASgJQgcKBWlucHV0IvkBCgxFeGVjdXRlRXZlbnQSLwoIcHJvZ3Jlc3MYASABKAsyGy50b29sbmV4dXMudjEuUHJvZ3Jlc3NFdmVudEgAEiUKA2xvZxgCIAEoCzIWLnRvb2xuZXh1cy52MS5Mb2dFdmVudEgAEisKBm91dHB1dBgDIAEoCzIZLnRvb2xuZXh1cy52MS5PdXRwdXRFdmVudEgAEioKBnJlc3VsdBgEIAEoCzIYLnRvb2xuZXh1cy52MS5Ub29sUmVzdWx0SAASLwoHcGVuZGluZxgFIAEoCzIcLnRvb2xuZXh1cy52MS5QZW5kaW5nUmVxdWVzdEgAQgcKBWV2ZW50IkEKDVByb2dyZXNzRXZlbnQSEAoIcHJvZ3Jlc3MYASABKAESDQoFdG90YWwYAiABKAESDwoHbWVzc2FnZRgDIAEoCSJPCghMb2dFdmVudBINCgVsZXZlbBgBIAEoCRIOCgZsb2dnZXIYAiABKAkSJAoEZGF0YRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJHCgtPdXRwdXRFdmVudBIqCgZzdHJlYW0YASABKA4yGi50b29sbmV4dXMudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYAiABKAwiOwoPRXhlY3V0ZVJlc3BvbnNlEigKBnJlc3VsdBgBIAEoCzIYLnRvb2xuZXh1cy52MS5Ub29sUmVzdWx0IjMKEVdhdGNoVG9vbHNSZXF1ZXN0Eg8KB3NvdXJjZXMYASADKAkSDQoFbmFtZXMYAiADKAkijAEKEldhdGNoVG9vbHNSZXNwb25zZRIQCghyZXZpc2lvbhgBIAEoBBIhCgV0b29scxgCIAMoCzISLnRvb2xuZXh1cy52MS5Ub29sEg0KBWFkZGVkGAMgAygJEg8KB3JlbW92ZWQYBCADKAkSDwoHY2hhbmdlZBgFIAMoCRIQCghzbmFwc2hvdBgGIAEoCCJgChJFeHBvcnRUb29sc1JlcXVlc3QSKgoGZm9ybWF0GAEgASgOMhoudG9vbG5leHVzLnYxLkV4cG9ydEZvcm1hdBIPCgdzb3VyY2VzGAIgAygJEg0KBW5hbWVzGAMgAygJIiMKE0V4cG9ydFRvb2xzUmVzcG9uc2USDAoEanNvbhgBIAEoCSIYChZHZXRTa2lsbHNQcm9tcHRSZXF1ZXN0IikKF0dldFNraWxsc1Byb21wdFJlc3BvbnNlEg4KBnByb21wdBgBIAEoCSphCgxPdXRwdXRTdHJlYW0SHQoZT1VUUFVUX1NUUkVBTV9VTlNQRUNJRklFRBAAEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAESGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAip+CgxFeHBvcnRGb3JtYXQSHQoZRVhQT1JUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhgKFEVYUE9SVF9GT1JNQVRfT1BFTkFJEAESGwoXRVhQT1JUX0ZPUk1BVF9BTlRIUk9QSUMQAhIYChRFWFBPUlRfRk9STUFUX0dFTUlOSRADMsMECg9SZWdpc3RyeVNlcnZpY2USTAoJTGlzdFRvb2xzEh4udG9vbG5leHVzLnYxLkxpc3RUb29sc1JlcXVlc3QaHy50b29sbmV4dXMudjEuTGlzdFRvb2xzUmVzcG9uc2USRgoHR2V0VG9vbBIcLnRvb2xuZXh1cy52MS5HZXRUb29sUmVxdWVzdBodLnRvb2xuZXh1cy52MS5HZXRUb29sUmVzcG9uc2USRgoHRXhlY3V0ZRIcLnRvb2xuZXh1cy52MS5FeGVjdXRlUmVxdWVzdBodLnRvb2xuZXh1cy52MS5FeGVjdXRlUmVzcG9uc2USSwoNRXhlY3V0ZVN0cmVhbRIcLnRvb2xuZXh1cy52MS5FeGVjdXRlUmVxdWVzdBoaLnRvb2xuZXh1cy52MS5FeGVjdXRlRXZlbnQwARJRCgpXYXRjaFRvb2xzEh8udG9vbG5leHVzLnYxLldhdGNoVG9vbHNSZXF1ZXN0GiAudG9vbG5leHVzLnYxLldhdGNoVG9vbHNSZXNwb25zZTABElIKC0V4cG9ydFRvb2xzEiAudG9vbG5leHVzLnYxLkV4cG9ydFRvb2xzUmVxdWVzdBohLnRvb2xuZXh1cy52MS5FeHBvcnRUb29sc1Jlc3BvbnNlEl4KD0dldFNraWxsc1Byb21wdBIkLnRvb2xuZXh1cy52MS5HZXRTa2lsbHNQcm9tcHRSZXF1ZXN0GiUudG9vbG5leHVzLnYxLkdldFNraWxsc1Byb21wdFJlc3BvbnNlQj1aO2dpdGh1Yi5jb20vdG9vbG5leHVzL3Rvb2xuZXh1cy9nZW4vdG9vbG5leHVzL3YxO3Rvb2xuZXh1c3YxYgZwcm90bzM", [file_google_protobuf_struct, file_toolnexus_v1_tool]);
+  fileDesc("CiN0b29sbmV4dXMvdjEvcmVnaXN0cnlfc2VydmljZS5wcm90bxIMdG9vbG5leHVzLnYxIlkKEExpc3RUb29sc1JlcXVlc3QSDwoHc291cmNlcxgBIAMoCRINCgVuYW1lcxgCIAMoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJhChFMaXN0VG9vbHNSZXNwb25zZRIhCgV0b29scxgBIAMoCzISLnRvb2xuZXh1cy52MS5Ub29sEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJHChJTZWFyY2hUb29sc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEg8KB3NvdXJjZXMYAyADKAkiUAoTU2VhcmNoVG9vbHNSZXNwb25zZRInCgV0b29scxgBIAMoCzIYLnRvb2xuZXh1cy52MS5TY29yZWRUb29sEhAKCHJldmlzaW9uGAIgASgEIj0KClNjb3JlZFRvb2wSIAoEdG9vbBgBIAEoCzISLnRvb2xuZXh1cy52MS5Ub29sEg0KBXNjb3JlGAIgASgBIh4KDkdldFRvb2xSZXF1ZXN0EgwKBG5hbWUYASABKAkiMwoPR2V0VG9vbFJlc3BvbnNlEiAKBHRvb2wYASABKAsyEi50b29sbmV4dXMudjEuVG9vbCKmAQoORXhlY3V0ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIsCglhcmd1bWVudHMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASGAoOYXJndW1lbnRzX2pzb24YAyABKAlIABIkCgZhbnN3ZXIYBCABKAsyFC50b29sbmV4dXMudjEuQW5zd2VyEg8KB2NhbGxfaWQYBSABKAlCBwoFaW5wdXQi+QEKDEV4ZWN1dGVFdmVudBIvCghwcm9ncmVzcxgBIAEoCzIbLnRvb2xuZXh1cy52MS5Qcm9ncmVzc0V2ZW50SAASJQoDbG9nGAIgASgLMhYudG9vbG5leHVzLnYxLkxvZ0V2ZW50SAASKwoGb3V0cHV0GAMgASgLMhkudG9vbG5leHVzLnYxLk91dHB1dEV2ZW50SAASKgoGcmVzdWx0GAQgASgLMhgudG9vbG5leHVzLnYxLlRvb2xSZXN1bHRIABIvCgdwZW5kaW5nGAUgASgLMhwudG9vbG5leHVzLnYxLlBlbmRpbmdSZXF1ZXN0SABCBwoFZXZlbnQiQQoNUHJvZ3Jlc3NFdmVudBIQCghwcm9ncmVzcxgBIAEoARINCgV0b3RhbBgCIAEoARIPCgdtZXNzYWdlGAMgASgJIk8KCExvZ0V2ZW50Eg0KBWxldmVsGAEgASgJEg4KBmxvZ2dlchgCIAEoCRIkCgRkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkcKC091dHB1dEV2ZW50EioKBnN0cmVhbRgBIAEoDjIaLnRvb2xuZXh1cy52MS5PdXRwdXRTdHJlYW0SDAoEZGF0YRgCIAEoDCI7Cg9FeGVjdXRlUmVzcG9uc2USKAoGcmVzdWx0GAEgASgLMhgudG9vbG5leHVzLnYxLlRvb2xSZXN1bHQiMwoRV2F0Y2hUb29sc1JlcXVlc3QSDwoHc291cmNlcxgBIAMoCRINCgVuYW1lcxgCIAMoCSKMAQoSV2F0Y2hUb29sc1Jlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEiEKBXRvb2xzGAIgAygLMhIudG9vbG5leHVzLnYxLlRvb2wSDQoFYWRkZWQYAyADKAkSDwoHcmVtb3ZlZBgEIAMoCRIPCgdjaGFuZ2VkGAUgAygJEhAKCHNuYXBzaG90GAYgASgIIocBChJFeHBvcnRUb29sc1JlcXVlc3QSKgoGZm9ybWF0GAEgASgOMhoudG9vbG5leHVzLnYxLkV4cG9ydEZvcm1hdBIPCgdzb3VyY2VzGAIgAygJEg0KBW5hbWVzGAMgAygJEhUKDWRlZmVyX2xvYWRpbmcYBCABKAgSDgoGcGlubmVkGAUgAygJIiMKE0V4cG9ydFRvb2xzUmVzcG9uc2USDAoEanNvbhgBIAEoCSIYChZHZXRTa2lsbHNQcm9tcHRSZXF1ZXN0IikKF0dldFNraWxsc1Byb21wdFJlc3BvbnNlEg4KBnByb21wdBgBIAEoCSphCgxPdXRwdXRTdHJlYW0SHQoZT1VUUFVUX1NUUkVBTV9VTlNQRUNJRklFRBAAEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAESGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAip+CgxFeHBvcnRGb3JtYXQSHQoZRVhQT1JUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhgKFEVYUE9SVF9GT1JNQVRfT1BFTkFJEAESGwoXRVhQT1JUX0ZPUk1BVF9BTlRIUk9QSUMQAhIYChRFWFBPUlRfRk9STUFUX0dFTUlOSRADMpcFCg9SZWdpc3RyeVNlcnZpY2USTAoJTGlzdFRvb2xzEh4udG9vbG5leHVzLnYxLkxpc3RUb29sc1JlcXVlc3QaHy50b29sbmV4dXMudjEuTGlzdFRvb2xzUmVzcG9uc2USUgoLU2VhcmNoVG9vbHMSIC50b29sbmV4dXMudjEuU2VhcmNoVG9vbHNSZXF1ZXN0GiEudG9vbG5leHVzLnYxLlNlYXJjaFRvb2xzUmVzcG9uc2USRgoHR2V0VG9vbBIcLnRvb2xuZXh1cy52MS5HZXRUb29sUmVxdWVzdBodLnRvb2xuZXh1cy52MS5HZXRUb29sUmVzcG9uc2USRgoHRXhlY3V0ZRIcLnRvb2xuZXh1cy52MS5FeGVjdXRlUmVxdWVzdBodLnRvb2xuZXh1cy52MS5FeGVjdXRlUmVzcG9uc2USSwoNRXhlY3V0ZVN0cmVhbRIcLnRvb2xuZXh1cy52MS5FeGVjdXRlUmVxdWVzdBoaLnRvb2xuZXh1cy52MS5FeGVjdXRlRXZlbnQwARJRCgpXYXRjaFRvb2xzEh8udG9vbG5leHVzLnYxLldhdGNoVG9vbHNSZXF1ZXN0GiAudG9vbG5leHVzLnYxLldhdGNoVG9vbHNSZXNwb25zZTABElIKC0V4cG9ydFRvb2xzEiAudG9vbG5leHVzLnYxLkV4cG9ydFRvb2xzUmVxdWVzdBohLnRvb2xuZXh1cy52MS5FeHBvcnRUb29sc1Jlc3BvbnNlEl4KD0dldFNraWxsc1Byb21wdBIkLnRvb2xuZXh1cy52MS5HZXRTa2lsbHNQcm9tcHRSZXF1ZXN0GiUudG9vbG5leHVzLnYxLkdldFNraWxsc1Byb21wdFJlc3BvbnNlQj1aO2dpdGh1Yi5jb20vdG9vbG5leHVzL3Rvb2xuZXh1cy9nZW4vdG9vbG5leHVzL3YxO3Rvb2xuZXh1c3YxYgZwcm90bzM", [file_google_protobuf_struct, file_toolnexus_v1_tool]);
 
 /**
  * ListToolsRequest filters and pages the tool list.
@@ -95,6 +95,100 @@ export const ListToolsResponseSchema: GenMessage<ListToolsResponse> = /*@__PURE_
   messageDesc(file_toolnexus_v1_registry_service, 1);
 
 /**
+ * SearchToolsRequest is a free-text query over the tool list.
+ *
+ * @generated from message toolnexus.v1.SearchToolsRequest
+ */
+export type SearchToolsRequest = Message<"toolnexus.v1.SearchToolsRequest"> & {
+  /**
+   * What the agent needs, in words: "open an issue on github", "weather in
+   * Paris". Required; INVALID_ARGUMENT when empty or over 1024 bytes.
+   *
+   * @generated from field: string query = 1;
+   */
+  query: string;
+
+  /**
+   * Maximum tools returned: 0 means 10, values above 100 are capped at 100.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * Only tools whose source is one of these. Empty means every source.
+   *
+   * @generated from field: repeated string sources = 3;
+   */
+  sources: string[];
+};
+
+/**
+ * Describes the message toolnexus.v1.SearchToolsRequest.
+ * Use `create(SearchToolsRequestSchema)` to create a new message.
+ */
+export const SearchToolsRequestSchema: GenMessage<SearchToolsRequest> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_registry_service, 2);
+
+/**
+ * SearchToolsResponse is the ranked tools.
+ *
+ * @generated from message toolnexus.v1.SearchToolsResponse
+ */
+export type SearchToolsResponse = Message<"toolnexus.v1.SearchToolsResponse"> & {
+  /**
+   * The matching tools, best first; ties in name order. Tools sharing no
+   * word with the query are not listed.
+   *
+   * @generated from field: repeated toolnexus.v1.ScoredTool tools = 1;
+   */
+  tools: ScoredTool[];
+
+  /**
+   * The registry revision the whole ranking was computed from.
+   *
+   * @generated from field: uint64 revision = 2;
+   */
+  revision: bigint;
+};
+
+/**
+ * Describes the message toolnexus.v1.SearchToolsResponse.
+ * Use `create(SearchToolsResponseSchema)` to create a new message.
+ */
+export const SearchToolsResponseSchema: GenMessage<SearchToolsResponse> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_registry_service, 3);
+
+/**
+ * ScoredTool is one search hit.
+ *
+ * @generated from message toolnexus.v1.ScoredTool
+ */
+export type ScoredTool = Message<"toolnexus.v1.ScoredTool"> & {
+  /**
+   * The tool, as ListTools returns it.
+   *
+   * @generated from field: toolnexus.v1.Tool tool = 1;
+   */
+  tool?: Tool | undefined;
+
+  /**
+   * The relevance score; higher is better. Comparable within one response
+   * only.
+   *
+   * @generated from field: double score = 2;
+   */
+  score: number;
+};
+
+/**
+ * Describes the message toolnexus.v1.ScoredTool.
+ * Use `create(ScoredToolSchema)` to create a new message.
+ */
+export const ScoredToolSchema: GenMessage<ScoredTool> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_registry_service, 4);
+
+/**
  * GetToolRequest names one tool.
  *
  * @generated from message toolnexus.v1.GetToolRequest
@@ -113,7 +207,7 @@ export type GetToolRequest = Message<"toolnexus.v1.GetToolRequest"> & {
  * Use `create(GetToolRequestSchema)` to create a new message.
  */
 export const GetToolRequestSchema: GenMessage<GetToolRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 2);
+  messageDesc(file_toolnexus_v1_registry_service, 5);
 
 /**
  * GetToolResponse carries the tool.
@@ -134,7 +228,7 @@ export type GetToolResponse = Message<"toolnexus.v1.GetToolResponse"> & {
  * Use `create(GetToolResponseSchema)` to create a new message.
  */
 export const GetToolResponseSchema: GenMessage<GetToolResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 3);
+  messageDesc(file_toolnexus_v1_registry_service, 6);
 
 /**
  * ExecuteRequest is one tool call as the model made it.
@@ -196,7 +290,7 @@ export type ExecuteRequest = Message<"toolnexus.v1.ExecuteRequest"> & {
  * Use `create(ExecuteRequestSchema)` to create a new message.
  */
 export const ExecuteRequestSchema: GenMessage<ExecuteRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 4);
+  messageDesc(file_toolnexus_v1_registry_service, 7);
 
 /**
  * ExecuteEvent is one message of an ExecuteStream: something the tool
@@ -261,7 +355,7 @@ export type ExecuteEvent = Message<"toolnexus.v1.ExecuteEvent"> & {
  * Use `create(ExecuteEventSchema)` to create a new message.
  */
 export const ExecuteEventSchema: GenMessage<ExecuteEvent> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 5);
+  messageDesc(file_toolnexus_v1_registry_service, 8);
 
 /**
  * ProgressEvent reports how far a tool has come.
@@ -296,7 +390,7 @@ export type ProgressEvent = Message<"toolnexus.v1.ProgressEvent"> & {
  * Use `create(ProgressEventSchema)` to create a new message.
  */
 export const ProgressEventSchema: GenMessage<ProgressEvent> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 6);
+  messageDesc(file_toolnexus_v1_registry_service, 9);
 
 /**
  * LogEvent is a log message from the tool (e.g. an MCP server's
@@ -333,7 +427,7 @@ export type LogEvent = Message<"toolnexus.v1.LogEvent"> & {
  * Use `create(LogEventSchema)` to create a new message.
  */
 export const LogEventSchema: GenMessage<LogEvent> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 7);
+  messageDesc(file_toolnexus_v1_registry_service, 10);
 
 /**
  * OutputEvent carries output as the tool produced it.
@@ -361,7 +455,7 @@ export type OutputEvent = Message<"toolnexus.v1.OutputEvent"> & {
  * Use `create(OutputEventSchema)` to create a new message.
  */
 export const OutputEventSchema: GenMessage<OutputEvent> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 8);
+  messageDesc(file_toolnexus_v1_registry_service, 11);
 
 /**
  * ExecuteResponse carries the result of the call.
@@ -382,7 +476,7 @@ export type ExecuteResponse = Message<"toolnexus.v1.ExecuteResponse"> & {
  * Use `create(ExecuteResponseSchema)` to create a new message.
  */
 export const ExecuteResponseSchema: GenMessage<ExecuteResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 9);
+  messageDesc(file_toolnexus_v1_registry_service, 12);
 
 /**
  * WatchToolsRequest filters what the watcher sees, like ListToolsRequest.
@@ -410,7 +504,7 @@ export type WatchToolsRequest = Message<"toolnexus.v1.WatchToolsRequest"> & {
  * Use `create(WatchToolsRequestSchema)` to create a new message.
  */
 export const WatchToolsRequestSchema: GenMessage<WatchToolsRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 10);
+  messageDesc(file_toolnexus_v1_registry_service, 13);
 
 /**
  * WatchToolsResponse is the tool list at one registry revision.
@@ -467,7 +561,7 @@ export type WatchToolsResponse = Message<"toolnexus.v1.WatchToolsResponse"> & {
  * Use `create(WatchToolsResponseSchema)` to create a new message.
  */
 export const WatchToolsResponseSchema: GenMessage<WatchToolsResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 11);
+  messageDesc(file_toolnexus_v1_registry_service, 14);
 
 /**
  * ExportToolsRequest picks a format and filters the tools.
@@ -495,6 +589,24 @@ export type ExportToolsRequest = Message<"toolnexus.v1.ExportToolsRequest"> & {
    * @generated from field: repeated string names = 3;
    */
   names: string[];
+
+  /**
+   * EXPORT_FORMAT_ANTHROPIC only: mark every tool "defer_loading": true and
+   * put Anthropic's BM25 tool search tool first, so the model loads a
+   * tool's definition only when its search finds it. Other formats:
+   * INVALID_ARGUMENT (use SearchTools instead).
+   *
+   * @generated from field: bool defer_loading = 4;
+   */
+  deferLoading: boolean;
+
+  /**
+   * With defer_loading: tools matching one of these globs ("fs_*",
+   * "source:mcp") stay loaded up front. Empty defers every tool.
+   *
+   * @generated from field: repeated string pinned = 5;
+   */
+  pinned: string[];
 };
 
 /**
@@ -502,7 +614,7 @@ export type ExportToolsRequest = Message<"toolnexus.v1.ExportToolsRequest"> & {
  * Use `create(ExportToolsRequestSchema)` to create a new message.
  */
 export const ExportToolsRequestSchema: GenMessage<ExportToolsRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 12);
+  messageDesc(file_toolnexus_v1_registry_service, 15);
 
 /**
  * ExportToolsResponse carries the rendered JSON.
@@ -523,7 +635,7 @@ export type ExportToolsResponse = Message<"toolnexus.v1.ExportToolsResponse"> & 
  * Use `create(ExportToolsResponseSchema)` to create a new message.
  */
 export const ExportToolsResponseSchema: GenMessage<ExportToolsResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 13);
+  messageDesc(file_toolnexus_v1_registry_service, 16);
 
 /**
  * GetSkillsPromptRequest asks for the skills catalog.
@@ -538,7 +650,7 @@ export type GetSkillsPromptRequest = Message<"toolnexus.v1.GetSkillsPromptReques
  * Use `create(GetSkillsPromptRequestSchema)` to create a new message.
  */
 export const GetSkillsPromptRequestSchema: GenMessage<GetSkillsPromptRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 14);
+  messageDesc(file_toolnexus_v1_registry_service, 17);
 
 /**
  * GetSkillsPromptResponse carries the skills catalog text.
@@ -559,7 +671,7 @@ export type GetSkillsPromptResponse = Message<"toolnexus.v1.GetSkillsPromptRespo
  * Use `create(GetSkillsPromptResponseSchema)` to create a new message.
  */
 export const GetSkillsPromptResponseSchema: GenMessage<GetSkillsPromptResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_registry_service, 15);
+  messageDesc(file_toolnexus_v1_registry_service, 18);
 
 /**
  * OutputStream names where an OutputEvent's bytes were written.
@@ -652,6 +764,19 @@ export const RegistryService: GenService<{
     methodKind: "unary";
     input: typeof ListToolsRequestSchema;
     output: typeof ListToolsResponseSchema;
+  },
+  /**
+   * SearchTools ranks the tools the caller may use against a free-text
+   * query (BM25F over the name split into words, the description and the
+   * parameters), best first, so an agent facing thousands of tools fetches
+   * the few it needs instead of the whole list.
+   *
+   * @generated from rpc toolnexus.v1.RegistryService.SearchTools
+   */
+  searchTools: {
+    methodKind: "unary";
+    input: typeof SearchToolsRequestSchema;
+    output: typeof SearchToolsResponseSchema;
   },
   /**
    * GetTool returns one tool; NOT_FOUND when no tool has that name.

@@ -21,6 +21,11 @@ class RegistryServiceStub(object):
                 request_serializer=toolnexus_dot_v1_dot_registry__service__pb2.ListToolsRequest.SerializeToString,
                 response_deserializer=toolnexus_dot_v1_dot_registry__service__pb2.ListToolsResponse.FromString,
                 )
+        self.SearchTools = channel.unary_unary(
+                '/toolnexus.v1.RegistryService/SearchTools',
+                request_serializer=toolnexus_dot_v1_dot_registry__service__pb2.SearchToolsRequest.SerializeToString,
+                response_deserializer=toolnexus_dot_v1_dot_registry__service__pb2.SearchToolsResponse.FromString,
+                )
         self.GetTool = channel.unary_unary(
                 '/toolnexus.v1.RegistryService/GetTool',
                 request_serializer=toolnexus_dot_v1_dot_registry__service__pb2.GetToolRequest.SerializeToString,
@@ -60,6 +65,16 @@ class RegistryServiceServicer(object):
 
     def ListTools(self, request, context):
         """ListTools returns the tools the caller may use, sorted by name in byte order.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchTools(self, request, context):
+        """SearchTools ranks the tools the caller may use against a free-text
+        query (BM25F over the name split into words, the description and the
+        parameters), best first, so an agent facing thousands of tools fetches
+        the few it needs instead of the whole list.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -129,6 +144,11 @@ def add_RegistryServiceServicer_to_server(servicer, server):
                     request_deserializer=toolnexus_dot_v1_dot_registry__service__pb2.ListToolsRequest.FromString,
                     response_serializer=toolnexus_dot_v1_dot_registry__service__pb2.ListToolsResponse.SerializeToString,
             ),
+            'SearchTools': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchTools,
+                    request_deserializer=toolnexus_dot_v1_dot_registry__service__pb2.SearchToolsRequest.FromString,
+                    response_serializer=toolnexus_dot_v1_dot_registry__service__pb2.SearchToolsResponse.SerializeToString,
+            ),
             'GetTool': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTool,
                     request_deserializer=toolnexus_dot_v1_dot_registry__service__pb2.GetToolRequest.FromString,
@@ -185,6 +205,23 @@ class RegistryService(object):
         return grpc.experimental.unary_unary(request, target, '/toolnexus.v1.RegistryService/ListTools',
             toolnexus_dot_v1_dot_registry__service__pb2.ListToolsRequest.SerializeToString,
             toolnexus_dot_v1_dot_registry__service__pb2.ListToolsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SearchTools(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/toolnexus.v1.RegistryService/SearchTools',
+            toolnexus_dot_v1_dot_registry__service__pb2.SearchToolsRequest.SerializeToString,
+            toolnexus_dot_v1_dot_registry__service__pb2.SearchToolsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

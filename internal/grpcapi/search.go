@@ -1,0 +1,48 @@
+package grpcapi
+
+import (
+	"context"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+)
+
+// SearchTools limits: a query is a sentence, not a document, and a page is
+// what a model reads in one turn.
+const (
+	defaultSearchSize = 10
+	maxSearchSize     = 100
+	maxQueryBytes     = 1024
+)
+
+func (r *registryService) SearchTools(ctx context.Context, req *pb.SearchToolsRequest) (*pb.SearchToolsResponse, error) {
+	q := req.GetQuery()
+	switch {
+	case q == "":
+		return nil, status.Error(codes.InvalidArgument, "query is required: describe the tool you need in words, e.g. \"open an issue on github\"")
+	case len(q) > maxQueryBytes:
+		return nil, status.Errorf(codes.InvalidArgument, "query is %d bytes; the limit is %d: describe the tool in a sentence", len(q), maxQueryBytes)
+	}
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, status.Error(codes.InvalidArgument, "page_size must be >= 0 (0 means the default of 10)")
+	case size == 0:
+		size = defaultSearchSize
+	case size > maxSearchSize:
+		size = maxSearchSize
+	}
+	// One snapshot for the ranking and the protos: the response is the
+	// registry at exactly one revision, whatever reloads meanwhile.
+	snap := r.a.core.Snapshot()
+	f := newFilter(ctx, req.GetSources(), nil)
+	hits := r.a.search.For(snap).Search(q, size, f.match)
+	pt := r.a.protos.get(snap)
+	resp := &pb.SearchToolsResponse{Revision: snap.Revision(), Tools: make([]*pb.ScoredTool, len(hits))}
+	for i, h := range hits {
+		resp.Tools[i] = &pb.ScoredTool{Tool: pt.byName[h.Entry.Tool.Name], Score: h.Score}
+	}
+	return resp, nil
+}

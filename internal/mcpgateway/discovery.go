@@ -1,0 +1,161 @@
+package mcpgateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/search"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// Progressive discovery (server.mcp.discovery: "search"). A catalog of
+// thousands of tools costs a model tens of thousands of tokens per turn in
+// tools/list and makes its choice worse; in this mode tools/list shows only
+// two tools of the gateway's own, search_tools and call_tool, plus the
+// tools pinned by server.mcp.pinned. Every tool stays registered with the
+// SDK, so a tool the model found by search is also callable by its own
+// name, and every call (by name or through call_tool) is the same core
+// Execute with the same allowlists, policy, approvals and limits.
+const (
+	DiscoveryList   = "list"   // the default: tools/list shows every tool
+	DiscoverySearch = "search" // tools/list shows search_tools, call_tool and the pinned tools
+
+	SearchToolName = "search_tools"
+	CallToolName   = "call_tool"
+
+	defaultSearchHits = 5
+	maxSearchHits     = 20
+)
+
+type discovery struct {
+	pinned *auth.Principal // server.mcp.pinned as an allowlist; nil pins nothing
+	index  search.Cache
+}
+
+func isDiscoveryTool(name string) bool { return name == SearchToolName || name == CallToolName }
+
+// listed reports whether tools/list shows the tool in discovery mode.
+func (d *discovery) listed(name, source string) bool {
+	return isDiscoveryTool(name) || d.pinned != nil && d.pinned.Allows(name, source)
+}
+
+func newDiscovery(g *Gateway, pinned []string) *discovery {
+	d := &discovery{}
+	if len(pinned) > 0 {
+		d.pinned = auth.NewPrincipal("server.mcp.pinned", pinned, false)
+	}
+	g.sdk.AddTool(&mcp.Tool{
+		Name: SearchToolName,
+		Description: "Find the tools for a task among all the tools this server has, by describing it in words " +
+			"(e.g. \"open an issue on github\"). Returns the best matches with their input schemas; call one by its " +
+			"name directly, or through call_tool.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"what the tool should do, in words"},` +
+			`"limit":{"type":"integer","minimum":1,"maximum":20,"description":"how many tools to return (default 5)"}},` +
+			`"required":["query"]}`),
+	}, g.searchTools)
+	g.sdk.AddTool(&mcp.Tool{
+		Name:        CallToolName,
+		Description: "Call a tool found with search_tools by its name, with its arguments.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"the tool's name, as search_tools returned it"},` +
+			`"arguments":{"type":"object","description":"the tool's arguments, matching its input schema"}},` +
+			`"required":["name"]}`),
+	}, g.callByName)
+	return d
+}
+
+type foundTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// searchTools answers search_tools with the tools the caller may call:
+// those server.mcp.tools serves and the caller's token allows.
+func (g *Gateway) searchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Query == "" {
+		return toCallToolResult(tool.FailureWith(tool.OutcomeInvalidArguments,
+			`search_tools needs {"query": "<what the tool should do>"}, e.g. {"query": "send an email"}`)), nil
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = defaultSearchHits
+	}
+	limit = min(limit, maxSearchHits)
+	caller := callerFrom(req.Extra)
+	g.syncMu.Lock()
+	served := g.filter
+	g.syncMu.Unlock()
+	snap := g.core.Registry().Snapshot()
+	hits := g.disc.index.For(snap).Search(in.Query, limit, func(e *registry.Entry) bool {
+		return !isDiscoveryTool(e.Tool.Name) && served.Allows(e.Tool.Name, e.Tool.Source) && caller.Allows(e.Tool.Name, e.Tool.Source)
+	})
+	out := struct {
+		Tools []foundTool `json:"tools"`
+	}{Tools: make([]foundTool, len(hits))}
+	for i, h := range hits {
+		out.Tools[i] = foundTool{Name: h.Entry.Tool.Name, Description: h.Entry.Tool.Description, InputSchema: mcpSchema(h.Entry.Tool.InputSchema)}
+	}
+	b, _ := json.Marshal(out)
+	if len(hits) == 0 {
+		b = fmt.Appendf(nil, `{"tools":[],"hint":"no tool matches %q; try other words"}`, in.Query)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+}
+
+// callByName answers call_tool: the named tool's ordinary tools/call.
+func (g *Gateway) callByName(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Name == "" || isDiscoveryTool(in.Name) {
+		return toCallToolResult(tool.FailureWith(tool.OutcomeInvalidArguments,
+			`call_tool needs {"name": "<a tool search_tools returned>", "arguments": {...}}`)), nil
+	}
+	inner := *req
+	params := *req.Params
+	params.Name, params.Arguments = in.Name, in.Arguments
+	inner.Params = &params
+	return g.callTool(ctx, &inner)
+}
+
+// allPages follows tools/list's cursor to the end. In discovery mode the
+// short list must come whole on the first page, wherever the gateway's own
+// tools and the pinned ones sort among thousands (the SDK pages at 1,000),
+// so a client that reads one page still sees search_tools.
+func allPages(ctx context.Context, next mcp.MethodHandler, req mcp.Request, first *mcp.ListToolsResult) (*mcp.ListToolsResult, error) {
+	lreq, ok := req.(*mcp.ListToolsRequest)
+	if !ok {
+		return first, nil
+	}
+	out := *first
+	out.Tools = slices.Clone(first.Tools)
+	for cursor := first.NextCursor; cursor != ""; {
+		r := *lreq
+		r.Params = &mcp.ListToolsParams{Cursor: cursor}
+		res, err := next(ctx, "tools/list", &r)
+		if err != nil {
+			return nil, err
+		}
+		page, ok := res.(*mcp.ListToolsResult)
+		if !ok {
+			break
+		}
+		out.Tools = append(out.Tools, page.Tools...)
+		cursor = page.NextCursor
+	}
+	out.NextCursor = ""
+	return &out, nil
+}

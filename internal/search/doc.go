@@ -1,0 +1,17 @@
+// Package search ranks a registry snapshot's tools against a free-text
+// query, so an agent facing thousands of tools can ask for the few it needs
+// instead of reading the whole list.
+//
+// The ranking is BM25F: each tool is split into fields (its name cut into
+// words at snake_case, kebab-case and camelCase boundaries, its description,
+// its parameters' names and its parameters' descriptions), each field has a
+// weight and its own length normalisation, and the weighted term
+// frequencies are saturated once per tool. Every term's contribution to
+// every tool is computed when the index is built, so a query is a sum over
+// the posting lists of its terms plus a top-k selection.
+//
+// An index belongs to exactly one immutable registry snapshot (Cache builds
+// one lazily per revision), so a search never sees a half-applied reload.
+// The package knows nothing about gRPC or callers: the visibility filter is
+// the caller's keep function.
+package search
