@@ -1,7 +1,9 @@
 package auth_test
 
 import (
+	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +51,8 @@ func TestJWTRefusalReasons(t *testing.T) {
 		{"wrong audience", p.Mint(good.With("aud", "https://other.test/mcp")), auth.ReasonWrongAudience},
 		{"missing scope", p.Mint(good.With("scope", "openid")), auth.ReasonMissingScope},
 		{"no exp", p.Mint(good.With("exp", nil)), auth.ReasonBadClaims},
+		{"exp as a string", p.Mint(good.With("exp", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))), auth.ReasonBadClaims},
+		{"nbf as a string", p.Mint(good.With("nbf", "0")), auth.ReasonNotYetValid},
 		{"no subject", p.Mint(good.With("sub", "")), auth.ReasonBadClaims},
 		{"not a jwt", "just-some-opaque-token", auth.ReasonUnknownToken},
 	}
@@ -244,4 +248,61 @@ func BenchmarkCheck(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The key set is fetched again on schedule, and a Cache-Control max-age
+// shorter than auth.oidc.jwksRefresh wins: a key the provider drops is
+// refused, and the tokens it signed leave the cache, without a token
+// naming an unknown key id to set it off.
+func TestJWKSMaxAgeShortensTheSchedule(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	p.SetMaxAge(1)
+	au := auth.New(config.Auth{OIDC: []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups",
+		ClockSkew: time.Minute, JWKSRefresh: time.Hour}}}, auth.Options{})
+	tok := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
+	if _, err := au.Check(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	p.Rotate()
+	p.Retire("rsa-1")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := au.Check(t.Context(), tok)
+		if auth.ReasonOf(err) == auth.ReasonUnknownKey {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after the key left a JWKS with max-age=1 (jwksRefresh 1 h): %v", err)
+		}
+		<-time.After(100 * time.Millisecond) // polling for the scheduled refresh
+	}
+	if pr, err := au.Check(t.Context(), p.Mint(idp.Claims{"sub": "bob", "aud": audience})); err != nil || pr.Name != "bob" {
+		t.Fatalf("the new key: %v %v", pr, err)
+	}
+}
+
+// A token naming an unknown key id waits for the fetch in flight only as
+// long as its caller does: a cancelled request is answered at once.
+func TestJWKSWaitEndsWithTheRequest(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	au := auth.New(config.Auth{OIDC: []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups"}}},
+		auth.Options{RefetchInterval: time.Nanosecond})
+	release := p.HoldKeys()
+	defer release()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := au.Check(ctx, p.MintUnpublished(idp.Claims{"sub": "mallory", "aud": audience}))
+		done <- err
+	}()
+	for p.Held() == 0 {
+		<-time.After(10 * time.Millisecond) // until the fetch is in flight
+	}
+	cancel()
+	if err := <-done; auth.ReasonOf(err) != auth.ReasonUnknownKey {
+		t.Fatalf("cancelled while the keys were fetched: %v, want unknown key", err)
+	}
+	release()
 }
