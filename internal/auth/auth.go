@@ -251,6 +251,11 @@ func (a *Authenticator) verifyJWT(ctx context.Context, tok string, d *[32]byte, 
 			return nil, r
 		}
 		a.cache.put(d, v, is.keys)
+		if !is.keys.lists(v.thumb) {
+			// The key left the set while the token was being verified,
+			// after the sweep that would have dropped it: drop it here.
+			a.cache.dropSignedBy(is.keys, map[string]bool{v.thumb: true})
+		}
 		return v.p, ReasonNone
 	}
 	return nil, ReasonWrongIssuer

@@ -232,6 +232,20 @@ func (k *keySource) store(keys []jose.JSONWebKey, maxAge time.Duration) {
 	}
 }
 
+// lists reports whether the current key set has the key of thumbprint t.
+func (k *keySource) lists(t string) bool {
+	set := k.keys.Load()
+	if set == nil {
+		return false
+	}
+	for i := range *set {
+		if thumbprint(&(*set)[i]) == t {
+			return true
+		}
+	}
+	return false
+}
+
 // thumbprint identifies a key by its RFC 7638 thumbprint: key ids may be
 // reused for another key.
 func thumbprint(key *jose.JSONWebKey) string {
