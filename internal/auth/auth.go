@@ -25,8 +25,9 @@ import (
 // with an optional allowlist of tools and the admin right.
 type Principal struct {
 	// Name is the token's name from auth.tokens, or the value of a JWT's
-	// principal claim; it is what logs, metrics, sessions and the audit
-	// trail show, never the token itself.
+	// principal claim — "NAME:value" when its issuer has a name in
+	// auth.oidc — it is what logs, metrics, sessions, approvals, limits,
+	// policies and the audit trail use, never the token itself.
 	Name string
 	// Admin may call the admin RPCs (Reload, other principals' sessions).
 	Admin bool
@@ -149,6 +150,7 @@ func New(a config.Auth, opts Options) *Authenticator {
 		opts.RefetchInterval = DefaultRefetchInterval
 	}
 	au := &Authenticator{failed: opts.Failed, now: time.Now}
+	taken := takenNames(a)
 	for _, t := range a.Tokens {
 		p := NewPrincipal(t.Name, t.Tools, t.Admin)
 		if len(t.Groups) > 0 {
@@ -160,16 +162,44 @@ func New(a config.Auth, opts Options) *Authenticator {
 		au.cache = new(tokenCache)
 	}
 	for _, c := range a.OIDC {
-		is := newIssuer(c, a.Groups, opts.HTTPClient, opts.Logger, opts.RefetchInterval)
-		is.keys.refresh()
+		is := newIssuer(c, a, opts.HTTPClient, opts.Logger, opts.RefetchInterval)
+		is.taken = taken
+		is.keys.removed = au.cache.dropSignedBy
+		is.keys.refresh(context.Background()) // at start, before any call
 		au.issuers = append(au.issuers, is)
 	}
 	return au
 }
 
+// takenNames reports the bare names an unnamed issuer's subject may not
+// take: static tokens' names, and "NAME:…" of a named issuer — else that
+// issuer's users could sign in as a static token's principal (its sessions,
+// approvals, limits and policies) or as another issuer's.
+func takenNames(a config.Auth) func(string) bool {
+	static := make(map[string]bool, len(a.Tokens))
+	for _, t := range a.Tokens {
+		static[t.Name] = true
+	}
+	named := map[string]bool{}
+	for _, c := range a.OIDC {
+		if c.Name != "" {
+			named[c.Name] = true
+		}
+	}
+	return func(name string) bool {
+		if static[name] {
+			return true
+		}
+		prefix, _, ok := strings.Cut(name, config.PrincipalSeparator)
+		return ok && named[prefix]
+	}
+}
+
 // Check finds the principal of a token. Every static token is compared,
 // match or not; a JWT is looked up in the cache and verified on a miss.
-func (a *Authenticator) Check(tok string) (*Principal, error) {
+// ctx bounds the wait for an issuer's keys when the token names a key not
+// yet fetched.
+func (a *Authenticator) Check(ctx context.Context, tok string) (*Principal, error) {
 	// Hashed in place: converting a JWT-sized string to []byte would copy
 	// it to the heap on every call.
 	d := sha256.Sum256(unsafe.Slice(unsafe.StringData(tok), len(tok)))
@@ -185,11 +215,15 @@ func (a *Authenticator) Check(tok string) (*Principal, error) {
 	r := ReasonUnknownToken
 	if a.cache != nil {
 		now := a.now()
-		if p := a.cache.get(&d, now.UnixNano()); p != nil {
+		ns := now.UnixNano()
+		for _, is := range a.issuers {
+			is.keys.refreshIfDue(ctx, ns)
+		}
+		if p := a.cache.get(&d, ns); p != nil {
 			return p, nil
 		}
 		var p *Principal
-		if p, r = a.verifyJWT(tok, &d, now); p != nil {
+		if p, r = a.verifyJWT(ctx, tok, &d, now); p != nil {
 			return p, nil
 		}
 	}
@@ -199,7 +233,7 @@ func (a *Authenticator) Check(tok string) (*Principal, error) {
 
 // verifyJWT checks a token that is not a static one against the issuer its
 // "iss" names, and caches it when valid.
-func (a *Authenticator) verifyJWT(tok string, d *[32]byte, now time.Time) (*Principal, Reason) {
+func (a *Authenticator) verifyJWT(ctx context.Context, tok string, d *[32]byte, now time.Time) (*Principal, Reason) {
 	h, payload, ok := splitJWT(tok)
 	if !ok {
 		return nil, ReasonUnknownToken
@@ -212,12 +246,17 @@ func (a *Authenticator) verifyJWT(tok string, d *[32]byte, now time.Time) (*Prin
 		if is.cfg.Issuer != iss {
 			continue
 		}
-		p, until, r := is.verify(tok, h, now)
+		v, r := is.verify(ctx, tok, h, now)
 		if r != ReasonNone {
 			return nil, r
 		}
-		a.cache.put(d, p, until)
-		return p, ReasonNone
+		a.cache.put(d, v, is.keys)
+		if !is.keys.lists(v.thumb) {
+			// The key left the set while the token was being verified,
+			// after the sweep that would have dropped it: drop it here.
+			a.cache.dropSignedBy(is.keys, map[string]bool{v.thumb: true})
+		}
+		return v.p, ReasonNone
 	}
 	return nil, ReasonWrongIssuer
 }
@@ -230,7 +269,7 @@ func (a *Authenticator) count(r Reason) {
 
 // CheckHeader is Check for an "Authorization"-style value: "Bearer X"
 // (either case of the scheme). An empty value is ErrMissing.
-func (a *Authenticator) CheckHeader(value string) (*Principal, error) {
+func (a *Authenticator) CheckHeader(ctx context.Context, value string) (*Principal, error) {
 	if value == "" {
 		a.count(ReasonMissing)
 		return nil, ErrMissing
@@ -243,7 +282,7 @@ func (a *Authenticator) CheckHeader(value string) (*Principal, error) {
 		a.count(ReasonMalformed)
 		return nil, ErrMalformed
 	}
-	return a.Check(tok)
+	return a.Check(ctx, tok)
 }
 
 // With returns ctx carrying the caller.

@@ -22,6 +22,11 @@ type tokenCache struct {
 type cachedToken struct {
 	digest [32]byte
 	p      *Principal
+	// src and thumb are the key source and the thumbprint of the key that
+	// signed the token: when the provider stops listing that key, the
+	// token is dropped (dropSignedBy).
+	src   *keySource
+	thumb string
 	// until is when the token stops being valid (exp plus the issuer's
 	// clock skew), in Unix nanoseconds.
 	until int64
@@ -44,6 +49,18 @@ func (c *tokenCache) get(d *[32]byte, now int64) *Principal {
 	return e.p
 }
 
-func (c *tokenCache) put(d *[32]byte, p *Principal, until int64) {
-	c.slots[slotOf(d)].Store(&cachedToken{digest: *d, p: p, until: until})
+func (c *tokenCache) put(d *[32]byte, v verified, src *keySource) {
+	c.slots[slotOf(d)].Store(&cachedToken{digest: *d, p: v.p, until: v.until, src: src, thumb: v.thumb})
+}
+
+// dropSignedBy forgets every token src's keys with these thumbprints
+// signed: a key the provider removed vouches for nothing any more. It
+// visits every slot, once per key set change.
+func (c *tokenCache) dropSignedBy(src *keySource, thumbs map[string]bool) {
+	for i := range c.slots {
+		s := &c.slots[i]
+		if e := s.Load(); e != nil && e.src == src && thumbs[e.thumb] {
+			s.CompareAndSwap(e, nil)
+		}
+	}
 }

@@ -2,10 +2,12 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,10 +21,32 @@ type issuer struct {
 	cfg    config.OIDCIssuer
 	keys   *keySource
 	groups map[string]config.Group
+	// resource is server.mcp.resource, the audience /mcp advertises
+	// (RFC 8707 clients ask for exactly it); accepted next to cfg.Audience.
+	resource string
+	// taken reports whether a bare principal name belongs to another
+	// identity source (a static token, or reads as "NAME:…" of a named
+	// issuer); only an unnamed issuer's subjects are checked.
+	taken func(name string) bool
 }
 
-func newIssuer(c config.OIDCIssuer, groups map[string]config.Group, client *http.Client, log *slog.Logger, minInterval time.Duration) *issuer {
-	return &issuer{cfg: c, groups: groups, keys: &keySource{issuer: c.Issuer, jwksURL: c.JWKSURL, client: client, log: log, minInterval: minInterval}}
+func newIssuer(c config.OIDCIssuer, a config.Auth, client *http.Client, log *slog.Logger, minInterval time.Duration) *issuer {
+	every := c.JWKSRefresh
+	if every <= 0 {
+		every = config.DefaultJWKSRefresh
+	}
+	return &issuer{cfg: c, groups: a.Groups, resource: a.Resource,
+		keys: &keySource{issuer: c.Issuer, jwksURL: c.JWKSURL, client: client, log: log, minInterval: minInterval, refreshEvery: every}}
+}
+
+// principalName is the name a verified subject goes by: "NAME:subject"
+// for a named issuer, the bare subject otherwise. ok is false when a bare
+// subject is another identity source's principal.
+func (is *issuer) principalName(subject string) (string, bool) {
+	if is.cfg.Name != "" {
+		return is.cfg.Name + config.PrincipalSeparator + subject, true
+	}
+	return subject, is.taken == nil || !is.taken(subject)
 }
 
 // jwtHeader is the part of a JOSE header a check needs.
@@ -63,29 +87,42 @@ func unverifiedIssuer(payload []byte) string {
 
 // verify checks tok's signature and claims; on success it returns the
 // caller and the time (Unix ns) its validation stops holding.
-func (is *issuer) verify(tok string, h jwtHeader, now time.Time) (*Principal, int64, Reason) {
-	if strings.EqualFold(h.Alg, "none") {
-		return nil, 0, ReasonAlgNone
-	}
-	candidates, ok := is.keys.find(h.Kid)
-	if !ok {
-		return nil, 0, ReasonProviderUnreachable
-	}
-	if len(candidates) == 0 {
-		return nil, 0, ReasonUnknownKey
-	}
-	payload, r := verifySignature(tok, h.Alg, candidates)
-	if r != ReasonNone {
-		return nil, 0, r
-	}
-	return is.checkClaims(tok, payload, now)
+// verified is a token that passed: its caller, until when (Unix ns) that
+// holds, and the thumbprint of the key that signed it (so the token can be
+// forgotten when the provider drops the key).
+type verified struct {
+	p     *Principal
+	until int64
+	thumb string
 }
 
-func verifySignature(tok, alg string, candidates []jose.JSONWebKey) ([]byte, Reason) {
+func (is *issuer) verify(ctx context.Context, tok string, h jwtHeader, now time.Time) (verified, Reason) {
+	if strings.EqualFold(h.Alg, "none") {
+		return verified{}, ReasonAlgNone
+	}
+	candidates, ok := is.keys.find(ctx, h.Kid)
+	if !ok {
+		return verified{}, ReasonProviderUnreachable
+	}
+	if len(candidates) == 0 {
+		return verified{}, ReasonUnknownKey
+	}
+	payload, key, r := verifySignature(tok, h.Alg, candidates)
+	if r != ReasonNone {
+		return verified{}, r
+	}
+	p, until, r := is.checkClaims(tok, payload, now)
+	if r != ReasonNone {
+		return verified{}, r
+	}
+	return verified{p: p, until: until, thumb: thumbprint(key)}, ReasonNone
+}
+
+func verifySignature(tok, alg string, candidates []jose.JSONWebKey) ([]byte, *jose.JSONWebKey, Reason) {
 	// A bearer JWT is always the compact serialization; the JSON forms are refused.
 	jws, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(alg)})
 	if err != nil || len(jws.Signatures) != 1 {
-		return nil, ReasonBadSignature
+		return nil, nil, ReasonBadSignature
 	}
 	fitted := false
 	for i := range candidates {
@@ -94,13 +131,13 @@ func verifySignature(tok, alg string, candidates []jose.JSONWebKey) ([]byte, Rea
 		}
 		fitted = true
 		if payload, err := jws.Verify(&candidates[i]); err == nil {
-			return payload, ReasonNone
+			return payload, &candidates[i], ReasonNone
 		}
 	}
 	if !fitted {
-		return nil, ReasonAlgMismatch
+		return nil, nil, ReasonAlgMismatch
 	}
-	return nil, ReasonBadSignature
+	return nil, nil, ReasonBadSignature
 }
 
 // claims are the registered claims a check reads; the rest (principal,
@@ -108,8 +145,8 @@ func verifySignature(tok, alg string, candidates []jose.JSONWebKey) ([]byte, Rea
 type claims struct {
 	Iss   string          `json:"iss"`
 	Aud   json.RawMessage `json:"aud"`
-	Exp   *json.Number    `json:"exp"`
-	Nbf   *json.Number    `json:"nbf"`
+	Exp   json.RawMessage `json:"exp"`
+	Nbf   json.RawMessage `json:"nbf"`
 	Scope string          `json:"scope"`
 	Scp   json.RawMessage `json:"scp"`
 }
@@ -125,7 +162,7 @@ func (is *issuer) checkClaims(tok string, payload []byte, now time.Time) (*Princ
 	if c.Iss != is.cfg.Issuer {
 		return nil, 0, ReasonWrongIssuer
 	}
-	if !contains(stringOrList(c.Aud), is.cfg.Audience) {
+	if aud := stringOrList(c.Aud); !contains(aud, is.cfg.Audience) && (is.resource == "" || !contains(aud, is.resource)) {
 		return nil, 0, ReasonWrongAudience
 	}
 	skew := is.cfg.ClockSkew
@@ -136,7 +173,7 @@ func (is *issuer) checkClaims(tok string, payload []byte, now time.Time) (*Princ
 	if !now.Before(exp.Add(skew)) {
 		return nil, 0, ReasonExpired
 	}
-	if nbf, ok := unixTime(c.Nbf); c.Nbf != nil && (!ok || now.Add(skew).Before(nbf)) {
+	if nbf, ok := unixTime(c.Nbf); c.Nbf != nil && string(c.Nbf) != "null" && (!ok || now.Add(skew).Before(nbf)) {
 		return nil, 0, ReasonNotYetValid
 	}
 	if len(is.cfg.RequiredScopes) > 0 {
@@ -153,6 +190,10 @@ func (is *issuer) checkClaims(tok string, payload []byte, now time.Time) (*Princ
 	var name string
 	if json.Unmarshal(all[is.cfg.PrincipalClaim], &name) != nil || name == "" {
 		return nil, 0, ReasonBadClaims
+	}
+	name, ok = is.principalName(name)
+	if !ok {
+		return nil, 0, ReasonPrincipalTaken
 	}
 	var groups []string
 	if raw, ok := all[is.cfg.GroupsClaim]; ok {
@@ -190,11 +231,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func unixTime(n *json.Number) (time.Time, bool) {
-	if n == nil {
+// unixTime reads a NumericDate (RFC 7519 section 2): a JSON number of
+// seconds. A string, even one holding digits, is not one.
+func unixTime(raw json.RawMessage) (time.Time, bool) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return time.Time{}, false
 	}
-	f, err := n.Float64()
+	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil {
 		return time.Time{}, false
 	}

@@ -1,7 +1,9 @@
 package auth_test
 
 import (
+	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,11 +51,13 @@ func TestJWTRefusalReasons(t *testing.T) {
 		{"wrong audience", p.Mint(good.With("aud", "https://other.test/mcp")), auth.ReasonWrongAudience},
 		{"missing scope", p.Mint(good.With("scope", "openid")), auth.ReasonMissingScope},
 		{"no exp", p.Mint(good.With("exp", nil)), auth.ReasonBadClaims},
+		{"exp as a string", p.Mint(good.With("exp", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))), auth.ReasonBadClaims},
+		{"nbf as a string", p.Mint(good.With("nbf", "0")), auth.ReasonNotYetValid},
 		{"no subject", p.Mint(good.With("sub", "")), auth.ReasonBadClaims},
 		{"not a jwt", "just-some-opaque-token", auth.ReasonUnknownToken},
 	}
 	for _, c := range cases {
-		pr, err := au.Check(c.tok)
+		pr, err := au.Check(t.Context(), c.tok)
 		if pr != nil || !errors.Is(err, auth.ErrInvalid) || auth.ReasonOf(err) != c.want {
 			t.Errorf("%s: principal %v, error %v (reason %v), want reason %v", c.name, pr, err, auth.ReasonOf(err), c.want)
 			continue
@@ -67,7 +71,7 @@ func TestJWTRefusalReasons(t *testing.T) {
 	}
 	// Within the clock skew, exp and nbf are still accepted.
 	for _, c := range []idp.Claims{good.With("exp", time.Now().Add(-30*time.Second).Unix()), good.With("nbf", time.Now().Add(30*time.Second).Unix())} {
-		if _, err := au.Check(p.Mint(c)); err != nil {
+		if _, err := au.Check(t.Context(), p.Mint(c)); err != nil {
 			t.Errorf("token within the skew refused: %v", err)
 		}
 	}
@@ -93,7 +97,7 @@ func TestJWTGroupsMapToTools(t *testing.T) {
 		if c.groups != nil {
 			claims["groups"] = c.groups
 		}
-		pr, err := au.Check(p.Mint(claims))
+		pr, err := au.Check(t.Context(), p.Mint(claims))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +124,7 @@ func TestStaticTokenGroups(t *testing.T) {
 		Groups: map[string]config.Group{"ops": {Tools: []string{"bash"}, Admin: true}},
 		Tokens: []config.Token{{Name: "ci", Value: "0123456789abcdef", Tools: []string{"read"}, Groups: []string{"ops"}}},
 	}, auth.Options{})
-	pr, err := au.Check("0123456789abcdef")
+	pr, err := au.Check(t.Context(), "0123456789abcdef")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,18 +141,18 @@ func TestJWTKeyRotation(t *testing.T) {
 	p := oidcop.Start(t, oidcop.Client{ID: "alice", Secret: "a"}, oidcop.Client{ID: "carol", Secret: "c"})
 	au, _ := authFor(t, p.Issuer, nil)
 	old, unseen := p.Token(t, "alice", audience, ""), p.Token(t, "carol", audience, "")
-	if _, err := au.Check(old); err != nil {
+	if _, err := au.Check(t.Context(), old); err != nil {
 		t.Fatal(err)
 	}
 	p.Rotate()
 	fresh := p.Token(t, "carol", audience, "")
-	if pr, err := au.Check(fresh); err != nil || pr.Name != "carol" {
+	if pr, err := au.Check(t.Context(), fresh); err != nil || pr.Name != "carol" {
 		t.Fatalf("token signed by the rotated key: %v, %v", pr, err)
 	}
-	if pr, err := au.Check(unseen); err != nil || pr.Name != "carol" {
+	if pr, err := au.Check(t.Context(), unseen); err != nil || pr.Name != "carol" {
 		t.Fatalf("old key's unseen token after rotation: %v, %v", pr, err)
 	}
-	if pr, err := au.Check(old); err != nil || pr.Name != "alice" {
+	if pr, err := au.Check(t.Context(), old); err != nil || pr.Name != "alice" {
 		t.Fatalf("token of the old key after rotation: %v, %v", pr, err)
 	}
 }
@@ -164,14 +168,14 @@ func TestJWTProviderDownAtStart(t *testing.T) {
 		OIDC:   []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}},
 		Tokens: []config.Token{{Name: "static", Value: "0123456789abcdef"}},
 	}, auth.Options{RefetchInterval: time.Nanosecond})
-	if _, err := au.Check(tok); auth.ReasonOf(err) != auth.ReasonProviderUnreachable || !strings.Contains(err.Error(), "identity provider unreachable") {
+	if _, err := au.Check(t.Context(), tok); auth.ReasonOf(err) != auth.ReasonProviderUnreachable || !strings.Contains(err.Error(), "identity provider unreachable") {
 		t.Fatalf("while down: %v", err)
 	}
-	if pr, err := au.Check("0123456789abcdef"); err != nil || pr.Name != "static" {
+	if pr, err := au.Check(t.Context(), "0123456789abcdef"); err != nil || pr.Name != "static" {
 		t.Fatalf("static token while the provider is down: %v", err)
 	}
 	p.Serve()
-	if pr, err := au.Check(tok); err != nil || pr.Name != "alice" {
+	if pr, err := au.Check(t.Context(), tok); err != nil || pr.Name != "alice" {
 		t.Fatalf("after the provider came up: %v, %v", pr, err)
 	}
 }
@@ -184,12 +188,12 @@ func TestJWTCachedAndPrincipalHidesToken(t *testing.T) {
 	p := idp.Start(t)
 	au, _ := authFor(t, p.Issuer, nil)
 	tok := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
-	first, err := au.Check(tok)
+	first, err := au.Check(t.Context(), tok)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Stop()
-	again, err := au.Check(tok)
+	again, err := au.Check(t.Context(), tok)
 	if err != nil || again != first {
 		t.Fatalf("second check: %v, %v (want the cached principal)", again, err)
 	}
@@ -212,7 +216,7 @@ func TestJWTUnknownKeyRefetchIsRateLimited(t *testing.T) {
 		auth.Options{RefetchInterval: time.Hour})
 	before := p.KeyFetches()
 	for range 20 {
-		if _, err := au.Check(p.MintUnpublished(idp.Claims{"sub": "mallory", "aud": audience})); auth.ReasonOf(err) != auth.ReasonUnknownKey {
+		if _, err := au.Check(t.Context(), p.MintUnpublished(idp.Claims{"sub": "mallory", "aud": audience})); auth.ReasonOf(err) != auth.ReasonUnknownKey {
 			t.Fatalf("unpublished key: %v", err)
 		}
 	}
@@ -233,15 +237,72 @@ func BenchmarkCheck(b *testing.B) {
 	jwt := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
 	for _, c := range []struct{ name, header string }{{"static", "Bearer static-agent-secret-01"}, {"jwt", "Bearer " + jwt}} {
 		b.Run(c.name, func(b *testing.B) {
-			if _, err := au.CheckHeader(c.header); err != nil {
+			if _, err := au.CheckHeader(b.Context(), c.header); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := au.CheckHeader(c.header); err != nil {
+				if _, err := au.CheckHeader(b.Context(), c.header); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// The key set is fetched again on schedule, and a Cache-Control max-age
+// shorter than auth.oidc.jwksRefresh wins: a key the provider drops is
+// refused, and the tokens it signed leave the cache, without a token
+// naming an unknown key id to set it off.
+func TestJWKSMaxAgeShortensTheSchedule(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	p.SetMaxAge(1)
+	au := auth.New(config.Auth{OIDC: []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups",
+		ClockSkew: time.Minute, JWKSRefresh: time.Hour}}}, auth.Options{})
+	tok := p.Mint(idp.Claims{"sub": "alice", "aud": audience})
+	if _, err := au.Check(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	p.Rotate()
+	p.Retire("rsa-1")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := au.Check(t.Context(), tok)
+		if auth.ReasonOf(err) == auth.ReasonUnknownKey {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after the key left a JWKS with max-age=1 (jwksRefresh 1 h): %v", err)
+		}
+		<-time.After(100 * time.Millisecond) // polling for the scheduled refresh
+	}
+	if pr, err := au.Check(t.Context(), p.Mint(idp.Claims{"sub": "bob", "aud": audience})); err != nil || pr.Name != "bob" {
+		t.Fatalf("the new key: %v %v", pr, err)
+	}
+}
+
+// A token naming an unknown key id waits for the fetch in flight only as
+// long as its caller does: a cancelled request is answered at once.
+func TestJWKSWaitEndsWithTheRequest(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	au := auth.New(config.Auth{OIDC: []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups"}}},
+		auth.Options{RefetchInterval: time.Nanosecond})
+	release := p.HoldKeys()
+	defer release()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := au.Check(ctx, p.MintUnpublished(idp.Claims{"sub": "mallory", "aud": audience}))
+		done <- err
+	}()
+	for p.Held() == 0 {
+		<-time.After(10 * time.Millisecond) // until the fetch is in flight
+	}
+	cancel()
+	if err := <-done; auth.ReasonOf(err) != auth.ReasonUnknownKey {
+		t.Fatalf("cancelled while the keys were fetched: %v, want unknown key", err)
+	}
+	release()
 }

@@ -22,6 +22,7 @@ const (
 	ReasonMissingScope
 	ReasonBadClaims
 	ReasonProviderUnreachable
+	ReasonPrincipalTaken
 	numReasons
 )
 
@@ -41,6 +42,7 @@ var reasonNames = [numReasons]string{
 	ReasonMissingScope:        "missing_scope",
 	ReasonBadClaims:           "bad_claims",
 	ReasonProviderUnreachable: "provider_unreachable",
+	ReasonPrincipalTaken:      "principal_taken",
 }
 
 var reasonTexts = [numReasons]string{
@@ -56,6 +58,7 @@ var reasonTexts = [numReasons]string{
 	ReasonMissingScope:        "invalid bearer token: missing a required scope",
 	ReasonBadClaims:           "invalid bearer token: claims unusable (no principal, exp or groups of the right type)",
 	ReasonProviderUnreachable: "invalid bearer token: identity provider unreachable",
+	ReasonPrincipalTaken:      "invalid bearer token: its principal is the name of a static token or of another issuer's principal (give the issuer a name in auth.oidc)",
 }
 
 // String is the metric label.

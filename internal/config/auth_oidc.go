@@ -30,6 +30,14 @@ type OIDCIssuer struct {
 	RequiredScopes []string
 	// ClockSkew is how far exp and nbf may be off (default 60 s).
 	ClockSkew time.Duration
+	// Name qualifies the issuer's principals: "NAME:subject". Empty = the
+	// bare subject, allowed for at most one issuer (see
+	// checkIdentityNames).
+	Name string
+	// JWKSRefresh is how often the signing keys are fetched again even
+	// when every token names a known key (default 10 min; a shorter
+	// Cache-Control max-age on the key set wins).
+	JWKSRefresh time.Duration
 }
 
 // Group is one entry of auth.groups: the tools its members may use.
@@ -45,6 +53,7 @@ const (
 	DefaultPrincipalClaim = "sub"
 	DefaultGroupsClaim    = "groups"
 	DefaultClockSkew      = 60 * time.Second
+	DefaultJWKSRefresh    = 10 * time.Minute
 )
 
 // parseAuthIdentity reads auth.oidc (one object or a list) and auth.groups
@@ -95,6 +104,8 @@ func parseOIDCIssuer(key string, raw json.RawMessage) (OIDCIssuer, error) {
 		GroupsClaim    string   `json:"groupsClaim"`
 		RequiredScopes []string `json:"requiredScopes"`
 		ClockSkew      *int64   `json:"clockSkew"`
+		Name           string   `json:"name"`
+		JWKSRefresh    *int64   `json:"jwksRefresh"`
 	}
 	if raw == nil || string(raw) == "null" {
 		return OIDCIssuer{}, keyErr(key, "must be an object such as {\"issuer\": \"https://login.example.com\", \"audience\": \"toolnexus\"}")
@@ -114,7 +125,17 @@ func parseOIDCIssuer(key string, raw json.RawMessage) (OIDCIssuer, error) {
 		}
 	}
 	iss := OIDCIssuer{Issuer: r.Issuer, Audience: r.Audience, JWKSURL: r.JWKSURL, PrincipalClaim: r.PrincipalClaim,
-		GroupsClaim: r.GroupsClaim, RequiredScopes: r.RequiredScopes, ClockSkew: DefaultClockSkew}
+		GroupsClaim: r.GroupsClaim, RequiredScopes: r.RequiredScopes, ClockSkew: DefaultClockSkew, JWKSRefresh: DefaultJWKSRefresh}
+	if err := checkIssuerName(key+".name", r.Name); err != nil {
+		return OIDCIssuer{}, err
+	}
+	iss.Name = r.Name
+	if r.JWKSRefresh != nil {
+		if *r.JWKSRefresh < 1000 {
+			return OIDCIssuer{}, keyErr(key+".jwksRefresh", "must be at least 1000 ms (how often the signing keys are fetched again; default 600000)")
+		}
+		iss.JWKSRefresh = time.Duration(*r.JWKSRefresh) * time.Millisecond
+	}
 	if iss.PrincipalClaim == "" {
 		iss.PrincipalClaim = DefaultPrincipalClaim
 	}

@@ -35,7 +35,7 @@ func TestAuthOIDCDefaultsAndList(t *testing.T) {
 	cfg, err = parse(t, `{"auth": {"oidc": [
 		{"issuer": "http://127.0.0.1:5556/dex", "audience": "a", "jwksUrl": "http://127.0.0.1:5556/keys",
 		 "principalClaim": "email", "groupsClaim": "roles", "requiredScopes": ["tools:run"], "clockSkew": 0},
-		{"issuer": "https://login.microsoftonline.com/t/v2.0", "audience": "api://toolnexus"}],
+		{"issuer": "https://login.microsoftonline.com/t/v2.0", "audience": "api://toolnexus", "name": "entra", "jwksRefresh": 60000}],
 		"groups": {"g": {"tools": ["*"]}},
 		"tokens": [{"name": "ci", "token": "0123456789abcdef", "groups": ["g"]}]}}`)
 	if err != nil {
@@ -43,6 +43,9 @@ func TestAuthOIDCDefaultsAndList(t *testing.T) {
 	}
 	if got := cfg.Auth.OIDC[0]; len(cfg.Auth.OIDC) != 2 || got.ClockSkew != 0 || got.PrincipalClaim != "email" || got.RequiredScopes[0] != "tools:run" {
 		t.Fatalf("issuers = %+v", cfg.Auth.OIDC)
+	}
+	if got := cfg.Auth.OIDC[1]; got.Name != "entra" || got.JWKSRefresh != time.Minute || cfg.Auth.OIDC[0].JWKSRefresh != config.DefaultJWKSRefresh {
+		t.Fatalf("names and refresh: %+v", cfg.Auth.OIDC)
 	}
 	if cfg.Auth.Tokens[0].Groups[0] != "g" {
 		t.Fatalf("token groups = %v", cfg.Auth.Tokens[0].Groups)
@@ -58,6 +61,12 @@ func TestAuthOIDCErrorsNameTheKey(t *testing.T) {
 		{`{"auth": {"oidc": {"issuer": "https://login.example.com"}}}`, "config: auth.oidc.audience: is required"},
 		{`{"auth": {"oidc": {"issuer": "https://x.test", "audience": "a", "jwksUrl": "keys"}}}`, "config: auth.oidc.jwksUrl:"},
 		{`{"auth": {"oidc": {"issuer": "https://x.test", "audience": "a", "clockSkew": -1}}}`, "config: auth.oidc.clockSkew: must be >= 0"},
+		{`{"auth": {"oidc": {"issuer": "https://x.test", "audience": "a", "jwksRefresh": 10}}}`, "config: auth.oidc.jwksRefresh: must be at least 1000 ms"},
+		{`{"auth": {"oidc": {"issuer": "https://x.test", "audience": "a", "name": "Corp"}}}`, "config: auth.oidc.name: \"Corp\" is not a short name"},
+		{`{"auth": {"oidc": {"issuer": "https://x.test", "audience": "a", "name": "group"}}}`, "config: auth.oidc.name: \"group\" is reserved"},
+		{`{"auth": {"oidc": [{"issuer": "https://x.test", "audience": "a"}, {"issuer": "https://y.test", "audience": "a"}]}}`, "config: auth.oidc[1].name: is required"},
+		{`{"auth": {"oidc": [{"issuer": "https://x.test", "audience": "a", "name": "c"}, {"issuer": "https://y.test", "audience": "a", "name": "c"}]}}`, "config: auth.oidc[1].name: \"c\" is used twice"},
+		{`{"auth": {"oidc": {"issuer": "https://x.test", "audience": "a", "name": "corp"}, "tokens": [{"name": "corp:alice", "token": "0123456789abcdef"}]}}`, "config: auth.tokens[0].name: \"corp:alice\" reads as a principal of the issuer named \"corp\""},
 		{`{"auth": {"oidc": {"issuer": "https://x.test", "audience": "a", "requiredScopes": ["a b"]}}}`, "config: auth.oidc.requiredScopes[0]:"},
 		{`{"auth": {"oidc": {"issuer": "https://x.test", "audince": "a"}}}`, "config: auth.oidc.audince: unknown key"},
 		{`{"auth": {"oidc": [{"issuer": "https://x.test", "audience": "a"}, {"issuer": "https://x.test", "audience": "b"}]}}`, "config: auth.oidc[1].issuer: \"https://x.test\" is listed twice"},

@@ -156,6 +156,12 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 	if cfg.Server, err = parseServer(nonNull(top["server"])); err != nil {
 		return nil, err
 	}
+	cfg.Auth.Resource = cfg.Server.MCP.Resource
+	warns, err := checkApprovers(cfg.Policy.Approvers, cfg.Auth.Groups)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Warnings = append(cfg.Warnings, warns...)
 	if cfg.Sessions, err = parseSessions(nonNull(top["sessions"])); err != nil {
 		return nil, err
 	}

@@ -146,6 +146,10 @@ type Auth struct {
 	// OIDC and Groups are auth.oidc and auth.groups (auth_oidc.go).
 	OIDC   []OIDCIssuer
 	Groups map[string]Group
+	// Resource is server.mcp.resource, copied here at parse: the audience
+	// /mcp advertises, which tokens may carry instead of an issuer's
+	// audience (RFC 8707).
+	Resource string
 }
 
 // Enabled reports whether any token or identity provider is configured
@@ -230,7 +234,7 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 		}
 		a.Tokens = append(a.Tokens, Token{Name: t.Name, Value: val, Tools: t.Tools, Admin: t.Admin, Groups: t.Groups})
 	}
-	return a, nil
+	return a, checkIdentityNames(a)
 }
 
 // Server is the `server` section (flags override it).

@@ -48,7 +48,7 @@ func newCore(t *testing.T, cfgJSON string, opts core.Options) *core.Core {
 
 func principal(t *testing.T, c *core.Core, token string) *auth.Principal {
 	t.Helper()
-	p, err := c.Authenticator().Check(token)
+	p, err := c.Authenticator().Check(context.Background(), token)
 	if err != nil {
 		t.Fatal(err)
 	}

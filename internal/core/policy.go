@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -236,12 +235,7 @@ func (c *Core) mayDecide(p *auth.Principal) bool {
 	if ps == nil {
 		return false
 	}
-	for _, a := range ps.approvers {
-		if a == p.Name || slices.Contains(p.Groups, a) {
-			return true
-		}
-	}
-	return false
+	return policy.IsApprover(ps.approvers, p.Name, p.Groups)
 }
 
 // Approvals lists every approval held, newest first, for an approver.

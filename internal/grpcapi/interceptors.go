@@ -187,7 +187,7 @@ func (a *API) authenticate(ctx context.Context, fullMethod string) (context.Cont
 			header = vals[0]
 		}
 	}
-	p, err := au.CheckHeader(header)
+	p, err := au.CheckHeader(ctx, header)
 	switch {
 	case errors.Is(err, auth.ErrMissing):
 		return nil, status.Error(codes.Unauthenticated, "missing bearer token: send the metadata \"authorization: Bearer <token>\" (client: --token or TOOLNEXUS_TOKEN)")

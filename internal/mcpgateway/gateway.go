@@ -611,7 +611,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveSDK(g.unauthed, w, r)
 		return
 	}
-	p, err := au.CheckHeader(r.Header.Get("Authorization"))
+	p, err := au.CheckHeader(r.Context(), r.Header.Get("Authorization"))
 	switch {
 	case errors.Is(err, auth.ErrMissing):
 		g.unauthorized(w, `missing bearer token: send the header "Authorization: Bearer <token>" with a token from auth.tokens or the identity provider`, false)

@@ -25,7 +25,7 @@ func Record(args json.RawMessage) (cedar.Record, error) {
 }
 
 // argumentsRecord is Record holding only the top-level members reads
-// keeps. It reads the JSON once, checking duplicate keys as it goes, and
+// keeps (match). It reads the JSON once, checking duplicate keys as it goes, and
 // builds Cedar values directly: the call path of every call a policy reads
 // the arguments of. Anything it does not take as a plain JSON object
 // (malformed text, trailing data, another top-level value) goes to
@@ -47,6 +47,9 @@ func argumentsRecord(args json.RawMessage, reads *argumentReads) (cedar.Record, 
 	}
 	if dup, ok := err.(duplicateKeyError); ok {
 		return cedar.Record{}, strictjson.ErrDuplicateKey(string(dup))
+	}
+	if c, ok := err.(caseKeyError); ok {
+		return cedar.Record{}, c
 	}
 	if err != nil {
 		return decodeRecord(args)
@@ -152,6 +155,17 @@ type duplicateKeyError string
 
 func (e duplicateKeyError) Error() string { return "duplicate key " + strconv.Quote(string(e)) }
 
+// caseKeyError is a top-level key that differs only in letter case from a
+// member a policy reads: encoding/json (the builtins', and any Go MCP
+// server's decoder) gives it to the tool as that member, while the policy
+// would see the member absent.
+type caseKeyError struct{ key, member string }
+
+func (e caseKeyError) Error() string {
+	return fmt.Sprintf("the arguments name the key %q, which a tool reads as %q (keys that differ only in letter case are the same key to it); spell it %q as the tool's input schema has it",
+		e.key, e.member, e.member)
+}
+
 // argScanner reads one JSON value from data, building Cedar values for
 // what is kept and only checking what is not.
 type argScanner struct {
@@ -221,7 +235,7 @@ var (
 	}{{[]byte("true"), cedar.True}, {[]byte("false"), cedar.False}, {[]byte("null"), nil}}
 )
 
-// object reads the object at s.i into a record of the members reads keeps
+// object reads the object at s.i into a record of the members reads keeps (match)
 // (nil reads: check it, build nothing).
 func (s *argScanner) object(depth int, reads *argumentReads) (cedar.Value, error) {
 	if depth > maxDepth {
@@ -264,7 +278,10 @@ func (s *argScanner) object(depth int, reads *argumentReads) (cedar.Value, error
 			return nil, duplicateKeyError(key)
 		}
 		s.space()
-		keep := reads != nil && reads.keeps(key)
+		keep, misspelt := reads.match(key)
+		if misspelt != "" {
+			return nil, caseKeyError{key: string(key), member: misspelt}
+		}
 		v, err := s.value(depth, keep)
 		if err != nil {
 			return nil, err
@@ -452,8 +469,10 @@ func (s *argScanner) digits() int {
 	return n
 }
 
-// keySet is the keys of one object, to refuse a repeated one: a list
-// (in place, for the few keys most objects have), a map past that.
+// keySet is the keys of one object, to refuse a repeated one — equal, or
+// equal but for letter case, as encoding/json matches keys to fields: a
+// list (in place, for the few keys most objects have), a map of folded
+// keys past that.
 type keySet struct {
 	list [keySetListMax][]byte
 	n    int
@@ -464,14 +483,15 @@ const keySetListMax = 16
 
 func (k *keySet) add(key []byte) bool {
 	if k.m != nil {
-		if _, dup := k.m[string(key)]; dup {
+		folded := strictjson.FoldKey(string(key))
+		if _, dup := k.m[folded]; dup {
 			return false
 		}
-		k.m[string(key)] = struct{}{}
+		k.m[folded] = struct{}{}
 		return true
 	}
 	for _, seen := range k.list[:k.n] {
-		if bytes.Equal(seen, key) {
+		if bytes.EqualFold(seen, key) {
 			return false
 		}
 	}
@@ -482,8 +502,8 @@ func (k *keySet) add(key []byte) bool {
 	}
 	k.m = make(map[string]struct{}, 2*keySetListMax)
 	for _, seen := range k.list {
-		k.m[string(seen)] = struct{}{}
+		k.m[strictjson.FoldKey(string(seen))] = struct{}{}
 	}
-	k.m[string(key)] = struct{}{}
+	k.m[strictjson.FoldKey(string(key))] = struct{}{}
 	return true
 }

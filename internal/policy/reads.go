@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/cedar-policy/cedar-go"
@@ -85,18 +86,25 @@ func (r *argumentReads) merge(o argumentReads) {
 	}
 }
 
-// keeps reports whether a member of the arguments object goes into the
-// record.
-func (r *argumentReads) keeps(name []byte) bool {
-	if r.whole {
-		return true
+// match reports whether a member of the arguments object goes into the
+// record (nil r: nothing is kept), and names the member a policy reads that key equals
+// but for letter case, if any: a key spelt so is refused, since a tool's
+// decoder may take it for that member while the policy sees it absent.
+func (r *argumentReads) match(key []byte) (keep bool, misspelt string) {
+	if r == nil {
+		return false, ""
 	}
 	for _, n := range r.names {
-		if n == string(name) {
-			return true
+		if n == string(key) {
+			return true, ""
 		}
 	}
-	return false
+	for _, n := range r.names {
+		if bytes.EqualFold([]byte(n), key) {
+			return false, n
+		}
+	}
+	return r.whole, ""
 }
 
 func isContext(n ast.IsNode) bool {

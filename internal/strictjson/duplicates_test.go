@@ -20,6 +20,10 @@ func TestDuplicateKey(t *testing.T) {
 		`{"":"rm -rf x","":"echo"}`:                    {"", true},
 		`{"":1,"b":2}`:                                 {},
 		`not json`:                                     {},
+		`{"command":"echo safe","COMMAND":"rm -rf x"}`: {"COMMAND", true},
+		`{"Command":"rm -rf x","command":"echo"}`:      {"command", true},
+		`{"o":{"kind":1,"Kind":2}}`:                    {"Kind", true},
+		`{"command":1,"commands":2}`:                   {},
 	} {
 		if key, found := DuplicateKey([]byte(in)); key != w.key || found != w.found {
 			t.Errorf("%s: %q %v, want %q %v", in, key, found, w.key, w.found)

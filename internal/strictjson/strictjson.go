@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 )
 
@@ -59,7 +60,11 @@ func (e *Error) Error() string {
 	return e.Detail
 }
 
-// Decode decodes raw into v. Empty raw decodes as {}.
+// Decode decodes raw into v. Empty raw decodes as {}. An object key must
+// name a field exactly: encoding/json would also take "Command" or
+// "COMMAND" for a field named "command", which lets a caller hide a member
+// from whatever judged the call by its exact name; such a key is an
+// UnknownField.
 func Decode(raw []byte, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
@@ -73,6 +78,9 @@ func Decode(raw []byte, v any) error {
 	// after it, and so must this.
 	if _, err := dec.Token(); err != io.EOF {
 		return &Error{Kind: Trailing}
+	}
+	if t := reflect.TypeOf(v); t != nil && hasStruct(t) {
+		return exactKeys(raw, t)
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func startGuardedMCP(t *testing.T, issuer string) *guardedMCP {
 		g.mu.Lock()
 		g.tokens = append(g.tokens, tok)
 		g.mu.Unlock()
-		pr, err := verify.Check(tok)
+		pr, err := verify.Check(t.Context(), tok)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", mcpauth.ErrInvalidToken, err)
 		}

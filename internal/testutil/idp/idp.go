@@ -20,6 +20,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -38,7 +39,11 @@ type Provider struct {
 	t testing.TB
 
 	mu      sync.Mutex
-	keys    []signingKey // keys[len-1] signs; all are published
+	keys    []signingKey // keys[len-1] signs; all but the retired are published
+	retired map[string]bool
+	maxAge  int           // Cache-Control max-age of the JWKS; < 0 = no-store
+	hold    chan struct{} // non-nil: JWKS requests wait for it to close
+	held    int           // JWKS requests waiting on hold now
 	srv     *http.Server
 	served  chan struct{}
 	fetches int // JWKS requests answered
@@ -57,7 +62,7 @@ func Start(t testing.TB) *Provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Provider{Issuer: "http://" + l.Addr().String(), t: t}
+	p := &Provider{Issuer: "http://" + l.Addr().String(), t: t, retired: map[string]bool{}, maxAge: -1}
 	p.keys = []signingKey{newRSAKey(t, "rsa-1")}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", p.discovery)
@@ -119,15 +124,112 @@ func (p *Provider) KeyFetches() int {
 	return p.fetches
 }
 
-func (p *Provider) jwks(w http.ResponseWriter, _ *http.Request) {
+func (p *Provider) jwks(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	hold := p.hold
+	if hold != nil {
+		p.held++
+	}
+	p.mu.Unlock()
+	if hold != nil {
+		defer func() {
+			p.mu.Lock()
+			p.held--
+			p.mu.Unlock()
+		}()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	p.mu.Lock()
 	p.fetches++
 	set := jose.JSONWebKeySet{}
 	for _, k := range p.keys {
-		set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.priv.Public(), KeyID: k.kid, Algorithm: string(k.alg), Use: "sig"})
+		if !p.retired[k.kid] {
+			set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.priv.Public(), KeyID: k.kid, Algorithm: string(k.alg), Use: "sig"})
+		}
+	}
+	maxAge := p.maxAge
+	p.mu.Unlock()
+	if maxAge >= 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%d", maxAge))
+		_ = json.NewEncoder(w).Encode(set)
+		return
+	}
+	writeJSON(w, http.StatusOK, set)
+}
+
+// Rotate makes a new RSA key the signing key and publishes it; the old
+// keys stay published until Retire.
+func (p *Provider) Rotate() (kid string) {
+	p.mu.Lock()
+	kid = fmt.Sprintf("rsa-%d", len(p.keys)+1)
+	p.mu.Unlock()
+	k := newRSAKey(p.t, kid)
+	p.mu.Lock()
+	p.keys = append(p.keys, k)
+	p.mu.Unlock()
+	return kid
+}
+
+// Retire stops publishing key kid, as a provider drops a compromised key;
+// MintWith can still sign with it, as its thief would.
+func (p *Provider) Retire(kid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retired[kid] = true
+}
+
+// MintWith signs claims with key kid, published or not.
+func (p *Provider) MintWith(kid string, c Claims) string {
+	p.mu.Lock()
+	var key *signingKey
+	for i := range p.keys {
+		if p.keys[i].kid == kid {
+			key = &p.keys[i]
+		}
 	}
 	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, set)
+	if key == nil {
+		p.t.Fatalf("idp: no key %q", kid)
+	}
+	return p.sign(*key, c)
+}
+
+// Held is how many JWKS requests are waiting for HoldKeys' release.
+func (p *Provider) Held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
+// SetMaxAge makes the JWKS say Cache-Control: max-age=seconds (the
+// default, < 0, is no-store).
+func (p *Provider) SetMaxAge(seconds int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.maxAge = seconds
+}
+
+// HoldKeys makes JWKS requests wait until release is called (or they are
+// cancelled): a test can have a key fetch in flight.
+func (p *Provider) HoldKeys() (release func()) {
+	ch := make(chan struct{})
+	p.mu.Lock()
+	p.hold = ch
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			p.hold = nil
+			p.mu.Unlock()
+			close(ch)
+		})
+	}
 }
 
 // Claims are a token's claims; Mint fills iss, iat and (when absent) exp.

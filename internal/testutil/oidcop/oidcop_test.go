@@ -36,7 +36,7 @@ func TestTokensGroupsAndRotation(t *testing.T) {
 	au := verifier(p)
 	alice := p.Token(t, "alice-agent", resource, "openid tools")
 	for _, c := range []struct{ tok, sub, group string }{{alice, "alice", "dev"}, {p.Token(t, "bob-agent", resource, "tools"), "bob", "ops"}} {
-		pr, err := au.Check(c.tok)
+		pr, err := au.Check(t.Context(), c.tok)
 		if err != nil || pr.Name != c.sub || !slices.Equal(pr.Groups, []string{c.group}) || pr.Issuer != p.Issuer {
 			t.Fatalf("%s: %+v %v", c.sub, pr, err)
 		}
@@ -44,7 +44,7 @@ func TestTokensGroupsAndRotation(t *testing.T) {
 	if c := oidcop.MustClaims(t, alice); c["aud"] != resource && !slices.Contains(c["aud"].([]any), any(resource)) {
 		t.Fatalf("aud %v, want the resource asked for", c["aud"])
 	}
-	if _, err := au.Check(p.Token(t, "alice-agent", "https://other.test", "tools")); auth.ReasonOf(err) != auth.ReasonWrongAudience {
+	if _, err := au.Check(t.Context(), p.Token(t, "alice-agent", "https://other.test", "tools")); auth.ReasonOf(err) != auth.ReasonWrongAudience {
 		t.Fatalf("a token for another resource: %v", err)
 	}
 	kid := p.Rotate()
@@ -55,10 +55,10 @@ func TestTokensGroupsAndRotation(t *testing.T) {
 	if hdr.Kid != kid || hdr.Alg != "ES256" {
 		t.Fatalf("after Rotate the token is signed by %+v, want %s ES256", hdr, kid)
 	}
-	if _, err := au.Check(fresh); err != nil {
+	if _, err := au.Check(t.Context(), fresh); err != nil {
 		t.Fatalf("new key's token: %v", err)
 	}
-	if _, err := au.Check(alice); err != nil {
+	if _, err := au.Check(t.Context(), alice); err != nil {
 		t.Fatalf("old key's token after the rotation: %v", err)
 	}
 }

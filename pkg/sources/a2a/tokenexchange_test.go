@@ -22,7 +22,7 @@ func TestTokenExchangeToAgent(t *testing.T) {
 		oidcop.Client{ID: "alice-agent", Secret: "alice-secret", Subject: "alice"})
 	au := auth.New(config.Auth{OIDC: []config.OIDCIssuer{{Issuer: p.Issuer, Audience: "toolnexus", PrincipalClaim: "sub", GroupsClaim: "groups", ClockSkew: time.Minute}}}, auth.Options{})
 	callerTok := p.Token(t, "alice-agent", "toolnexus", "")
-	caller, err := au.Check(callerTok)
+	caller, err := au.Check(t.Context(), callerTok)
 	if err != nil {
 		t.Fatal(err)
 	}

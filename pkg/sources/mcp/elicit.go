@@ -180,10 +180,14 @@ func compileSchema(schema any) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("schema.json", doc); err != nil {
+	// An absolute URL of no file: a relative name would be resolved
+	// against the server's working directory, and the caller told
+	// "file:///<server cwd>/schema.json" in every validation error.
+	const url = "toolnexus:///elicitation/requestedSchema.json"
+	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile("schema.json")
+	return c.Compile(url)
 }
 
 // lastUserText is the text of the last user message of a sampling request:

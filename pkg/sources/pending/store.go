@@ -61,13 +61,19 @@ type Store struct {
 	mu      sync.Mutex
 	entries map[string]*Entry
 	count   map[string]int // open requests per principal
-	gone    map[string]uint64
+	gone    map[string]goneID
 	goneSeq uint64
+}
+
+// goneID is an expired id: when it went, and whose it was.
+type goneID struct {
+	seq   uint64
+	owner tool.Owner
 }
 
 // New makes a store with the given limits (zero fields take the defaults).
 func New(l Limits) *Store {
-	s := &Store{entries: map[string]*Entry{}, count: map[string]int{}, gone: map[string]uint64{}}
+	s := &Store{entries: map[string]*Entry{}, count: map[string]int{}, gone: map[string]goneID{}}
 	s.SetLimits(l)
 	return s
 }
@@ -145,10 +151,12 @@ func (s *Store) Open(call tool.Call, kind string, resume any, onExpire func()) (
 func (s *Store) Peek(call tool.Call, id string) (*Entry, error) {
 	s.mu.Lock()
 	e, ok := s.entries[id]
-	_, expired := s.gone[id]
+	g, expired := s.gone[id]
 	s.mu.Unlock()
 	if !ok || e.owner != call.Owner {
-		if expired && !ok {
+		// Only its owner is told it expired: to anyone else an expired
+		// id reads like one that never existed, as an open one does.
+		if expired && !ok && g.owner == call.Owner {
 			return nil, ErrExpired
 		}
 		return nil, ErrUnknown
@@ -214,10 +222,10 @@ func (s *Store) remove(e *Entry, expired bool) bool {
 	}
 	if expired {
 		s.goneSeq++
-		s.gone[e.ID] = s.goneSeq
+		s.gone[e.ID] = goneID{seq: s.goneSeq, owner: e.owner}
 		if len(s.gone) > gonesCap {
-			for id, seq := range s.gone {
-				if seq <= s.goneSeq-gonesCap/2 {
+			for id, g := range s.gone {
+				if g.seq <= s.goneSeq-gonesCap/2 {
 					delete(s.gone, id)
 				}
 			}
