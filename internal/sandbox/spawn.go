@@ -27,6 +27,9 @@ type Sandbox struct {
 	// the server's own (the server is root), see identity.go.
 	uid, gid int
 	mapped   bool
+	// viewErr is why a root server's helper cannot put directories
+	// the commands' uid may not walk to into their view (view.go).
+	viewErr error
 	pids     *pidsGroups
 	limits   bool
 
@@ -112,6 +115,9 @@ func NewAs(mode Mode, id CommandID) (*Sandbox, error) {
 		return nil, errNoHelperEntry
 	}
 	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
+	if s.mapped && s.useHelper {
+		s.viewErr = probeView()
+	}
 	// A root server counts a call's processes in its pids group, not by
 	// RLIMIT_NPROC (ScriptLimits), so it needs no user namespace per
 	// command, whose teardown alone cost a millisecond or more per call.
