@@ -27,11 +27,11 @@ type Sandbox struct {
 	// the server's own (the server is root), see identity.go.
 	uid, gid int
 	mapped   bool
-	// viewErr is why a root server's helper cannot put directories
-	// the commands' uid may not walk to into their view (view.go).
-	viewErr error
 	pids     *pidsGroups
 	limits   bool
+	// viewErr is why a root server cannot put the directories its
+	// commands' uid may not walk to into their view (view.go).
+	viewErr error
 
 	fixedMu sync.Mutex
 	fixed   map[string][]openRule // system rules by mask set
@@ -115,8 +115,15 @@ func NewAs(mode Mode, id CommandID) (*Sandbox, error) {
 		return nil, errNoHelperEntry
 	}
 	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
-	if s.mapped && s.useHelper {
-		s.viewErr = probeView()
+	if s.mapped {
+		switch {
+		case disabledForTest(MountView):
+			s.viewErr = errors.New("turned off by a test")
+		case s.useHelper:
+			s.viewErr = probeView()
+		default:
+			s.viewErr = probeDirectView()
+		}
 	}
 	// A root server counts a call's processes in its pids group, not by
 	// RLIMIT_NPROC (ScriptLimits), so it needs no user namespace per
@@ -377,6 +384,7 @@ func (s *Sandbox) startDirect(cmd *exec.Cmd, p *Policy) (*Process, error) {
 		cgroup = dir
 	}
 	prog := s.prog[p.Network]
+	ops := s.directView(p)
 
 	started := make(chan error, 1)
 	go func() {
@@ -384,7 +392,10 @@ func (s *Sandbox) startDirect(cmd *exec.Cmd, p *Policy) (*Process, error) {
 		// the runtime ends when this goroutine returns, and the runtime
 		// makes new threads from a clean template, never from this one.
 		runtime.LockOSThread()
-		err := s.confineThread(rulesetFD, prog, cgroup)
+		err := enterDirectView(ops)
+		if err == nil {
+			err = s.confineThread(rulesetFD, prog, cgroup)
+		}
 		if rulesetFD >= 0 {
 			unix.Close(rulesetFD)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -294,3 +295,93 @@ func applyView(ops []viewOp, fds []int) error {
 	}
 	return nil
 }
+
+// directView is the view of a command a root server starts itself, with
+// no helper (no user or PID namespace): the same covers, with the needed
+// directories bound back by path, as root can walk to them. Nil when
+// there is nothing to do or the server cannot make a mount namespace.
+func (s *Sandbox) directView(p *Policy) []viewOp {
+	if !s.mapped || s.viewErr != nil {
+		return nil
+	}
+	needed := realDirs(append([]string{p.Workspace, p.TempDir}, append(p.WritePaths, p.ReadPaths...)...))
+	return planView(needed, realPaths(p.Private), s.blockedFor, viewBindPath)
+}
+
+// enterDirectView gives the calling, locked thread of a root server a
+// mount namespace of its own with the view of ops, which the command it
+// forks inherits. The copy of the host's mounts is made a slave first, so
+// no mount here propagates back to the host.
+func enterDirectView(ops []viewOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("sandbox: mount namespace: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		return fmt.Errorf("sandbox: mount namespace: %w", err)
+	}
+	if err := applyView(ops, nil); err != nil {
+		return errors.New("sandbox: the command's view of the filesystem: " + err.Error())
+	}
+	return nil
+}
+
+// probeDirectView checks that a root server without a helper can make a
+// mount namespace (it needs CAP_SYS_ADMIN, which a container may withhold),
+// on a throwaway locked thread.
+func probeDirectView() error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS)
+		if err == nil {
+			err = unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, "")
+		}
+		done <- err
+	}()
+	return <-done
+}
+
+// Unreachable says why the sandbox's commands cannot use dir (a
+// workspace, the sessions' root, a read path), naming the directory in
+// the way and the fix; nil when they can. Only a root server's commands,
+// which act as an unprivileged uid, can be kept out of a directory the
+// server reaches: when a directory above dir is not searchable by that
+// uid and the sandbox cannot give the commands a view of dir (no mount
+// namespace to make one in). The server says so at start and in --check.
+func (s *Sandbox) Unreachable(dir string) error {
+	if !s.On() || !s.mapped || s.viewErr == nil || dir == "" {
+		return nil
+	}
+	real := filepath.Clean(dir)
+	for { // the nearest existing directory: the server makes the rest
+		if r, err := filepath.EvalSymlinks(real); err == nil {
+			real = r
+			break
+		}
+		if real == "/" || real == "." {
+			return nil
+		}
+		real = filepath.Dir(real)
+	}
+	for _, x := range append(ancestors(real), real) {
+		var st unix.Stat_t
+		if unix.Stat(x, &st) != nil || searchable(&st, s.uid, s.gid) {
+			continue
+		}
+		return fmt.Errorf("%s: the sandbox's commands act as uid %d, which cannot search %s (mode %04o, owner uid %d), "+
+			"and this sandbox cannot mount %s into their view (%v); bash and sandboxed MCP servers cannot use it. "+
+			"Fix: put it under a directory uid %d can search (e.g. /srv or /var/lib), or run the server where it may make "+
+			"user and mount namespaces (a container needs CAP_SYS_ADMIN or a seccomp profile that allows them), "+
+			"or set sandbox.uid to an id that may search %s",
+			dir, s.uid, x, st.Mode&0o7777, st.Uid, dir, s.viewErr, s.uid, x)
+	}
+	return nil
+}
+
+// MountView is the name DisableForTest takes to play a root server that
+// cannot give its commands a view of the filesystem (no mount namespace
+// it may make), as in a container without CAP_SYS_ADMIN.
+const MountView = "mount-view"

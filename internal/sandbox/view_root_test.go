@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // TestRootServerPrivateParent is a root server whose workspace, temp dir,
@@ -58,8 +59,42 @@ func TestRootServerPrivateParent(t *testing.T) {
 	write(filepath.Join(ws, "root-secret"), "root only\n", 0o600)
 	write(filepath.Join(ws, "root-prog"), "#!/bin/sh\n", 0o755)
 
-	f := &fixture{ws: ws, tmp: tmp, policy: sandbox.Policy{Workspace: ws, TempDir: tmp, ReadPaths: []string{ro},
-		Private: []string{sessions}, Limits: sandbox.DefaultLimits}}
+	f := &fixture{ws: ws, tmp: tmp, policy: sandbox.Policy{Workspace: ws, TempDir: tmp,
+		ReadPaths: []string{ro}, Private: []string{sessions}, Limits: sandbox.DefaultLimits}}
+	t.Run("through the helper", func(t *testing.T) {
+		privateParentAttacks(t, s, f, parent, sessions, other, ro)
+	})
+	// Without user namespaces there is no helper: the server starts the
+	// command from a thread of its own, in a mount namespace it makes as
+	// root, and the command acts as the unprivileged uid by setuid.
+	t.Run("without user namespaces", func(t *testing.T) {
+		restore := sandbox.DisableForTest(sandbox.LayerUserNS)
+		direct, err := sandbox.New(sandbox.ModeAuto)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer direct.Close()
+		privateParentAttacks(t, direct, f, parent, sessions, other, ro)
+		if err := direct.Unreachable(ws); err != nil {
+			t.Fatalf("Unreachable(%s) = %v; the server's own mount namespace reaches it", ws, err)
+		}
+	})
+	if fi, err := os.Stat(parent); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the parent's mode changed: %v %v", fi.Mode(), err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "made.txt")); err != nil || string(b) != "new\n" {
+		t.Fatalf("the command's file on the host: %q %v", b, err)
+	}
+	if err := s.Unreachable(ws); err != nil {
+		t.Fatalf("Unreachable(%s) = %v; the view reaches it", ws, err)
+	}
+}
+
+// privateParentAttacks runs what TestRootServerPrivateParent checks, one
+// way of starting the command.
+func privateParentAttacks(t *testing.T, s *sandbox.Sandbox, f *fixture, parent, sessions, other, ro string) {
+	ws := f.ws
 	for _, c := range []struct {
 		name, script string
 		wantCode     int
@@ -85,10 +120,37 @@ func TestRootServerPrivateParent(t *testing.T) {
 			}
 		})
 	}
-	if fi, err := os.Stat(parent); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Fatalf("the parent's mode changed: %v %v", fi.Mode(), err)
+}
+
+// TestUnreachableNamesTheDirectoryAndTheFix: a root server that cannot
+// mount a view says, for a workspace under a 0700 parent, which directory
+// is in the way and how to fix it; a reachable one passes.
+func TestUnreachableNamesTheDirectoryAndTheFix(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root server's commands act as another uid")
 	}
-	if b, err := os.ReadFile(filepath.Join(ws, "made.txt")); err != nil || string(b) != "new\n" {
-		t.Fatalf("the command's file on the host: %q %v", b, err)
+	restore := sandbox.DisableForTest(sandbox.MountView)
+	s, err := sandbox.New(sandbox.ModeAuto)
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	parent, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(parent, "tn", "workspace") // not made yet: the server makes it
+	err = s.Unreachable(ws)
+	if err == nil {
+		t.Fatal("Unreachable: nil for a workspace under a 0700 parent")
+	}
+	for _, want := range []string{ws, "cannot search " + filepath.Dir(parent) + " (mode 0700, owner uid 0)", "uid 65534", "Fix:", "turned off by a test"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Unreachable = %q; want it to say %q", err, want)
+		}
+	}
+	if err := s.Unreachable(testutil.SandboxDir(t)); err != nil {
+		t.Errorf("Unreachable of a searchable directory: %v", err)
 	}
 }
