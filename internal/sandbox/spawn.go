@@ -32,6 +32,10 @@ type Sandbox struct {
 	// viewErr is why a root server cannot put the directories its
 	// commands' uid may not walk to into their view (view.go).
 	viewErr error
+	// searchCache: whether the commands' uid may not search a
+	// directory (blockedFor); searchCacheN counts its entries.
+	searchCache  sync.Map
+	searchCacheN atomic.Int64
 
 	fixedMu sync.Mutex
 	fixed   map[string][]openRule // system rules by mask set

@@ -150,74 +150,98 @@ func searchable(st *unix.Stat_t, uid, gid int) bool {
 	return st.Mode&0o001 != 0
 }
 
-// blockedFor is the blocked test of planView for a root server's commands.
+// blockedFor is the blocked test of planView for a root server's
+// commands. Each directory is stat-ed once and remembered (it lies above
+// a workspace, a temp dir or a read path: a handful of stable
+// directories), so planning costs no system call on a call's path once
+// warm. A directory made unsearchable after it was remembered keeps
+// commands out until the server restarts, as any such change did before;
+// one made searchable only costs a needless cover.
 func (s *Sandbox) blockedFor(dir string) bool {
+	if v, ok := s.searchCache.Load(dir); ok {
+		return v.(bool)
+	}
 	var st unix.Stat_t
 	if unix.Stat(dir, &st) != nil {
-		return false // nothing there to walk: the target is skipped anyway
+		return false // nothing there yet: whatever is below is skipped (view)
 	}
-	return !searchable(&st, s.uid, s.gid)
+	blocked := !searchable(&st, s.uid, s.gid)
+	if s.searchCacheN.Add(1) <= maxSearchCache {
+		s.searchCache.Store(dir, blocked)
+	}
+	return blocked
 }
 
-// realDirs resolves symlinks in the existing directories of ps, dropping
-// the rest: the view is built of real locations, which mounts need.
-func realDirs(ps []string) []string {
+// maxSearchCache bounds blockedFor's memory should directories above the
+// needed ones vary without end (they do not in any config seen so far).
+const maxSearchCache = 4096
+
+// absDirs cleans the absolute paths of ps and drops the rest. Symlinks are
+// not resolved: a mount's target follows them as a path walk does, so a
+// directory is attached where the command will look for it.
+func absDirs(ps []string) []string {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
-		if p == "" {
-			continue
-		}
-		if r, err := filepath.EvalSymlinks(filepath.Clean(p)); err == nil {
-			out = append(out, r)
+		if filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
 		}
 	}
 	return out
 }
 
-// realPaths resolves symlinks in ps where they exist and keeps the others
-// as they are (a private directory not made yet is still private).
-func realPaths(ps []string) []string {
-	out := make([]string, 0, len(ps))
-	for _, p := range ps {
-		if p == "" {
-			continue
+// skipMissing drops the step at i, whose directory does not exist, and
+// every later step beneath it, which had nothing to stand on.
+func skipMissing(ops []viewOp, i int) []viewOp {
+	gone := ops[i].path + "/"
+	out := append([]viewOp(nil), ops[:i]...)
+	for _, op := range ops[i+1:] {
+		if !strings.HasPrefix(op.path, gone) {
+			out = append(out, op)
 		}
-		if r, err := filepath.EvalSymlinks(filepath.Clean(p)); err == nil {
-			p = r
-		}
-		out = append(out, filepath.Clean(p))
 	}
 	return out
+}
+
+// neededDirs are the directories a command under p uses.
+func neededDirs(p *Policy) []string {
+	dirs := make([]string, 0, 2+len(p.WritePaths)+len(p.ReadPaths))
+	dirs = append(append(append(dirs, p.Workspace, p.TempDir), p.WritePaths...), p.ReadPaths...)
+	return absDirs(dirs)
 }
 
 // view plans p's view for a command started through the helper and adds
 // it to the request, with the detached mounts its steps attach. Nothing is
 // added when the command needs no view.
 func (s *Sandbox) view(f *sendFiles, p *Policy, req *startRequest) error {
-	private := realPaths(p.Private)
+	private := absDirs(p.Private)
 	var ops []viewOp
 	if s.mapped && s.viewErr == nil {
-		needed := realDirs(append([]string{p.Workspace, p.TempDir}, append(p.WritePaths, p.ReadPaths...)...))
-		ops = planView(needed, private, s.blockedFor, viewBindFD)
+		ops = planView(neededDirs(p), private, s.blockedFor, viewBindFD)
 	} else if len(private) > 0 {
 		// The commands act as the server's own uid (or the kernel
 		// cannot copy a mount): the workspace is bound back from the
 		// command's namespace, as that uid can walk to it.
-		ops = planView(realDirs([]string{p.Workspace}), private, nil, viewBindPath)
+		ops = planView(absDirs([]string{p.Workspace}), private, nil, viewBindPath)
 	}
-	if len(ops) == 0 {
-		return nil
-	}
-	for _, op := range ops {
+	for i := 0; i < len(ops); i++ {
+		op := ops[i]
 		if op.kind != viewBindFD {
 			continue
 		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, op.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if errors.Is(err, unix.ENOENT) { // a write path not made: skipped, as Landlock skips it
+			ops = skipMissing(ops, i)
+			i--
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("sandbox: copying the mount of %s for the command: %w", op.path, err)
 		}
 		f.sent = append(f.sent, os.NewFile(uintptr(fd), "sandbox-view"))
 		f.fds = append(f.fds, fd)
+	}
+	if len(ops) == 0 {
+		return nil
 	}
 	req.view = ops
 	req.flags |= reqView
@@ -249,6 +273,9 @@ func applyView(ops []viewOp, fds []int) error {
 			continue
 		}
 		fd, err := unix.Open(op.path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			continue // not made: skipped below, with what lies beneath
+		}
 		if err != nil {
 			closeAll(byPath[:i])
 			return errors.New(op.path + ": " + err.Error())
@@ -263,7 +290,11 @@ func applyView(ops []viewOp, fds []int) error {
 		}
 	}()
 	next := 0
+	missing := "\x00" // the path of a bind skipped as missing, with "/"
 	for i, op := range ops {
+		if strings.HasPrefix(op.path, missing) {
+			continue
+		}
 		var err error
 		switch op.kind {
 		case viewCover, viewCoverIfExists:
@@ -280,6 +311,10 @@ func applyView(ops []viewOp, fds []int) error {
 			}
 			next++
 		case viewBindPath:
+			if byPath[i] < 0 {
+				missing = op.path + "/"
+				continue
+			}
 			if err = os.MkdirAll(op.path, 0o711); err == nil {
 				err = unix.Mount("/proc/self/fd/"+strconv.Itoa(byPath[i]), op.path, "", unix.MS_BIND|unix.MS_REC, "")
 			}
@@ -304,8 +339,7 @@ func (s *Sandbox) directView(p *Policy) []viewOp {
 	if !s.mapped || s.viewErr != nil {
 		return nil
 	}
-	needed := realDirs(append([]string{p.Workspace, p.TempDir}, append(p.WritePaths, p.ReadPaths...)...))
-	return planView(needed, realPaths(p.Private), s.blockedFor, viewBindPath)
+	return planView(neededDirs(p), absDirs(p.Private), s.blockedFor, viewBindPath)
 }
 
 // enterDirectView gives the calling, locked thread of a root server a

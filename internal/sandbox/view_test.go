@@ -62,3 +62,19 @@ func TestPlanView(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPlanView is the view's planning on the call path of a root
+// server's command (each directory above the needed
+// ones stat-ed once, then remembered): workspace, temp dir and two read paths, nothing private.
+// Budget (BENCHMARKS.md): under 2% of BenchmarkStart/sandboxed.
+func BenchmarkPlanView(b *testing.B) {
+	s := &Sandbox{uid: DefaultCommandID, gid: DefaultCommandID, mapped: true}
+	ws, tmp := b.TempDir(), b.TempDir()
+	p := &Policy{Workspace: ws, TempDir: tmp, ReadPaths: []string{"/usr/local/lib", "/opt"}}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if ops := planView(neededDirs(p), absDirs(p.Private), s.blockedFor, viewBindFD); len(ops) == 0 {
+			b.Fatal("no view for a workspace under a 0700 parent")
+		}
+	}
+}
