@@ -155,8 +155,8 @@ func searchable(st *unix.Stat_t, uid, gid int) bool {
 // a workspace, a temp dir or a read path: a handful of stable
 // directories), so planning costs no system call on a call's path once
 // warm. A directory made unsearchable after it was remembered keeps
-// commands out until the server restarts, as any such change did before;
-// one made searchable only costs a needless cover.
+// commands out of what lies below it until the server restarts; one made
+// searchable only costs a needless cover.
 func (s *Sandbox) blockedFor(dir string) bool {
 	if v, ok := s.searchCache.Load(dir); ok {
 		return v.(bool)

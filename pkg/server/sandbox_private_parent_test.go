@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
 // TestRootServerInAPrivateDirectory is the README's tour as root from a
@@ -114,4 +116,54 @@ func privateAncestor(t *testing.T, path string) string {
 	}
 	t.Fatalf("no directory above %s is private; the test's layout is not what it checks", path)
 	return ""
+}
+
+// TestStartAndCheckNameADirectoryTheCommandsCannotReach plays a root
+// server that cannot give its commands a view (a container without
+// CAP_SYS_ADMIN) with its workspace under a 0700 directory: --check and
+// the start each say so once, naming the key, the directory in the way
+// and the fix, before any call; with the view the same layout draws no
+// warning.
+func TestStartAndCheckNameADirectoryTheCommandsCannotReach(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root server's commands act as another uid")
+	}
+	dir := t.TempDir()
+	private := privateAncestor(t, filepath.Join(dir, "ws"))
+	cfg := filepath.Join(dir, "toolnexus.json")
+	if err := os.WriteFile(cfg, []byte(`{"skills": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-", Workspace: filepath.Join(dir, "ws")}
+	if warnings, err := server.Check(opts); err != nil || len(warnings) != 0 {
+		t.Fatalf("--check with the view: %v %q", err, warnings)
+	}
+
+	restore := sandbox.DisableForTest(sandbox.MountView)
+	defer restore()
+	warnings, err := server.Check(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(warnings, "\n")
+	for _, key := range []string{"sandbox: builtins.workspace: ", "sandbox: sessions.root: "} {
+		if !strings.Contains(joined, key) {
+			t.Errorf("--check does not name %s: %q", key, joined)
+		}
+	}
+	for _, want := range []string{"cannot search " + private + " (mode 0700, owner uid 0)", "Fix: "} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("--check does not say %q: %q", want, joined)
+		}
+	}
+	logs := &logBuffer{}
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	srv, err := server.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	if n := strings.Count(logs.String(), "sandbox: builtins.workspace: "); n != 1 {
+		t.Errorf("the start logs the workspace's problem %d times; want once:\n%s", n, logs)
+	}
 }
