@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,7 +12,7 @@ import (
 // back, approvals lists it for ops, approve lets it run once, and the
 // agent's resumed call writes the file; the agent cannot approve itself.
 func TestApprovalCommands(t *testing.T) {
-	dir := testutil.ReachableBySandbox(t, t.TempDir())
+	dir := t.TempDir()
 	pol := `@id("everything") permit(principal, action, resource);
 @id("writes-outside-docs") @approval("required")
 permit(principal, action, resource == Tool::"write") when { !(context.arguments.path like "docs/*") };`

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"io"
 	"log/slog"
 	"os"
@@ -44,7 +43,7 @@ const debugOnly = `{"debug": true, "builtins": false, "skills": []}`
 // of the test.
 func startServer(t testing.TB, cfgJSON string, native ...tool.Tool) *server.Server {
 	t.Helper()
-	return startServerIn(t, testutil.ReachableBySandbox(t, t.TempDir()), cfgJSON, native...)
+	return startServerIn(t, t.TempDir(), cfgJSON, native...)
 }
 
 // startServerIn is startServer with the config written to dir/toolnexus.json.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +54,7 @@ func TestSources(t *testing.T) {
 }
 
 func TestSkills(t *testing.T) {
-	dir := testutil.ReachableBySandbox(t, t.TempDir())
+	dir := t.TempDir()
 	root := filepath.Join(dir, "skills")
 	for path, body := range map[string]string{
 		"pdf/SKILL.md":      "---\nname: pdf\ndescription: Read PDFs.\n---\nUse pdftotext.\n",
@@ -135,7 +134,7 @@ func TestPrintSkills(t *testing.T) {
 }
 
 func TestReload(t *testing.T) {
-	dir := testutil.ReachableBySandbox(t, t.TempDir())
+	dir := t.TempDir()
 	srv := startServerIn(t, dir, debugOnly)
 	cfg := filepath.Join(dir, "toolnexus.json")
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"io"
 	"log/slog"
 	"os"
@@ -50,7 +49,7 @@ func requireNode(t *testing.T) {
 // serve starts a real server on loopback TCP and returns its address.
 func serve(t *testing.T, cfgJSON string) string {
 	t.Helper()
-	dir := testutil.ReachableBySandbox(t, t.TempDir())
+	dir := t.TempDir()
 	cfg := filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(cfg, []byte(cfgJSON), 0o600); err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ var reporter = tool.Must(tool.New("reporter", func(ctx context.Context, _ tool.C
 
 func serve(t *testing.T, cfgJSON string) string {
 	t.Helper()
-	dir := testutil.ReachableBySandbox(t, t.TempDir())
+	dir := t.TempDir()
 	cfg := filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(cfg, []byte(cfgJSON), 0o600); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/engine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 )
 
@@ -32,6 +33,9 @@ func newSandbox(cfg *config.Config, log *slog.Logger) (*sandbox.Sandbox, error) 
 		log.Warn(st.String())
 	default:
 		log.Info(st.String())
+	}
+	for _, w := range engine.ReachWarnings(box, cfg) {
+		log.Warn(w)
 	}
 	return box, nil
 }

@@ -192,6 +192,13 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 	if r.flags&reqCgroup != 0 {
 		want++
 	}
+	nview := 0
+	for _, op := range r.view {
+		if op.kind == viewBindFD {
+			nview++
+		}
+	}
+	want += nview
 	if len(fds) != want {
 		return 0, errors.New("sandbox: the request's descriptors do not match")
 	}
@@ -205,7 +212,7 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 		ruleset, rest = rest[0], rest[1:]
 	}
 	if r.flags&reqCgroup != 0 {
-		cgroup = rest[0]
+		cgroup, rest = rest[0], rest[1:]
 	}
 
 	if cgroup >= 0 {
@@ -218,12 +225,9 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 			return 0, errors.New("sandbox: namespaces: " + err.Error())
 		}
 	}
-	if r.flags&reqPrivate != 0 {
-		if err := hidePrivate(r.private, r.keep); err != nil {
-			// The usual cause: a directory above the workspace or the
-			// sessions root that the sandbox's uid may not search.
-			return 0, errors.New("sandbox: private directories: " + err.Error() +
-				" (every directory above the workspace and the sessions root must be searchable by the sandbox's uid: chmod o+x)")
+	if r.flags&reqView != 0 {
+		if err := applyView(r.view, rest); err != nil {
+			return 0, errors.New("sandbox: the command's view of the filesystem: " + err.Error())
 		}
 	}
 	if err := dropCaps(); err != nil {
@@ -243,7 +247,7 @@ func (r *startRequest) spawn(fds []int, seccompOn bool) (int, error) {
 		return 0, errors.New("sandbox: seccomp: the helper has no filter")
 	}
 	if seccompOn {
-		// The helper's filter lets its threads mount (hidePrivate);
+		// The helper's filter lets its threads mount (applyView);
 		// the command's does not.
 		if err := lockdown.load(); err != nil {
 			return 0, errors.New("sandbox: seccomp: " + err.Error())

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"sync"
@@ -206,6 +205,9 @@ func (s *Sandbox) startHelped(ctx context.Context, cmd *exec.Cmd, p *Policy) (*P
 	if err := s.confinement(files, proc, p, &req); err != nil {
 		return fail(err)
 	}
+	if err := s.view(files, p, &req); err != nil {
+		return fail(err)
+	}
 
 	h.pending.Store(req.id, proc)
 	err = h.w.send(msgStart, req.encode(), files.fds)
@@ -262,12 +264,6 @@ func (s *Sandbox) newStartRequest(cmd *exec.Cmd, p *Policy) startRequest {
 	}
 	if s.nnp {
 		req.flags |= reqNoNewPrivs
-	}
-	if len(p.Private) > 0 {
-		req.flags |= reqPrivate
-		req.unshare |= unix.CLONE_NEWNS
-		req.private = cleanAll(p.Private)
-		req.keep = filepath.Clean(p.Workspace)
 	}
 	if s.nprocUserNS && p.Limits.Processes > 0 {
 		req.flags |= reqNewUser

@@ -511,25 +511,52 @@ func TestOffRunsUnconfined(t *testing.T) {
 	}
 }
 
+// BenchmarkStart is /bin/true started plainly and in the sandbox: with
+// the workspace where the commands' uid can walk to it (no view), under a
+// private 0700 parent (a root server attaches it in the command's view),
+// and as a session's workspace beneath the sessions' root (hidden from
+// the command), in a searchable and in a private parent. Budget
+// (BENCHMARKS.md): a view costs one mount namespace per command, as a
+// session's command always paid: the private layouts within 1.25× of the
+// searchable session's start, same run.
 func BenchmarkStart(b *testing.B) {
 	s, err := sandbox.New(sandbox.ModeAuto)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	ws := testutil.SandboxDir(b)
-	for _, on := range []bool{false, true} {
-		name := "plain"
-		if on {
-			name = "sandboxed"
+	open := testutil.ReachableBySandbox(b, testutil.SandboxDir(b))
+	private := testutil.SandboxDir(b) // t.TempDir's parent is 0700
+	sessionIn := func(parent string) (sessions, session string) {
+		sessions = filepath.Join(parent, "ws.sessions")
+		session = filepath.Join(sessions, "s1", "workspace")
+		if err := os.MkdirAll(session, 0o755); err != nil {
+			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) {
+		if err := s.Own(session); err != nil {
+			b.Fatal(err)
+		}
+		return sessions, session
+	}
+	openSessions, openSession := sessionIn(testutil.ReachableBySandbox(b, b.TempDir()))
+	sessions, session := sessionIn(b.TempDir())
+	for _, c := range []struct {
+		name   string
+		policy *sandbox.Policy
+	}{
+		{"plain", nil},
+		{"sandboxed", &sandbox.Policy{Workspace: open, TempDir: open}},
+		{"sandboxed-session", &sandbox.Policy{Workspace: openSession, TempDir: open, Private: []string{openSessions}}},
+		{"sandboxed-private-parent", &sandbox.Policy{Workspace: private, TempDir: private}},
+		{"sandboxed-session-private-parent", &sandbox.Policy{Workspace: session, TempDir: private, Private: []string{sessions}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				cmd := exec.Command("/bin/true")
 				var err error
-				if on {
+				if c.policy != nil {
 					var p *sandbox.Process
-					if p, err = s.Start(cmd, &sandbox.Policy{Workspace: ws, TempDir: ws}); err == nil {
+					if p, err = s.Start(cmd, c.policy); err == nil {
 						err = p.Wait()
 					}
 				} else {

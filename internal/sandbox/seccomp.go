@@ -62,11 +62,11 @@ var networkFamilies = []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 // helperUnshare are the namespaces a helper thread enters per command.
 const helperUnshare = unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET | unix.CLONE_NEWNS
 
-// helperMounts are the calls the helper's threads make to hide private
-// directories (private.go); the helper's filter allows them, and the
-// lockdown filter each command's thread adds before the fork refuses them
-// again, with unshare.
-var helperMounts = []string{"mount", "unshare"}
+// helperMounts are the calls the helper's threads make to build a
+// command's view of the filesystem (view.go); the helper's filter allows
+// them, and the lockdown filter each command's thread adds before the fork
+// refuses them again, with unshare.
+var helperMounts = []string{"mount", "move_mount", "unshare"}
 
 // lockdownPolicy is that per-command filter: stacked on the helper's, it
 // takes back what the helper needed and the command must not have.

@@ -29,6 +29,13 @@ type Sandbox struct {
 	mapped   bool
 	pids     *pidsGroups
 	limits   bool
+	// viewErr is why a root server cannot put the directories its
+	// commands' uid may not walk to into their view (view.go).
+	viewErr error
+	// searchCache: whether the commands' uid may not search a
+	// directory (blockedFor); searchCacheN counts its entries.
+	searchCache  sync.Map
+	searchCacheN atomic.Int64
 
 	fixedMu sync.Mutex
 	fixed   map[string][]openRule // system rules by mask set
@@ -112,6 +119,16 @@ func NewAs(mode Mode, id CommandID) (*Sandbox, error) {
 		return nil, errNoHelperEntry
 	}
 	s.perCall = s.clone &^ (unix.CLONE_NEWUSER | unix.CLONE_NEWNET)
+	if s.mapped {
+		switch {
+		case disabledForTest(MountView):
+			s.viewErr = errors.New("turned off by a test")
+		case s.useHelper:
+			s.viewErr = probeView()
+		default:
+			s.viewErr = probeDirectView()
+		}
+	}
 	// A root server counts a call's processes in its pids group, not by
 	// RLIMIT_NPROC (ScriptLimits), so it needs no user namespace per
 	// command, whose teardown alone cost a millisecond or more per call.
@@ -371,6 +388,7 @@ func (s *Sandbox) startDirect(cmd *exec.Cmd, p *Policy) (*Process, error) {
 		cgroup = dir
 	}
 	prog := s.prog[p.Network]
+	ops := s.directView(p)
 
 	started := make(chan error, 1)
 	go func() {
@@ -378,7 +396,10 @@ func (s *Sandbox) startDirect(cmd *exec.Cmd, p *Policy) (*Process, error) {
 		// the runtime ends when this goroutine returns, and the runtime
 		// makes new threads from a clean template, never from this one.
 		runtime.LockOSThread()
-		err := s.confineThread(rulesetFD, prog, cgroup)
+		err := enterDirectView(ops)
+		if err == nil {
+			err = s.confineThread(rulesetFD, prog, cgroup)
+		}
 		if rulesetFD >= 0 {
 			unix.Close(rulesetFD)
 		}

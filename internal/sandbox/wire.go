@@ -187,6 +187,24 @@ func (d *dec) strs() []string {
 	return out
 }
 
+// viewOps reads a request's view steps.
+func (d *dec) viewOps() []viewOp {
+	n := int(d.u32())
+	if n > len(d.b)/8 { // each step takes at least 8 bytes
+		d.bad = true
+		return nil
+	}
+	out := make([]viewOp, n)
+	for i := range out {
+		kind := d.u32()
+		out[i] = viewOp{kind: byte(kind), path: d.str()}
+		if kind > 0xff {
+			d.bad = true
+		}
+	}
+	return out
+}
+
 // startRequest is what the helper needs to start one command. Its
 // descriptors travel with the frame: the command's files (0, 1, 2 and
 // any extra), then the Landlock ruleset and the pids group's tasks file
@@ -201,11 +219,10 @@ type startRequest struct {
 	argv    []string
 	env     []string
 	pgid    uint32
-	// private are directories the command sees empty (a tmpfs over
-	// each, in a mount namespace of its own), with keep — its
-	// workspace — bound back in place when it lies beneath one.
-	private []string
-	keep    string
+	// view builds the command's view of the filesystem in a mount
+	// namespace of its own (view.go); its viewBindFD steps take the
+	// request's last descriptors, in order.
+	view []viewOp
 }
 
 // startRequest flags.
@@ -217,7 +234,7 @@ const (
 	reqSetpgid
 	reqSetsid
 	reqNewUser
-	reqPrivate
+	reqView
 )
 
 func (r *startRequest) encode() []byte {
@@ -231,8 +248,11 @@ func (r *startRequest) encode() []byte {
 	e.str(r.dir)
 	e.strs(r.argv)
 	e.strs(r.env)
-	e.strs(r.private)
-	e.str(r.keep)
+	e.u32(uint32(len(r.view)))
+	for _, op := range r.view {
+		e.u32(uint32(op.kind))
+		e.str(op.path)
+	}
 	return e.b
 }
 
@@ -240,7 +260,7 @@ func decodeStart(b []byte) (*startRequest, error) {
 	d := dec{b: b}
 	r := &startRequest{id: d.u64(), flags: d.u32(), unshare: d.u64(), nfiles: d.u32(), pgid: d.u32()}
 	r.path, r.dir, r.argv, r.env = d.str(), d.str(), d.strs(), d.strs()
-	r.private, r.keep = d.strs(), d.str()
+	r.view = d.viewOps()
 	if d.bad || len(d.b) != 0 {
 		return nil, errors.New("sandbox: malformed start request")
 	}

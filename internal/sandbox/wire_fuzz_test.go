@@ -10,8 +10,8 @@ import (
 // (strs checks counts against the bytes left), and whatever it accepts
 // encodes back to the same request.
 func FuzzDecodeStart(f *testing.F) {
-	ok := startRequest{id: 7, flags: reqSeccomp | reqPrivate, unshare: 1, nfiles: 3, pgid: 0, path: "/bin/sh",
-		dir: "/w", argv: []string{"sh", "-c", "true"}, env: []string{"A=b"}, private: []string{"/s"}, keep: "/s/p/i"}
+	ok := startRequest{id: 7, flags: reqSeccomp | reqView, unshare: 1, nfiles: 3, pgid: 0, path: "/bin/sh",
+		dir: "/w", argv: []string{"sh", "-c", "true"}, env: []string{"A=b"}, view: []viewOp{{viewCoverIfExists, "/s"}, {viewBindFD, "/s/p/i"}}}
 	f.Add(ok.encode())
 	f.Add([]byte{})
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 255, 255, 255, 255})
@@ -30,10 +30,13 @@ func FuzzDecodeStart(f *testing.F) {
 // normalize makes empty and nil slices alike for the comparison.
 func normalize(r *startRequest) startRequest {
 	c := *r
-	for _, s := range []*[]string{&c.argv, &c.env, &c.private} {
+	for _, s := range []*[]string{&c.argv, &c.env} {
 		if len(*s) == 0 {
 			*s = nil
 		}
+	}
+	if len(c.view) == 0 {
+		c.view = nil
 	}
 	return c
 }

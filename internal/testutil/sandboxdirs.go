@@ -11,12 +11,14 @@ import (
 // imports can use this file too).
 const sandboxID = 65534
 
-// ReachableBySandbox lets a sandboxed command reach path when the tests
-// run as root, as CI does: such a command acts as uid 65534 on the host, so
-// every directory above path needs its search bit for others (t.TempDir's
-// parent and go test's build directory are 0700). It adds that bit and
-// nothing else; as non-root it does nothing (the commands act as the test's
-// own uid). It returns path.
+// ReachableBySandbox lets a non-root server that a root test starts (as
+// TestSandboxAttacksWithANonRootServer does) reach path: such a server,
+// and its commands, act as the server's own uid, so every directory above
+// path needs its search bit for others (t.TempDir's parent and go test's
+// build directory are 0700). It adds that bit and nothing else; as
+// non-root it does nothing. A root server needs none of this: its
+// commands reach the directories they need beneath any parent through
+// their view (internal/sandbox, view.go). It returns path.
 func ReachableBySandbox(t testing.TB, path string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -39,16 +41,16 @@ func ReachableBySandbox(t testing.TB, path string) string {
 }
 
 // SandboxDir is a new temporary directory (symlinks resolved) a sandboxed
-// command can use as its workspace or temp dir: reachable (see
-// ReachableBySandbox) and, when the tests run as root, owned by the
-// sandbox's uid and gid as the server's own directories for commands are.
+// command can use as its workspace or temp dir: when the tests run as
+// root, owned by the sandbox's uid and gid as the server's own directories
+// for commands are. Its parent stays private (0700), as /root and any
+// `mktemp -d` are: the sandbox must reach it all the same.
 func SandboxDir(t testing.TB) string {
 	t.Helper()
 	d, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ReachableBySandbox(t, d)
 	if os.Geteuid() == 0 {
 		if err := os.Chown(d, sandboxID, sandboxID); err != nil {
 			t.Fatal(err)
@@ -57,13 +59,14 @@ func SandboxDir(t testing.TB) string {
 	return d
 }
 
-// SandboxExecutable is this test binary's path, reachable by a sandboxed
-// command (see ReachableBySandbox), for tests that run it in the sandbox.
+// SandboxExecutable is this test binary's path, for tests that run it in
+// the sandbox (with its directory among the read paths). It lies in go
+// test's private (0700) build directory, which the sandbox reaches.
 func SandboxExecutable(t testing.TB) string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ReachableBySandbox(t, self)
+	return self
 }

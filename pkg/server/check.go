@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/engine"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
 )
 
@@ -35,7 +38,34 @@ func Check(opts Options) (warnings []string, err error) {
 		return nil, publicError(err)
 	}
 	_ = tracing.Shutdown(context.Background())
-	return cfg.Warnings, nil
+	reach, err := sandboxReach(cfg)
+	if err != nil {
+		return nil, publicError(err)
+	}
+	return append(cfg.Warnings, reach...), nil
+}
+
+// sandboxReach probes the sandbox as the start would and lists the
+// directories its commands cannot use (engine.ReachWarnings); a layer
+// missing in mode "required" is the start's config error on sandbox.mode.
+func sandboxReach(cfg *config.Config) ([]string, error) {
+	mode := cfg.Sandbox.Mode
+	if mode == "" {
+		mode = sandbox.ModeAuto
+	}
+	if mode == sandbox.ModeOff {
+		return nil, nil
+	}
+	box, err := sandbox.NewAs(mode, sandbox.CommandID{UID: cfg.Sandbox.UID, GID: cfg.Sandbox.GID})
+	var me *sandbox.MissingError
+	if errors.As(err, &me) {
+		return nil, &config.Error{Key: "sandbox.mode", Msg: err.Error()}
+	}
+	if err != nil {
+		return nil, nil // the start says why (a program that cannot start the helper)
+	}
+	defer box.Close()
+	return engine.ReachWarnings(box, cfg), nil
 }
 
 // preflight is what New and Check both refuse before anything starts: a

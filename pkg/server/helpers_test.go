@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -38,9 +37,10 @@ type fixture struct {
 // stop shuts it down and reports Serve's error; it runs at cleanup anyway.
 func launch(t testing.TB, cfgJSON string, mod func(*server.Options)) (srv *server.Server, cfgPath string, stop func()) {
 	t.Helper()
-	// The workspace beneath dir must be reachable by a root server's
-	// sandboxed commands, which act as an unprivileged uid.
-	dir := testutil.ReachableBySandbox(t, t.TempDir())
+	// dir is private (0700, as under /root or in a mktemp -d): a root
+	// server's commands, which act as an unprivileged uid, reach the
+	// workspace and sessions beneath it through their view (sandbox).
+	dir := t.TempDir()
 	cfgPath = filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o600); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 const sandboxChildEnv = "TN_SANDBOX_MCP_CHILD"
@@ -72,7 +71,6 @@ func TestSandboxedMCPServerThroughExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.ReachableBySandbox(t, self)
 	server := func(sandbox string) string {
 		s := fmt.Sprintf(`{"command": [%q, "-test.run=^TestSandboxedMCPServerThroughExecute$"], "env": {%q: %q}`, self, sandboxChildEnv, marker)
 		if sandbox != "" {
@@ -127,7 +125,9 @@ func TestSandboxedMCPServerThroughExecute(t *testing.T) {
 		args       map[string]string
 		errnos     []string
 	}{
-		{"the config file", "read_file", map[string]string{"path": cfgPath}, []string{"permission denied"}},
+		// Landlock's mask refuses it; under a private parent (launch's
+		// t.TempDir is 0700) the command's view does not even have it.
+		{"the config file", "read_file", map[string]string{"path": cfgPath}, []string{"permission denied", "no such file"}},
 		{"the server's environ", "read_file", map[string]string{"path": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"}, []string{"permission denied", "no such file"}},
 		{"the server's metrics port", "dial", map[string]string{"addr": srv.MetricsAddr().String()}, []string{"operation not permitted", "permission denied", "network is unreachable"}},
 	}

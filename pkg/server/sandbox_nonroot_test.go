@@ -43,7 +43,9 @@ func TestSandboxAttacksWithANonRootServer(t *testing.T) {
 	host := filepath.Join(dir, "host")
 	mine := filepath.Join(host, "mine")
 	secret := filepath.Join(dir, "root-secret")
-	self := testutil.SandboxExecutable(t)
+	// The server itself runs as nonRootUID from go test's 0700 build
+	// directory: that uid must reach its own program.
+	self := testutil.ReachableBySandbox(t, testutil.SandboxExecutable(t))
 	cfg := filepath.Join(dir, "conf", "toolnexus.json")
 	for _, d := range []string{host, filepath.Dir(cfg)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -70,7 +70,7 @@ func TestSandboxCommandsCannotActAsTheServersUID(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the attack needs a root server; CI runs as root")
 	}
-	host := testutil.ReachableBySandbox(t, t.TempDir())
+	host := t.TempDir()
 	if err := os.Chmod(host, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/toolnexus/toolnexus/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,7 +66,7 @@ func sharedConfig(name, root, sessions string) string {
 // serves. It is stopped (SIGTERM) when the test ends, unless killed.
 func startReplicaProc(t *testing.T, testName, name, root, sessions string) *replicaProc {
 	t.Helper()
-	dir := testutil.ReachableBySandbox(t, t.TempDir())
+	dir := t.TempDir()
 	cfg := filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(cfg, []byte(sharedConfig(name, root, sessions)), 0o600); err != nil {
 		t.Fatal(err)
@@ -179,7 +178,7 @@ func TestSharedRootServesASessionFromEveryReplicaBehindRoundRobin(t *testing.T) 
 	t.Parallel()
 	runReplicaMain()
 	nginxPath(t)
-	root := testutil.ReachableBySandbox(t, t.TempDir())
+	root := t.TempDir()
 	var reps []*replicaProc
 	var grpcAddrs, mcpAddrs []string
 	for i := range 3 {
@@ -285,7 +284,7 @@ func TestSharedQuotaHoldsAcrossReplicaProcesses(t *testing.T) {
 	t.Parallel()
 	runReplicaMain()
 	const maxBytes, size = 10000, 500
-	root := testutil.ReachableBySandbox(t, t.TempDir())
+	root := t.TempDir()
 	var clients []pb.RegistryServiceClient
 	for i := range 2 {
 		r := startReplicaProc(t, t.Name(), fmt.Sprintf("r%d", i), root, fmt.Sprintf(`, "maxBytes": %d`, maxBytes))
@@ -336,7 +335,7 @@ func TestSharedQuotaHoldsAcrossReplicaProcesses(t *testing.T) {
 func TestSharedIdleCleanupSparesACallOnAnotherReplica(t *testing.T) {
 	t.Parallel()
 	runReplicaMain()
-	root := testutil.ReachableBySandbox(t, t.TempDir())
+	root := t.TempDir()
 	// Idle after 300 ms; each janitor looks every 75 ms.
 	busy := startReplicaProc(t, t.Name(), "busy", root, `, "idleTimeout": 300`)
 	other := startReplicaProc(t, t.Name(), "other", root, `, "idleTimeout": 300`)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,7 +68,11 @@ func TestServerEverything(t *testing.T) {
 // TestServerEverythingSandboxed runs the same npm server in the command
 // sandbox: node and its packages are read through the server's own
 // readPaths (the e2e/node install), the rest of the filesystem, /proc and
-// the network are closed to it, and its tools still list and answer.
+// the network are closed to it, and its tools still list and answer. As
+// root it runs a second time from a copy of the install under a private
+// (0700) directory, as a clone under /root or in a `mktemp -d` is: the
+// commands act as an unprivileged uid that may not search that directory,
+// and the server still starts its program there.
 func TestServerEverythingSandboxed(t *testing.T) {
 	bin, err := filepath.Abs(everythingBin)
 	if err == nil {
@@ -79,8 +84,30 @@ func TestServerEverythingSandboxed(t *testing.T) {
 		}
 		t.Skipf("@modelcontextprotocol/server-everything not installed (npm ci --prefix e2e/node): %v", err)
 	}
-	f := newSandboxFixture(t)
 	install := filepath.Dir(filepath.Dir(filepath.Dir(bin))) // e2e/node
+	t.Run("in place", func(t *testing.T) { everythingSandboxed(t, bin, install) })
+	t.Run("under a private parent", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("a non-root server's commands act as its own uid, which may search its own directories")
+		}
+		private := t.TempDir()
+		if err := os.Chmod(private, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		// Hard links when the file system allows (fast), a copy otherwise.
+		if exec.Command("cp", "-al", install, private).Run() != nil {
+			if out, err := exec.Command("cp", "-a", install, private).CombinedOutput(); err != nil {
+				t.Fatalf("copying %s: %v %s", install, err, out)
+			}
+		}
+		copied := filepath.Join(private, filepath.Base(install))
+		rel, _ := filepath.Rel(install, bin)
+		everythingSandboxed(t, filepath.Join(copied, rel), copied)
+	})
+}
+
+func everythingSandboxed(t *testing.T, bin, install string) {
+	f := newSandboxFixture(t)
 	raw, _ := json.Marshal(map[string]any{"everything": map[string]any{"command": bin, "args": []string{"stdio"},
 		"sandbox": map[string]any{"readPaths": []string{install}}}})
 	servers, _, err := mcp.ParseConfig(raw)

@@ -55,7 +55,7 @@ const sandboxSecret = "tok-4f1c2a-do-not-leak"
 func newSandboxFixture(t testing.TB) *sandboxFixture {
 	t.Helper()
 	box := sandboxBox(t)
-	dir := testutil.ReachableBySandbox(t, t.TempDir())
+	dir := t.TempDir()
 	f := &sandboxFixture{dir: dir, bin: filepath.Join(dir, "bin", "mcptestserver"), secretFile: filepath.Join(dir, "conf", "toolnexus.json")}
 	for _, d := range []string{"bin", "conf"} {
 		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
