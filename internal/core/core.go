@@ -133,7 +133,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		box.Close()
 		return nil, err
 	}
-	rep, err := c.eng.Apply(cfg)
+	_, err = c.eng.Apply(cfg)
 	if err != nil {
 		c.exec.Close()
 		_ = c.audit.Close()
@@ -158,9 +158,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		}
 		return nil, &config.Error{Key: key, Msg: err.Error()}
 	}
-	for id, err := range rep.Failed {
-		log.Warn("source failed; serving the others", "source", id.String(), "error", err)
-	}
+	// A failed source is not fatal: the engine logged it once and retries it.
 	return c, nil
 }
 
