@@ -67,7 +67,7 @@ type Engine struct {
 	drainCancel context.CancelFunc
 	closing     sync.WaitGroup
 
-	mu        sync.Mutex // serialises Apply and Close
+	mu        sync.Mutex     // serialises Apply and Close
 	retries   sync.WaitGroup // the retry loops of failed instances (retry.go)
 	instances map[registry.LayerID]*instance
 	skills    *skill.Source
