@@ -321,9 +321,11 @@ func (c *Core) stateForMetrics() (map[string]int, []metrics.SourceState, uint64)
 		bySource[e.Tool.Source]++
 	}
 	infos := c.eng.Sources()
-	inst := make([]metrics.SourceState, len(infos))
-	for i, in := range infos {
-		inst[i] = metrics.SourceState{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, Up: in.State == sources.Connected}
+	inst := make([]metrics.SourceState, 0, len(infos))
+	for _, in := range infos {
+		if in.Configured { // no "source down" for what the config never asked for
+			inst = append(inst, metrics.SourceState{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, Up: in.State == sources.Connected})
+		}
 	}
 	return bySource, inst, snap.Revision()
 }

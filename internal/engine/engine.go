@@ -83,10 +83,11 @@ type Engine struct {
 type refresher interface{ Rebuild() error }
 
 type instance struct {
-	src         sources.Source
-	pub         *instancePublisher
-	fingerprint string
-	startErr    error
+	src          sources.Source
+	pub          *instancePublisher
+	fingerprint  string
+	startErr     error
+	unconfigured bool
 	// stopRetry ends the retry loop of a failed instance (nil when none
 	// runs); attempt is the publisher of a retry's start in progress, so a
 	// reload can silence it. Both are guarded by Engine.mu.
@@ -127,6 +128,11 @@ type planned struct {
 	// restart paces the retries of a failed start; nil for sources with
 	// nothing remote to wait for (builtin, skill, debug, native).
 	restart *mcp.Restart
+	// unconfigured marks a source the config says nothing about (http
+	// without tools or specs, skills without directories): it is listed
+	// but has no toolnexus_source_up series, so a fresh install raises no
+	// "source down" alert.
+	unconfigured bool
 }
 
 // Apply makes the running sources match cfg. Unchanged instances keep
@@ -184,7 +190,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 			src := p.build()
 			pub := newInstancePublisher(e.reg)
 			err := src.Start(e.ctx, pub)
-			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err}
+			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, unconfigured: p.unconfigured}
 		}()
 	}
 	wg.Wait()
@@ -307,10 +313,12 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 	if err := add(registry.Layer(sources.KindSkill), scfg, false, buildSkills, nil); err != nil {
 		return nil, err
 	}
+	plan[len(plan)-1].unconfigured = len(scfg.Dirs) == 0
 	hcfg := cfg.HTTP
 	if err := add(registry.Layer(sources.KindHTTP), hcfg, true, func() sources.Source { return http.New(hcfg, env) }, &defaultRestart); err != nil {
 		return nil, err
 	}
+	plan[len(plan)-1].unconfigured = len(hcfg.Tools) == 0 && len(hcfg.OpenAPI) == 0
 	for name, sc := range cfg.MCP {
 		// A sandboxed server is started anew when the sandbox settings
 		// it runs under change (network, read paths, limits, masks).
@@ -420,6 +428,9 @@ type SourceInfo struct {
 	sources.Status
 	ToolCount int
 	Shadowed  []string
+	// Configured is false for a source the config says nothing about
+	// (http without tools or specs, skills without directories).
+	Configured bool
 }
 
 // Sources reports every instance, sorted by precedence then name.
@@ -443,7 +454,7 @@ func (e *Engine) Sources() []SourceInfo {
 		if inst.startErr != nil && st.State == "" {
 			st.State, st.Error = sources.Failed, inst.startErr.Error()
 		}
-		out = append(out, SourceInfo{Status: st, ToolCount: snap.LayerCount(st.Layer), Shadowed: shadowed[st.Layer]})
+		out = append(out, SourceInfo{Status: st, ToolCount: snap.LayerCount(st.Layer), Shadowed: shadowed[st.Layer], Configured: !inst.unconfigured})
 	}
 	slices.SortFunc(out, func(a, b SourceInfo) int { return a.Layer.Compare(b.Layer) })
 	return out

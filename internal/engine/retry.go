@@ -95,7 +95,7 @@ func (e *Engine) attemptStart(ctx context.Context, p planned, cur *instance) (*i
 		return nil, false
 	}
 	defer e.mu.Unlock()
-	next := &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, stopRetry: cur.stopRetry}
+	next := &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, stopRetry: cur.stopRetry, unconfigured: cur.unconfigured}
 	cur.attempt, cur.stopRetry = nil, nil
 	if !next.failed() {
 		e.log.Info("source started after failing", "source", p.id.String())

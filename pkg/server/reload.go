@@ -63,6 +63,7 @@ func (s *Server) reload(ctx context.Context, trigger string) (rep core.Report, e
 	if s.mcp != nil {
 		s.mcp.Reconfigure(cfg.Server.MCP.Tools)
 	}
+	s.refreshReadiness()
 	s.log.Info("config reloaded", "rebuilt", len(rep.Started), "removed", len(rep.Removed), "failed", len(rep.Failed), "revision", rep.Revision)
 	return rep, nil
 }

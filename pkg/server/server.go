@@ -37,7 +37,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
-	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/gcfloor"
@@ -110,6 +109,7 @@ type Server struct {
 	stopOnce sync.Once
 	stopErr  error // what the first Shutdown returned
 	serving  atomic.Bool
+	healthMu sync.Mutex // orders setServing against the readiness ticker
 
 	lis        net.Listener
 	metricsLis net.Listener
@@ -248,6 +248,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() { errc <- s.grpc.Serve(s.lis) }()
 	stopWatch := s.watchConfigFile()
 	defer stopWatch()
+	stopReadiness := s.watchReadiness()
+	defer stopReadiness()
 	s.log.Info("toolnexus serving", "grpc", s.lis.Addr().String(), "metrics", addrString(s.metricsLis), "mcp", addrString(s.mcpLis),
 		"tools", s.core.Snapshot().Len(), "config", configName(s.opts.ConfigPath), "beyond_loopback", s.exposedNow())
 
@@ -266,18 +268,6 @@ func configName(p string) string {
 		return "embedded default"
 	}
 	return p
-}
-
-func (s *Server) setServing(on bool) {
-	s.serving.Store(on)
-	st := healthpb.HealthCheckResponse_NOT_SERVING
-	if on {
-		st = healthpb.HealthCheckResponse_SERVING
-	}
-	s.health.SetServingStatus("", st)
-	s.health.SetServingStatus(pb.RegistryService_ServiceDesc.ServiceName, st)
-	s.health.SetServingStatus(pb.SourceService_ServiceDesc.ServiceName, st)
-	s.health.SetServingStatus(pb.SessionService_ServiceDesc.ServiceName, st)
 }
 
 // sourcesCloseBound bounds closing the sources at Shutdown, after the
