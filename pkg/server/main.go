@@ -86,13 +86,16 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 	opts := Options{ConfigPath: *configPath, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
 		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native, ManageHeap: true}
 	if *checkOnly {
-		warnings, err := Check(opts)
+		r, err := CheckReport(opts)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return ExitConfig
 		}
-		for _, w := range warnings {
+		for _, w := range r.Warnings {
 			fmt.Fprintln(stderr, "warning:", w)
+		}
+		for _, line := range r.Summary {
+			fmt.Fprintln(stderr, line)
 		}
 		fmt.Fprintln(stderr, "config OK")
 		return ExitOK
