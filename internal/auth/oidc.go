@@ -19,6 +19,9 @@ type issuer struct {
 	cfg    config.OIDCIssuer
 	keys   *keySource
 	groups map[string]config.Group
+	// unmatched reports a verified token none of whose groups is an
+	// auth.groups entry (groups_unmatched.go); nil = not reported.
+	unmatched func(principal string, groups []string)
 }
 
 func newIssuer(c config.OIDCIssuer, groups map[string]config.Group, client *http.Client, log *slog.Logger, minInterval time.Duration) *issuer {
@@ -159,6 +162,9 @@ func (is *issuer) checkClaims(tok string, payload []byte, now time.Time) (*Princ
 		groups = stringOrList(raw)
 	}
 	p := principalOfGroups(name, groups, is.groups)
+	if is.unmatched != nil && len(is.groups) > 0 && !anyGroupDefined(groups, is.groups) {
+		is.unmatched(name, groups)
+	}
 	p.token = tok
 	p.Issuer = is.cfg.Issuer
 	return p, exp.Add(skew).UnixNano(), ReasonNone
