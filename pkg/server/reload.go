@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -100,7 +101,7 @@ func (s *Server) watchConfigFile() (stop func()) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		last := modTime(s.opts.ConfigPath)
+		last := s.configModTime()
 		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
 		for {
@@ -108,7 +109,7 @@ func (s *Server) watchConfigFile() (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				if m := modTime(s.opts.ConfigPath); !m.Equal(last) {
+				if m := s.configModTime(); m != last {
 					last = m
 					_, _ = s.reload(context.Background(), "watch")
 				}
@@ -116,6 +117,17 @@ func (s *Server) watchConfigFile() (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// configModTime is the modification times of the config file and its
+// patches, joined: any of them changing triggers the reload.
+func (s *Server) configModTime() string {
+	var b strings.Builder
+	for _, p := range append([]string{s.opts.ConfigPath}, s.opts.ConfigPatches...) {
+		b.WriteString(modTime(p).String())
+		b.WriteByte('|')
+	}
+	return b.String()
 }
 
 func modTime(p string) time.Time {

@@ -54,6 +54,10 @@ import (
 type Options struct {
 	// ConfigPath is the config file; empty serves the embedded default.
 	ConfigPath string
+	// ConfigPatches are JSON merge patches (RFC 7386) applied to the config
+	// in order at every load (start, reload, --check): a deployment's
+	// variants as additions to one base (see docs/deploy.md).
+	ConfigPatches []string
 	// Listen and MetricsListen override server.listen / server.metricsListen.
 	// MetricsListen "-" disables the metrics listener.
 	Listen        string
@@ -199,7 +203,7 @@ func (s *Server) startHeapFloor() {
 func (s *Server) loadConfig() (*config.Config, error) {
 	return config.LoadWith(s.opts.ConfigPath, config.Overrides{
 		Listen: s.opts.Listen, MetricsListen: s.opts.MetricsListen, MCPListen: s.opts.MCPListen,
-		Workspace: s.opts.Workspace, Debug: s.opts.Debug,
+		Workspace: s.opts.Workspace, Debug: s.opts.Debug, Patches: s.opts.ConfigPatches,
 	})
 }
 
