@@ -107,3 +107,20 @@ func TestDocumentedExecCommandsWork(t *testing.T) {
 		})
 	}
 }
+
+// `toolnexus list --sources` filters by source, as --source does (the
+// request field is "sources"; a user reaches for the plural).
+func TestListSourcesFlag(t *testing.T) {
+	srv := startServer(t, debugOnly, nativeEcho("custom_echo"))
+	for _, args := range [][]string{{"list", "--sources", "debug"}, {"list", "--source", "debug"}, {"list", "--sources", "debug,custom"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out := against(t, srv, args...).want(t, 0).stdout
+			if !strings.Contains(out, "debug_echo") {
+				t.Errorf("no debug tool listed:\n%s", out)
+			}
+			if strings.Contains(args[2], "custom") != strings.Contains(out, "custom_echo") {
+				t.Errorf("custom_echo listed = %v for %v:\n%s", strings.Contains(out, "custom_echo"), args, out)
+			}
+		})
+	}
+}
