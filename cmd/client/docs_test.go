@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,5 +123,33 @@ func TestListSourcesFlag(t *testing.T) {
 				t.Errorf("custom_echo listed = %v for %v:\n%s", strings.Contains(out, "custom_echo"), args, out)
 			}
 		})
+	}
+}
+
+// The README links every example directory (the Python one was missing),
+// and every relative link it has points at a file that exists.
+func TestReadmeLinksEveryExample(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	dirs, _ := filepath.Glob("../../examples/*")
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		rel := strings.TrimPrefix(d, "../../")
+		if !strings.Contains(readme, "]("+rel) && !strings.Contains(readme, "`"+rel) {
+			t.Errorf("README.md does not mention %s", rel)
+		}
+	}
+	if !strings.Contains(readme, "](examples/python/README.md)") {
+		t.Error("README.md does not link the Python example's README")
+	}
+	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)(?:#[^)]*)?\)`).FindAllStringSubmatch(readme, -1) {
+		if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
+			t.Errorf("README.md links %s: %v", m[1], err)
+		}
 	}
 }
