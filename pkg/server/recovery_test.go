@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
 // laterMCP is a streamable-HTTP MCP server (go-sdk) on a loopback address
@@ -148,5 +151,28 @@ func TestSourceUpOnlyForConfiguredSources(t *testing.T) {
 	}
 	if line := metricLine(body, "toolnexus_source_up", `name="builtin"`); !strings.HasSuffix(line, " 1") {
 		t.Errorf("source_up{builtin} = %q, want 1", line)
+	}
+}
+
+// A source that fails is logged once as a warning (the engine's, with the
+// reason and the retry), not once per layer that saw it; its retries log
+// at debug, so a source that stays down does not flood the log.
+func TestSourceFailureIsLoggedOnce(t *testing.T) {
+	t.Parallel()
+	var logs testutil.Buffer
+	_, _, stop := launch(t, `{"builtins": false, "skills": [], "mcpServers": {"broken": {"command": "/nonexistent/toolnexus-broken",
+		"restart": {"initialBackoff": 20, "maxBackoff": 40}}}}`, func(o *server.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	time.Sleep(300 * time.Millisecond) // several retries fail meanwhile
+	stop()
+	var warns []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "level=WARN") && strings.Contains(l, "broken") {
+			warns = append(warns, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "retrying in the background") || !strings.Contains(warns[0], "/nonexistent/toolnexus-broken") {
+		t.Fatalf("warnings about the failed source: %d, want 1 naming the reason and the retry:\n%s", len(warns), strings.Join(warns, "\n"))
 	}
 }
