@@ -76,6 +76,7 @@ func (e *Engine) retryLoop(ctx context.Context, p planned, cur *instance) {
 func (e *Engine) attemptStart(ctx context.Context, p planned, cur *instance) (*instance, bool) {
 	src := p.build()
 	pub := newInstancePublisher(e.reg)
+	pub.staging = true // published only if kept, below
 	e.mu.Lock()
 	if e.closed || ctx.Err() != nil || e.instances[p.id] != cur {
 		e.mu.Unlock()
@@ -94,9 +95,22 @@ func (e *Engine) attemptStart(ctx context.Context, p planned, cur *instance) (*i
 		closeQuietly(e.log, p.id, src)
 		return nil, false
 	}
-	defer e.mu.Unlock()
 	next := &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, stopRetry: cur.stopRetry, unconfigured: cur.unconfigured}
-	cur.attempt, cur.stopRetry = nil, nil
+	cur.attempt = nil
+	if cur.startErr == nil && next.failed() && pub.stagedCount() <= e.reg.Snapshot().LayerCount(p.id) {
+		// Still partly failed and no better (an http source whose one
+		// spec of two is still down): keep the instance that serves, so
+		// watchers and MCP clients see no change every retry.
+		pub.retire()
+		e.mu.Unlock()
+		closeQuietly(e.log, p.id, src)
+		return cur, true
+	}
+	defer e.mu.Unlock()
+	cur.stopRetry = nil
+	if err := pub.commit(); err != nil {
+		e.log.Warn("publishing a restarted source", "source", p.id.String(), "error", err)
+	}
 	if !next.failed() {
 		e.log.Info("source started after failing", "source", p.id.String())
 	}

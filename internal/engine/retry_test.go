@@ -189,3 +189,37 @@ func TestCloseEndsRetries(t *testing.T) {
 		t.Fatalf("status after Close = %+v", st)
 	}
 }
+
+// An http source with one spec up and one down serves the first spec's
+// tools while it retries the second; a retry that is no better changes
+// nothing (no new revision, so watchers and MCP clients are not told of a
+// change every retry), and the second spec's tools join once it is up.
+func TestPartlyFailedSourceKeepsServingWhileRetrying(t *testing.T) {
+	e, reg, dir := newEngine(t)
+	upSrv := newLateServer(t, specHandler(t))
+	upSrv.up()
+	downSrv := newLateServer(t, specHandler(t))
+	cfg := parse(t, dir, `{"builtins": false, "skills": [], "openapi": [
+		{"spec": "`+upSrv.url("/a.yaml")+`", "baseUrl": "http://127.0.0.1:1", "prefix": "a_"},
+		{"spec": "`+downSrv.url("/b.yaml")+`", "baseUrl": "http://127.0.0.1:1", "prefix": "b_"}]}`)
+	if _, err := e.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitTool(t, reg, "a_listPets", time.Second)
+	if st := state(e, "http/http"); st.State != sources.Failed {
+		t.Fatalf("http with one spec down = %+v", st)
+	}
+	rev := reg.Snapshot().Revision()
+	time.Sleep(1200 * time.Millisecond) // retries at 250, 750 ms: both still fail
+	if got := reg.Snapshot().Revision(); got != rev {
+		t.Errorf("revision moved %d → %d while nothing changed", rev, got)
+	}
+	if _, ok := reg.Snapshot().Lookup("a_listPets"); !ok {
+		t.Fatal("the spec that loaded stopped being served during the retries")
+	}
+	downSrv.up()
+	waitTool(t, reg, "b_listPets", 10*time.Second)
+	if _, ok := reg.Snapshot().Lookup("a_listPets"); !ok {
+		t.Fatal("a_listPets gone after b came back")
+	}
+}
