@@ -158,3 +158,27 @@ func TestCheckSummary(t *testing.T) {
 		t.Fatal("the summary shows a token")
 	}
 }
+
+// --config-patch (and TOOLNEXUS_CONFIG_PATCHES) reach the config: a patch
+// with a mistake fails --check naming its key, a good one passes.
+func TestConfigPatchFlag(t *testing.T) {
+	dir, write := checkDir(t)
+	base := write("base.json", `{"builtins": false, "skills": []}`)
+	good := write("good.json", `{"sessions": {"max": 7}}`)
+	bad := write("bad.json", `{"sessions": {"maxx": 7}}`)
+	ws := filepath.Join(dir, "ws")
+	if code := server.Main([]string{"--check", "--config", base, "--config-patch", good, "--workspace", ws}); code != server.ExitOK {
+		t.Fatalf("good patch: exit %d", code)
+	}
+	if code := server.Main([]string{"--check", "--config", base, "--config-patch", good, "--config-patch", bad, "--workspace", ws}); code != server.ExitConfig {
+		t.Fatalf("bad patch after a good one: exit %d, want %d", code, server.ExitConfig)
+	}
+	t.Setenv("TOOLNEXUS_CONFIG_PATCHES", good+","+bad)
+	if code := server.Main([]string{"--check", "--config", base, "--workspace", ws}); code != server.ExitConfig {
+		t.Fatalf("bad patch from the environment: exit %d, want %d", code, server.ExitConfig)
+	}
+	// A flag replaces the environment's list.
+	if code := server.Main([]string{"--check", "--config", base, "--config-patch", good, "--workspace", ws}); code != server.ExitOK {
+		t.Fatalf("--config-patch over TOOLNEXUS_CONFIG_PATCHES: exit %d", code)
+	}
+}
