@@ -37,10 +37,37 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     go build -trimpath -ldflags="-s -w" -o /out/toolnexus ./cmd/client && \
     mkdir -p /out/workspace /out/workspace.sessions
 
+# The stdio variant: docker build --target stdio -t toolnexus:stdio .
+# The same server on Debian with a shell and the runtimes stdio MCP servers
+# are launched with: Node.js (node, npm, npx) and Python 3 (pip, uv, uvx).
+# Install the servers you run into an image FROM this one and start them
+# directly: a sandboxed server has no network, so `npx -y` cannot download
+# at start. Non-root like the default image; the builtin bash tool works.
+FROM node:22.12.0-bookworm-slim AS stdio
+RUN apt-get update && \
+    apt-get install -y --no-install-recommends python3 python3-pip python3-venv ca-certificates && \
+    rm -rf /var/lib/apt/lists/* && \
+    pip3 install --no-cache-dir --break-system-packages uv==0.5.11 && \
+    groupadd -g 65532 nonroot && useradd -u 65532 -g 65532 -m -d /home/nonroot nonroot
+COPY --from=build /out/toolnexus-server /out/toolnexus /usr/local/bin/
+COPY --from=build /src/skills /app/skills
+COPY --from=build --chown=65532:65532 /out/workspace /workspace
+COPY --from=build --chown=65532:65532 /out/workspace.sessions /workspace.sessions
+WORKDIR /app
+ENV TOOLNEXUS_LISTEN=0.0.0.0:50051 \
+    TOOLNEXUS_METRICS_LISTEN=0.0.0.0:9464 \
+    TOOLNEXUS_WORKSPACE=/workspace \
+    TOOLNEXUS_LOG_FORMAT=json \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+USER 65532:65532
+EXPOSE 50051 9464
+ENTRYPOINT ["/usr/local/bin/toolnexus-server"]
+
+# The default image (the last stage).
 # distroless/static: CA certificates and tzdata, no shell, no package
 # manager. The builtin bash tool needs /bin/sh, so the Kubernetes config
-# turns it off; build FROM an image with a shell (and node, python... for
-# stdio MCP servers) when your tools need one.
+# turns it off; use the stdio target above when your tools need a shell,
+# node or python.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/toolnexus-server /out/toolnexus /usr/local/bin/
 COPY --from=build /src/skills /app/skills

@@ -127,3 +127,51 @@ func TestDockerignoreKeepsTheBuildInputs(t *testing.T) {
 		}
 	}
 }
+
+// The stdio variant is a build target beside the default image: Node.js
+// and Python for stdio MCP servers, the same binaries, non-root, and not
+// the last stage (a plain `docker build` still gives the distroless image).
+func TestDockerfileHasAStdioTarget(t *testing.T) {
+	ins := dockerfile(t)
+	var stages [][][]string // instructions per stage
+	var names []string
+	for _, in := range ins {
+		if strings.EqualFold(in[0], "FROM") {
+			stages = append(stages, nil)
+			name := ""
+			if len(in) >= 4 && strings.EqualFold(in[len(in)-2], "AS") {
+				name = in[len(in)-1]
+			}
+			names = append(names, name)
+		}
+		if len(stages) > 0 {
+			stages[len(stages)-1] = append(stages[len(stages)-1], in)
+		}
+	}
+	i := slices.Index(names, "stdio")
+	if i < 0 {
+		t.Fatalf("no `AS stdio` stage (stages %v)", names)
+	}
+	if i == len(stages)-1 {
+		t.Error("the stdio stage is the last one: a plain docker build would give it instead of the distroless image")
+	}
+	var text, user string
+	for _, in := range stages[i] {
+		text += strings.Join(in, " ") + "\n"
+		if strings.EqualFold(in[0], "USER") {
+			user = in[1]
+		}
+	}
+	from := stages[i][0][len(stages[i][0])-3]
+	if !strings.HasPrefix(from, "node:") || strings.HasSuffix(from, ":latest") || !strings.ContainsAny(from[len("node:"):], "0123456789") {
+		t.Errorf("stdio stage FROM %s; want a pinned node image", from)
+	}
+	for _, want := range []string{"python3", "uv==", "/out/toolnexus-server", "/src/skills /app/skills", "ENTRYPOINT"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the stdio stage lacks %q", want)
+		}
+	}
+	if user != "65532:65532" {
+		t.Errorf("stdio stage USER %q; want 65532:65532 like the default image", user)
+	}
+}

@@ -161,7 +161,7 @@ func loadConfigMap(t *testing.T, cm configMap) (*config.Config, string) {
 // keyed by "Kind/name".
 func manifests(t *testing.T) (map[string]*yaml.Node, []string) {
 	t.Helper()
-	files, err := filepath.Glob("kubernetes/*.yaml")
+	files, err := filepath.Glob("kubernetes/base/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no YAML in deploy/kubernetes (%v)", err)
 	}
@@ -228,7 +228,7 @@ func selects(selector, labels map[string]string) bool {
 
 func TestKustomizationListsEveryManifest(t *testing.T) {
 	_, files := manifests(t)
-	data, err := os.ReadFile("kubernetes/kustomization.yaml")
+	data, err := os.ReadFile("kubernetes/base/kustomization.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 		}
 	}
 	for _, r := range k.Resources {
-		if _, err := os.Stat(filepath.Join("kubernetes", r)); err != nil {
+		if _, err := os.Stat(filepath.Join("kubernetes", "base", r)); err != nil {
 			t.Errorf("kustomization.yaml lists %s: %v", r, err)
 		}
 	}

@@ -1,17 +1,10 @@
 package deploy_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
 func readYAML(t *testing.T, path string, v any) {
@@ -79,7 +72,7 @@ func TestEnvoyRingHashesTheSessionHeader(t *testing.T) {
 			} `yaml:"clusters"`
 		} `yaml:"static_resources"`
 	}
-	readYAML(t, "kubernetes/sessions/envoy.yaml", &env)
+	readYAML(t, "kubernetes/components/hash-sessions/envoy.yaml", &env)
 	route := env.StaticResources.Listeners[0].FilterChains[0].Filters[0].TypedConfig.RouteConfig.VirtualHosts[0].Routes[0].Route
 	if len(route.HashPolicy) != 1 || route.HashPolicy[0].Header.HeaderName != "toolnexus-session" {
 		t.Errorf("hash_policy %+v; want the toolnexus-session header", route.HashPolicy)
@@ -114,58 +107,5 @@ func TestEnvoyRingHashesTheSessionHeader(t *testing.T) {
 	if headless.Spec.ClusterIP != "None" || headless.Spec.Ports[0].Port != sock.Port {
 		t.Errorf("Envoy dials %s:%d; the Service is clusterIP %q port %d (it must be headless: one ring entry per pod)",
 			sock.Address, sock.Port, headless.Spec.ClusterIP, headless.Spec.Ports[0].Port)
-	}
-}
-
-// The overlay lists its files, its proxy may pass the base NetworkPolicy,
-// and its config is one the real server serves.
-func TestSessionsOverlay(t *testing.T) {
-	var k struct {
-		Resources []string `yaml:"resources"`
-		Generator []struct {
-			Files []string `yaml:"files"`
-		} `yaml:"configMapGenerator"`
-		Patches []struct {
-			Path string `yaml:"path"`
-		} `yaml:"patches"`
-	}
-	readYAML(t, "kubernetes/sessions/kustomization.yaml", &k)
-	listed := slices.Clone(k.Resources)
-	for _, g := range k.Generator {
-		listed = append(listed, g.Files...)
-	}
-	for _, p := range k.Patches {
-		listed = append(listed, p.Path)
-	}
-	files, _ := filepath.Glob("kubernetes/sessions/*.yaml")
-	for _, f := range files {
-		if b := filepath.Base(f); b != "kustomization.yaml" && !slices.Contains(listed, b) {
-			t.Errorf("the sessions overlay does not use %s", b)
-		}
-	}
-	var d struct {
-		Spec struct {
-			Template struct {
-				Metadata meta `yaml:"metadata"`
-			} `yaml:"template"`
-		} `yaml:"spec"`
-	}
-	readYAML(t, "kubernetes/sessions/envoy-deployment.yaml", &d)
-	if d.Spec.Template.Metadata.Labels["toolnexus.io/client"] != "true" {
-		t.Error("the Envoy pods need toolnexus.io/client=true to pass the NetworkPolicy")
-	}
-
-	var cm configMap
-	readYAML(t, "kubernetes/sessions/config-patch.yaml", &cm)
-	cfg, path := loadConfigMap(t, cm)
-	if cfg.Sessions.Max != 100 || cfg.Sessions.MaxBytes != 256<<20 {
-		t.Errorf("sessions %+v", cfg.Sessions)
-	}
-	srv, err := server.New(server.Options{ConfigPath: path, Workspace: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatalf("the real server rejects the overlay's config: %v", err)
-	}
-	if err := srv.Close(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -30,6 +30,8 @@ func runList(c *cli, args []string) error {
 With --json, prints {"revision", "tools"} with each tool's full schema.`)
 	var srcs, names multi
 	fs.Var(&srcs, "source", "only tools from source `S` (repeatable, or a,b)")
+	// --sources is the name ListToolsRequest.sources (and the docs) use.
+	fs.Var(&srcs, "sources", "the same as --source")
 	fs.Var(&names, "name", "only the tool named `N` (repeatable, or a,b)")
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err

@@ -114,6 +114,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Failed counts a refused credential (toolnexus_auth_failures_total).
 	Failed func(Reason)
+	// GroupsUnmatched counts a verified JWT none of whose groups is an
+	// auth.groups entry (toolnexus_auth_groups_unmatched_total).
+	GroupsUnmatched func()
 	// HTTPClient fetches discovery documents and keys; nil = a default.
 	HTTPClient *http.Client
 	// RefetchInterval is the least time between two key fetches from one
@@ -164,6 +167,7 @@ func New(a config.Auth, opts Options) *Authenticator {
 	for _, c := range a.OIDC {
 		is := newIssuer(c, a, opts.HTTPClient, opts.Logger, opts.RefetchInterval)
 		is.taken = taken
+		is.unmatched = unmatchedReporter(c.Issuer, a.Groups, opts)
 		is.keys.removed = au.cache.dropSignedBy
 		is.keys.refresh(context.Background()) // at start, before any call
 		au.issuers = append(au.issuers, is)

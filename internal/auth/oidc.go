@@ -28,6 +28,9 @@ type issuer struct {
 	// identity source (a static token, or reads as "NAME:…" of a named
 	// issuer); only an unnamed issuer's subjects are checked.
 	taken func(name string) bool
+	// unmatched reports a verified token none of whose groups is an
+	// auth.groups entry (groups_unmatched.go); nil = not reported.
+	unmatched func(principal string, groups []string)
 }
 
 func newIssuer(c config.OIDCIssuer, a config.Auth, client *http.Client, log *slog.Logger, minInterval time.Duration) *issuer {
@@ -200,6 +203,9 @@ func (is *issuer) checkClaims(tok string, payload []byte, now time.Time) (*Princ
 		groups = stringOrList(raw)
 	}
 	p := principalOfGroups(name, groups, is.groups)
+	if is.unmatched != nil && len(is.groups) > 0 && !anyGroupDefined(groups, is.groups) {
+		is.unmatched(name, groups)
+	}
 	p.token = tok
 	p.Issuer = is.cfg.Issuer
 	return p, exp.Add(skew).UnixNano(), ReasonNone

@@ -16,11 +16,14 @@ type Overrides struct {
 	Workspace string
 	// Debug serves the debug tools whatever the config says.
 	Debug bool
+	// Patches are JSON merge patches applied to the config file in order
+	// before it is parsed (patch.go).
+	Patches []string
 }
 
 // LoadWith is Load followed by the overrides.
 func LoadWith(path string, o Overrides) (*Config, error) {
-	cfg, err := Load(path)
+	cfg, err := loadPatched(path, o.Patches)
 	if err != nil {
 		return nil, err
 	}

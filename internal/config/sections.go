@@ -252,6 +252,12 @@ type Server struct {
 	GCHeapFloor int64
 	// Limits is server.limits: what one caller may hold open.
 	Limits ServerLimits
+	// ReadyNeedsSources is server.readyNeedsSources: while a configured
+	// source has failed to start, the health service reports the
+	// toolnexus services NOT_SERVING (a readiness probe holds traffic
+	// until the upstreams are up). Off by default: the pod serves the
+	// tools it has while the failed source is retried.
+	ReadyNeedsSources bool
 }
 
 // TLS holds certificate paths; ClientCA turns on mutual TLS.
@@ -295,6 +301,7 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		WatchConfig   bool            `json:"watchConfig"`
 		GCHeapFloor   *int64          `json:"gcHeapFloorMiB"`
 		LimitsRaw     json.RawMessage `json:"limits"`
+		ReadyNeeds    bool            `json:"readyNeedsSources"`
 		TLS           TLS             `json:"-"`
 		MCP           MCPGateway      `json:"-"`
 	}
@@ -361,6 +368,7 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		s.GracePeriod = time.Duration(*r.GracePeriod) * time.Millisecond
 	}
 	s.WatchConfig = r.WatchConfig
+	s.ReadyNeedsSources = r.ReadyNeeds
 	if r.GCHeapFloor != nil {
 		if *r.GCHeapFloor < 0 || *r.GCHeapFloor > maxGCHeapFloorMiB {
 			return s, keyErr("server.gcHeapFloorMiB", "must be 0 (Go's own pacing) to %d MiB, got %d", maxGCHeapFloorMiB, *r.GCHeapFloor)

@@ -135,7 +135,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		box.Close()
 		return nil, err
 	}
-	rep, err := c.eng.Apply(cfg)
+	_, err = c.eng.Apply(cfg)
 	if err != nil {
 		c.exec.Close()
 		_ = c.audit.Close()
@@ -160,9 +160,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		}
 		return nil, &config.Error{Key: key, Msg: err.Error()}
 	}
-	for id, err := range rep.Failed {
-		log.Warn("source failed; serving the others", "source", id.String(), "error", err)
-	}
+	// A failed source is not fatal: the engine logged it once and retries it.
 	return c, nil
 }
 
@@ -325,9 +323,11 @@ func (c *Core) stateForMetrics() (map[string]int, []metrics.SourceState, uint64)
 		bySource[e.Tool.Source]++
 	}
 	infos := c.eng.Sources()
-	inst := make([]metrics.SourceState, len(infos))
-	for i, in := range infos {
-		inst[i] = metrics.SourceState{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, Up: in.State == sources.Connected}
+	inst := make([]metrics.SourceState, 0, len(infos))
+	for _, in := range infos {
+		if in.Configured { // no "source down" for what the config never asked for
+			inst = append(inst, metrics.SourceState{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, Up: in.State == sources.Connected})
+		}
 	}
 	return bySource, inst, snap.Revision()
 }

@@ -23,11 +23,12 @@ func authOptions(reg prometheus.Registerer, log *slog.Logger) auth.Options {
 	for i, r := range reasons {
 		byReason[r] = counters[i]
 	}
+	unmatched := metrics.NewGroupsUnmatched(reg)
 	return auth.Options{Logger: log, Failed: func(r auth.Reason) {
 		if int(r) < len(byReason) && byReason[r] != nil {
 			byReason[r].Inc()
 		}
-	}}
+	}, GroupsUnmatched: unmatched.Inc}
 }
 
 func (c *Core) newAuthenticator(a config.Auth) *auth.Authenticator { return auth.New(a, c.authOpts) }

@@ -48,6 +48,7 @@ type policyParts struct {
 func (c *Core) initPolicy(cfg *config.Config, reg prometheus.Registerer, sources []string) {
 	c.pol.metrics = metrics.NewPolicy(reg, sources)
 	c.pol.approvals = approval.New(cfg.Policy.MaxPending, cfg.Policy.ApprovalTimeout, nil)
+	registerApprovalsPending(reg, func() *approval.Store { return c.pol.approvals })
 	c.applyPolicy(cfg)
 }
 

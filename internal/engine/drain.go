@@ -29,6 +29,10 @@ type instancePublisher struct {
 
 	mu      sync.Mutex // orders publishes against retire
 	retired bool
+	// staging holds publishes back (in staged) until commit: a retry's
+	// instance publishes only once the engine keeps it (retry.go).
+	staging bool
+	staged  *stagedLayer
 
 	running  atomic.Int64
 	draining atomic.Bool
@@ -39,6 +43,13 @@ func newInstancePublisher(reg sources.Publisher) *instancePublisher {
 	return &instancePublisher{reg: reg, idle: make(chan struct{}, 1)}
 }
 
+// stagedLayer is the last publish of a staging instance.
+type stagedLayer struct {
+	id      registry.LayerID
+	tools   []tool.Tool
+	removed bool
+}
+
 // Replace publishes tools whose calls are counted.
 func (p *instancePublisher) Replace(id registry.LayerID, tools []tool.Tool) error {
 	p.mu.Lock()
@@ -46,6 +57,41 @@ func (p *instancePublisher) Replace(id registry.LayerID, tools []tool.Tool) erro
 	if p.retired {
 		return nil
 	}
+	if p.staging {
+		p.staged = &stagedLayer{id: id, tools: tools}
+		return nil
+	}
+	return p.replaceLocked(id, tools)
+}
+
+// commit ends staging: the last publish held back goes to the registry.
+func (p *instancePublisher) commit() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.staging = false
+	st := p.staged
+	p.staged = nil
+	switch {
+	case st == nil || p.retired:
+		return nil
+	case st.removed:
+		p.reg.Remove(st.id)
+		return nil
+	}
+	return p.replaceLocked(st.id, st.tools)
+}
+
+// stagedCount is how many tools a staging instance would publish.
+func (p *instancePublisher) stagedCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.staged == nil {
+		return 0
+	}
+	return len(p.staged.tools)
+}
+
+func (p *instancePublisher) replaceLocked(id registry.LayerID, tools []tool.Tool) error {
 	counted := make([]tool.Tool, len(tools))
 	for i, t := range tools {
 		if run := t.Run; run != nil {
@@ -64,7 +110,11 @@ func (p *instancePublisher) Replace(id registry.LayerID, tools []tool.Tool) erro
 func (p *instancePublisher) Remove(id registry.LayerID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.retired {
+	switch {
+	case p.retired:
+	case p.staging:
+		p.staged = &stagedLayer{id: id, removed: true}
+	default:
 		p.reg.Remove(id)
 	}
 }

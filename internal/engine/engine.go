@@ -70,7 +70,8 @@ type Engine struct {
 	drainCancel context.CancelFunc
 	closing     sync.WaitGroup
 
-	mu        sync.Mutex // serialises Apply and Close
+	mu        sync.Mutex     // serialises Apply and Close
+	retries   sync.WaitGroup // the retry loops of failed instances (retry.go)
 	instances map[registry.LayerID]*instance
 	skills    *skill.Source
 	closed    bool
@@ -89,10 +90,16 @@ type Engine struct {
 type refresher interface{ Rebuild() error }
 
 type instance struct {
-	src         sources.Source
-	pub         *instancePublisher
-	fingerprint string
-	startErr    error
+	src          sources.Source
+	pub          *instancePublisher
+	fingerprint  string
+	startErr     error
+	unconfigured bool
+	// stopRetry ends the retry loop of a failed instance (nil when none
+	// runs); attempt is the publisher of a retry's start in progress, so a
+	// reload can silence it. Both are guarded by Engine.mu.
+	stopRetry func()
+	attempt   *instancePublisher
 }
 
 // New makes an engine publishing into reg. Call Apply to load a config.
@@ -125,6 +132,14 @@ type planned struct {
 	id          registry.LayerID
 	fingerprint string
 	build       func() sources.Source
+	// restart paces the retries of a failed start; nil for sources with
+	// nothing remote to wait for (builtin, skill, debug, native).
+	restart *mcp.Restart
+	// unconfigured marks a source the config says nothing about (http
+	// without tools or specs, skills without directories): it is listed
+	// but has no toolnexus_source_up series, so a fresh install raises no
+	// "source down" alert.
+	unconfigured bool
 }
 
 // Apply makes the running sources match cfg. Unchanged instances keep
@@ -148,7 +163,9 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 	var toStart []planned
 	for _, p := range plan {
 		want[p.id] = true
-		if old, ok := e.instances[p.id]; ok && old.fingerprint == p.fingerprint {
+		// A failed instance is started anew whatever its fingerprint: the
+		// reload is the operator saying "try again now".
+		if old, ok := e.instances[p.id]; ok && old.fingerprint == p.fingerprint && !(p.restart != nil && old.failed()) {
 			// Unchanged config, but what it points at may have changed
 			// (new SKILL.md files): sources that can re-read do so.
 			if r, ok := old.src.(refresher); ok && old.startErr == nil {
@@ -165,6 +182,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 	// starts, so it cannot overwrite the successor's tools.
 	for _, p := range toStart {
 		if old := e.instances[p.id]; old != nil {
+			old.stopRetrying()
 			old.pub.retire()
 		}
 	}
@@ -179,7 +197,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 			src := p.build()
 			pub := newInstancePublisher(e.reg)
 			err := src.Start(e.ctx, pub)
-			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err}
+			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, unconfigured: p.unconfigured}
 		}()
 	}
 	wg.Wait()
@@ -189,10 +207,15 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		old := e.instances[p.id]
 		if inst.startErr != nil {
 			rep.Failed[p.id] = inst.startErr
-			e.log.Warn("source failed to start", "source", p.id.String(), "error", inst.startErr)
 			if old != nil {
 				// The old instance's tools must not outlive it.
 				_ = e.reg.Replace(p.id, nil)
+			}
+		}
+		if inst.failed() {
+			e.logFailure(p, inst)
+			if p.restart != nil {
+				e.scheduleRetry(p, inst)
 			}
 		}
 		e.instances[p.id] = inst
@@ -208,6 +231,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		if want[id] {
 			continue
 		}
+		inst.stopRetrying()
 		inst.pub.retire()
 		e.reg.Remove(id)
 		e.release(id, inst)
@@ -261,7 +285,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 	// skill) leave it out of their fingerprint, so changing
 	// limits.maxOutputBytes does not restart every MCP server: the
 	// executor truncates their outputs anyway.
-	add := func(id registry.LayerID, section any, capped bool, build func() sources.Source) error {
+	add := func(id registry.LayerID, section any, capped bool, build func() sources.Source, restart *mcp.Restart) error {
 		fpEnv := sources.Env{BaseDir: env.BaseDir, Workspace: env.Workspace}
 		if capped {
 			fpEnv.MaxOutputBytes = env.MaxOutputBytes
@@ -273,7 +297,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		if err != nil {
 			return fmt.Errorf("fingerprint %s: %w", id, err)
 		}
-		plan = append(plan, planned{id: id, fingerprint: string(fp), build: build})
+		plan = append(plan, planned{id: id, fingerprint: string(fp), build: build, restart: restart})
 		return nil
 	}
 
@@ -283,7 +307,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		Builtins builtin.Config
 		Sandbox  config.Sandbox
 	}{bcfg, cfg.Sandbox}
-	if err := add(registry.Layer(sources.KindBuiltin), bsection, true, func() sources.Source { return builtin.New(bcfg, env) }); err != nil {
+	if err := add(registry.Layer(sources.KindBuiltin), bsection, true, func() sources.Source { return builtin.New(bcfg, env) }, nil); err != nil {
 		return nil, err
 	}
 	scfg := cfg.Skills
@@ -293,13 +317,15 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		// ever answer "not found" in the model's tool list.
 		buildSkills = func() sources.Source { return sources.NewDisabled(registry.Layer(sources.KindSkill)) }
 	}
-	if err := add(registry.Layer(sources.KindSkill), scfg, false, buildSkills); err != nil {
+	if err := add(registry.Layer(sources.KindSkill), scfg, false, buildSkills, nil); err != nil {
 		return nil, err
 	}
+	plan[len(plan)-1].unconfigured = len(scfg.Dirs) == 0
 	hcfg := cfg.HTTP
-	if err := add(registry.Layer(sources.KindHTTP), hcfg, true, func() sources.Source { return http.New(hcfg, env) }); err != nil {
+	if err := add(registry.Layer(sources.KindHTTP), hcfg, true, func() sources.Source { return http.New(hcfg, env) }, &defaultRestart); err != nil {
 		return nil, err
 	}
+	plan[len(plan)-1].unconfigured = len(hcfg.Tools) == 0 && len(hcfg.OpenAPI) == 0
 	for name, sc := range cfg.MCP {
 		// A sandboxed server is started anew when the sandbox settings
 		// it runs under change (network, read paths, limits, masks).
@@ -311,12 +337,12 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 				Egress  *config.Egress
 			}{sc, runner.Policy, cfg.Sandbox.Egress}
 		}
-		if err := add(registry.LayerID{Kind: sources.KindMCP, Name: name}, section, false, func() sources.Source { return mcp.New(name, sc, env) }); err != nil {
+		if err := add(registry.LayerID{Kind: sources.KindMCP, Name: name}, section, false, func() sources.Source { return mcp.New(name, sc, env) }, &sc.Restart); err != nil {
 			return nil, err
 		}
 	}
 	for id, ac := range cfg.Agents {
-		if err := add(registry.LayerID{Kind: sources.KindA2A, Name: id}, ac, true, func() sources.Source { return a2a.New(id, ac, env) }); err != nil {
+		if err := add(registry.LayerID{Kind: sources.KindA2A, Name: id}, ac, true, func() sources.Source { return a2a.New(id, ac, env) }, &defaultRestart); err != nil {
 			return nil, err
 		}
 	}
@@ -375,6 +401,14 @@ func (e *Engine) Close(ctx context.Context) error {
 	// Shutting down: the server has drained its calls already, so replaced
 	// instances still waiting for theirs are closed now too.
 	e.drainCancel()
+	for _, inst := range e.instances {
+		inst.stopRetrying()
+	}
+	// A retry loop takes mu to swap its instance in: wait for the loops
+	// without it (they see closed and end).
+	e.mu.Unlock()
+	e.retries.Wait()
+	e.mu.Lock()
 	var errs []error
 	var wg sync.WaitGroup
 	var emu sync.Mutex
@@ -402,6 +436,9 @@ type SourceInfo struct {
 	sources.Status
 	ToolCount int
 	Shadowed  []string
+	// Configured is false for a source the config says nothing about
+	// (http without tools or specs, skills without directories).
+	Configured bool
 }
 
 // Sources reports every instance, sorted by precedence then name.
@@ -425,7 +462,7 @@ func (e *Engine) Sources() []SourceInfo {
 		if inst.startErr != nil && st.State == "" {
 			st.State, st.Error = sources.Failed, inst.startErr.Error()
 		}
-		out = append(out, SourceInfo{Status: st, ToolCount: snap.LayerCount(st.Layer), Shadowed: shadowed[st.Layer]})
+		out = append(out, SourceInfo{Status: st, ToolCount: snap.LayerCount(st.Layer), Shadowed: shadowed[st.Layer], Configured: !inst.unconfigured})
 	}
 	slices.SortFunc(out, func(a, b SourceInfo) int { return a.Layer.Compare(b.Layer) })
 	return out

@@ -224,9 +224,13 @@ func TestSandboxChangeRestartsOnlySandboxedMCPServers(t *testing.T) {
 	dir := t.TempDir()
 	e := engine.New(registry.New(), engine.Options{Sandbox: box})
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	// plain is up (a failed server is retried by every reload, whatever
+	// changed); boxed fails, which does not matter: it must be rebuilt.
+	plain := newLateServer(t, mcpHandler())
+	plain.up()
 	servers := `"builtins": false, "skills": [], "mcpServers": {
 		"boxed": {"command": "/nonexistent/boxed", "sandbox": true},
-		"plain": {"command": "/nonexistent/plain"}}`
+		"plain": {"url": "` + plain.url("/mcp") + `"}}`
 	apply(t, e, parse(t, dir, `{`+servers+`}`))
 	for _, change := range []string{`"network": true`, `"readPaths": ["/opt"]`, `"limits": {"memory": 1}`} {
 		rep := apply(t, e, parse(t, dir, `{`+servers+`, "sandbox": {`+change+`}}`))

@@ -179,7 +179,9 @@ func New(c Core, opts Options) *Gateway {
 	g.sdk = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Logger: sdkLog,
 		//lint:ignore SA1019 logging is deprecated upstream but is how MCP clients get a tool's log messages
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
+		// Stateless /mcp keeps no session to notify, so it does not claim
+		// list_changed: a client then re-lists instead of waiting for news.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: !opts.Stateless}, Logging: &mcp.LoggingCapabilities{}},
 	})
 	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{

@@ -17,3 +17,15 @@ func NewAuthFailures(reg prometheus.Registerer, reasons []string) []prometheus.C
 	}
 	return out
 }
+
+// NewGroupsUnmatched creates toolnexus_auth_groups_unmatched_total: JWTs
+// that verified but none of whose groups is an auth.groups entry, so the
+// caller gets no tools (not a refusal, hence not an auth failure reason).
+func NewGroupsUnmatched(reg prometheus.Registerer) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "toolnexus_auth_groups_unmatched_total",
+		Help: "Verified JWTs none of whose groups is an auth.groups entry (the caller gets no tools); counted once per token.",
+	})
+	reg.MustRegister(c)
+	return c
+}

@@ -245,7 +245,47 @@ func parseError(file string, err error) error {
 	line, _ := strconv.Atoi(msg[m[2]:m[3]])
 	col, _ := strconv.Atoi(msg[m[4]:m[5]])
 	rest := msg[m[1]:]
-	return &FileError{File: file, Line: line, Column: col, Msg: rest}
+	return &FileError{File: file, Line: line, Column: col, Msg: inWords(rest)}
+}
+
+// The shapes of cedar-go's parse errors: `"TOKEN": exact got X want Y`
+// and friends, which read like a debugger's output.
+var (
+	cedarNear  = regexp.MustCompile(`^"((?:[^"\\]|\\.)*)": (.*)$`)
+	cedarExact = regexp.MustCompile(`^exact got (.*) want (.*)$`)
+)
+
+// inWords turns a cedar-go parse error into a sentence that says what was
+// expected, what was found, and for the common slip (a missing ";") what
+// to do.
+func inWords(msg string) string {
+	m := cedarNear.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	near, what := m[1], m[2]
+	if x := cedarExact.FindStringSubmatch(what); x != nil {
+		got, want := x[1], x[2]
+		found := fmt.Sprintf("found %q", got)
+		if got == "" {
+			found = "the file ends"
+		}
+		out := fmt.Sprintf("expected %q here but %s", want, found)
+		if want == ";" {
+			out += " (every policy ends with a semicolon: add it at the end of the policy before this point)"
+		}
+		return out
+	}
+	if effect, ok := strings.CutPrefix(what, "unexpected effect: "); ok {
+		return fmt.Sprintf("a policy starts with permit or forbid, not %q", effect)
+	}
+	if what == "invalid primary" {
+		return fmt.Sprintf("expected a value (a literal, principal, resource, context or an entity) but found %q", near)
+	}
+	if near == "" {
+		return what
+	}
+	return fmt.Sprintf("%s (near %q)", what, near)
 }
 
 // validate checks what Cedar's parser accepts but no toolnexus request can

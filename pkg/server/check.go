@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/engine"
@@ -22,27 +23,47 @@ import (
 // and starting sources. It returns the config's warnings; a problem is a
 // *ConfigError naming the key.
 func Check(opts Options) (warnings []string, err error) {
+	r, err := CheckReport(opts)
+	return r.Warnings, err
+}
+
+// CheckResult is what `--check` reports of a valid config: its warnings
+// and a short summary of listeners, sources and identity.
+type CheckResult struct {
+	Warnings []string
+	Summary  []string
+}
+
+// CheckReport is Check with the summary. Beyond what New refuses, it
+// resolves every ${VAR} and ${file:/path} a source expands at start (the
+// source would fail alone and be retried forever; --check refuses it), and
+// warns about configs that start but do not do what was meant.
+func CheckReport(opts Options) (CheckResult, error) {
 	s := &Server{opts: opts}
 	cfg, err := s.loadConfig()
 	if err != nil {
-		return nil, publicError(err)
+		return CheckResult{}, publicError(err)
+	}
+	if err := cfg.CheckRefs(); err != nil {
+		return CheckResult{}, publicError(err)
 	}
 	if _, err := preflight(cfg, opts.Insecure); err != nil {
-		return nil, publicError(err)
+		return CheckResult{}, publicError(err)
 	}
 	// The exporter is built (its options checked) but never connects: the
 	// gRPC and HTTP clients dial on the first export, and there is none.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tracing, err := otlp.Setup(context.Background(), cfg.Telemetry, os.LookupEnv, quiet)
 	if err != nil {
-		return nil, publicError(err)
+		return CheckResult{}, publicError(err)
 	}
 	_ = tracing.Shutdown(context.Background())
 	reach, err := sandboxReach(cfg)
 	if err != nil {
-		return nil, publicError(err)
+		return CheckResult{}, publicError(err)
 	}
-	return append(cfg.Warnings, reach...), nil
+	warnings := append(slices.Clip(cfg.Warnings), checkFindings(cfg)...)
+	return CheckResult{Warnings: append(warnings, reach...), Summary: checkSummary(cfg)}, nil
 }
 
 // sandboxReach probes the sandbox as the start would and lists the

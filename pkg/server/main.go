@@ -46,6 +46,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 	fs.SetOutput(stderr)
 	var (
 		configPath    = fs.String("config", envDefault("TOOLNEXUS_CONFIG", ""), "config file (mcp.json superset); empty serves the embedded default [TOOLNEXUS_CONFIG]")
+		configPatches = configPatchFlag(fs)
 		listen        = fs.String("listen", envDefault("TOOLNEXUS_LISTEN", ""), "gRPC listen address (default "+config.DefaultListen+", or server.listen) [TOOLNEXUS_LISTEN]")
 		metricsListen = fs.String("metrics-listen", envDefault("TOOLNEXUS_METRICS_LISTEN", ""), "Prometheus /metrics listen address (default "+config.DefaultMetricsListen+"); \"-\" or \"off\" disables [TOOLNEXUS_METRICS_LISTEN]")
 		mcpListen     = fs.String("mcp-listen", envDefault("TOOLNEXUS_MCP_LISTEN", ""), "serve the tools over MCP streamable HTTP at http://ADDR/mcp (off unless set, or server.mcp.listen); \"-\" or \"off\" disables [TOOLNEXUS_MCP_LISTEN]")
@@ -83,16 +84,19 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		fmt.Fprintf(stderr, "toolnexus-server: --pprof-listen %q: profiles are served on a loopback address only (e.g. 127.0.0.1:6060)\n", *pprofListen)
 		return ExitConfig
 	}
-	opts := Options{ConfigPath: *configPath, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
+	opts := Options{ConfigPath: *configPath, ConfigPatches: *configPatches, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
 		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native, ManageHeap: true}
 	if *checkOnly {
-		warnings, err := Check(opts)
+		r, err := CheckReport(opts)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return ExitConfig
 		}
-		for _, w := range warnings {
+		for _, w := range r.Warnings {
 			fmt.Fprintln(stderr, "warning:", w)
+		}
+		for _, line := range r.Summary {
+			fmt.Fprintln(stderr, line)
 		}
 		fmt.Fprintln(stderr, "config OK")
 		return ExitOK
@@ -166,4 +170,26 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+// configPatchFlag is --config-patch, repeatable, and TOOLNEXUS_CONFIG_PATCHES
+// (comma-separated) as its default.
+func configPatchFlag(fs *flag.FlagSet) *[]string {
+	var patches []string
+	if v := os.Getenv("TOOLNEXUS_CONFIG_PATCHES"); v != "" {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				patches = append(patches, p)
+			}
+		}
+	}
+	fromEnv := true
+	fs.Func("config-patch", "a JSON merge patch applied to the config (repeatable, in order) [TOOLNEXUS_CONFIG_PATCHES, comma-separated]", func(v string) error {
+		if fromEnv { // a flag replaces the environment's list
+			patches, fromEnv = nil, false
+		}
+		patches = append(patches, v)
+		return nil
+	})
+	return &patches
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -63,6 +64,7 @@ func (s *Server) reload(ctx context.Context, trigger string) (rep core.Report, e
 	if s.mcp != nil {
 		s.mcp.Reconfigure(cfg.Server.MCP.Tools)
 	}
+	s.refreshReadiness()
 	s.log.Info("config reloaded", "rebuilt", len(rep.Started), "removed", len(rep.Removed), "failed", len(rep.Failed), "revision", rep.Revision)
 	return rep, nil
 }
@@ -99,7 +101,7 @@ func (s *Server) watchConfigFile() (stop func()) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		last := modTime(s.opts.ConfigPath)
+		last := s.configModTime()
 		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
 		for {
@@ -107,7 +109,7 @@ func (s *Server) watchConfigFile() (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				if m := modTime(s.opts.ConfigPath); !m.Equal(last) {
+				if m := s.configModTime(); m != last {
 					last = m
 					_, _ = s.reload(context.Background(), "watch")
 				}
@@ -115,6 +117,17 @@ func (s *Server) watchConfigFile() (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// configModTime is the modification times of the config file and its
+// patches, joined: any of them changing triggers the reload.
+func (s *Server) configModTime() string {
+	var b strings.Builder
+	for _, p := range append([]string{s.opts.ConfigPath}, s.opts.ConfigPatches...) {
+		b.WriteString(modTime(p).String())
+		b.WriteByte('|')
+	}
+	return b.String()
 }
 
 func modTime(p string) time.Time {

@@ -38,7 +38,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
-	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/gcfloor"
@@ -56,6 +55,10 @@ import (
 type Options struct {
 	// ConfigPath is the config file; empty serves the embedded default.
 	ConfigPath string
+	// ConfigPatches are JSON merge patches (RFC 7386) applied to the config
+	// in order at every load (start, reload, --check): a deployment's
+	// variants as additions to one base (see docs/deploy.md).
+	ConfigPatches []string
 	// Listen and MetricsListen override server.listen / server.metricsListen.
 	// MetricsListen "-" disables the metrics listener.
 	Listen        string
@@ -111,6 +114,7 @@ type Server struct {
 	stopOnce sync.Once
 	stopErr  error // what the first Shutdown returned
 	serving  atomic.Bool
+	healthMu sync.Mutex // orders setServing against the readiness ticker
 
 	lis        net.Listener
 	metricsLis net.Listener
@@ -217,7 +221,7 @@ func streamWorkers() uint32 { return uint32(max(64, 16*runtime.GOMAXPROCS(0))) }
 func (s *Server) loadConfig() (*config.Config, error) {
 	return config.LoadWith(s.opts.ConfigPath, config.Overrides{
 		Listen: s.opts.Listen, MetricsListen: s.opts.MetricsListen, MCPListen: s.opts.MCPListen,
-		Workspace: s.opts.Workspace, Debug: s.opts.Debug,
+		Workspace: s.opts.Workspace, Debug: s.opts.Debug, Patches: s.opts.ConfigPatches,
 	})
 }
 
@@ -266,6 +270,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() { errc <- s.grpc.Serve(s.lis) }()
 	stopWatch := s.watchConfigFile()
 	defer stopWatch()
+	stopReadiness := s.watchReadiness()
+	defer stopReadiness()
 	s.log.Info("toolnexus serving", "grpc", s.lis.Addr().String(), "metrics", addrString(s.metricsLis), "mcp", addrString(s.mcpLis),
 		"tools", s.core.Snapshot().Len(), "config", configName(s.opts.ConfigPath), "beyond_loopback", s.exposedNow())
 
@@ -284,18 +290,6 @@ func configName(p string) string {
 		return "embedded default"
 	}
 	return p
-}
-
-func (s *Server) setServing(on bool) {
-	s.serving.Store(on)
-	st := healthpb.HealthCheckResponse_NOT_SERVING
-	if on {
-		st = healthpb.HealthCheckResponse_SERVING
-	}
-	s.health.SetServingStatus("", st)
-	s.health.SetServingStatus(pb.RegistryService_ServiceDesc.ServiceName, st)
-	s.health.SetServingStatus(pb.SourceService_ServiceDesc.ServiceName, st)
-	s.health.SetServingStatus(pb.SessionService_ServiceDesc.ServiceName, st)
 }
 
 // sourcesCloseBound bounds closing the sources at Shutdown, after the

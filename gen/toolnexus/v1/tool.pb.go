@@ -306,7 +306,8 @@ type ToolResult struct {
 	// result is text only and was not split into parts.
 	Content []*Content `protobuf:"bytes,6,rep,name=content,proto3" json:"content,omitempty"`
 	// The result as a JSON object, when the tool returns one (MCP
-	// structuredContent); output then carries its JSON text too.
+	// structuredContent). output stays the text parts joined; it carries
+	// this object's JSON text only when the tool returned no text.
 	StructuredContent *structpb.Struct `protobuf:"bytes,7,opt,name=structured_content,json=structuredContent,proto3" json:"structured_content,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 )
@@ -94,9 +95,14 @@ func parseAgent(id string, raw json.RawMessage) (AgentConfig, []string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !slices.Contains(knownKeys, k) {
-			warns = append(warns, fmt.Sprintf("%s: unknown key %q is ignored (known keys: %s)", id, k, strings.Join(knownKeys, ", ")))
+		if slices.Contains(knownKeys, k) {
+			continue
 		}
+		// A misspelt key or a filter the entry cannot have fails closed.
+		if fatal, msg := sources.UnknownKey(k, knownKeys, false); fatal {
+			return AgentConfig{}, nil, field.Errorf(id+"."+k, "%s", msg)
+		}
+		warns = append(warns, fmt.Sprintf("%s: unknown key %q is ignored (known keys: %s)", id, k, strings.Join(knownKeys, ", ")))
 	}
 
 	cardRaw, ok := fields["card"]

@@ -90,16 +90,32 @@ func TestParseConfigErrors(t *testing.T) {
 
 func TestParseConfigUnknownKeysWarn(t *testing.T) {
 	t.Parallel()
-	got, warns, err := a2a.ParseConfig(json.RawMessage(`{"a": {"card": "https://x.test/c", "pollevery": 5, "tools": {}}}`))
+	got, warns, err := a2a.ParseConfig(json.RawMessage(`{"a": {"card": "https://x.test/c", "description": "x"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
-		`a: unknown key "pollevery" is ignored (known keys: card, headers, timeout, pollEvery, enabled, disabled, tokenExchange)`,
-		`a: unknown key "tools" is ignored (known keys: card, headers, timeout, pollEvery, enabled, disabled, tokenExchange)`,
+		`a: unknown key "description" is ignored (known keys: card, headers, timeout, pollEvery, enabled, disabled, tokenExchange)`,
 	}
 	if !reflect.DeepEqual(warns, want) || got["a"].PollEvery != 1000 {
 		t.Errorf("warnings = %q (pollEvery %d), want %q", warns, got["a"].PollEvery, want)
+	}
+}
+
+// An unknown key that would fail open is an error: a misspelt setting, or a
+// tool filter an agent entry cannot have (every skill would be exposed).
+func TestParseConfigUnknownKeysThatFailOpenAreErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ raw, want string }{
+		{`{"a": {"card": "https://x.test/c", "pollevery": 5}}`, `a.pollevery: unknown key; did you mean "pollEvery"?`},
+		{`{"a": {"card": "https://x.test/c", "tools": {"x": false}}}`, `a.tools: unknown key: it looks like a tool filter, and this entry has none`},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			_, _, err := a2a.ParseConfig(json.RawMessage(c.raw))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want %q", err, c.want)
+			}
+		})
 	}
 }
 

@@ -94,7 +94,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		if err != nil {
 			msg := l.redact.Apply(fmt.Sprintf("%s (%s): %v", at, oc.Spec, err))
 			problems = append(problems, msg)
-			log.Warn("openapi spec left out", "spec", oc.Spec, "error", msg)
+			log.Debug("openapi spec left out", "spec", oc.Spec, "error", msg) // the engine warns once
 			continue
 		}
 		for _, t := range got {

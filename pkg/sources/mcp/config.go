@@ -238,12 +238,17 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 	if err := checkRunnable(sc, name, key); err != nil {
 		return sc, nil, err
 	}
-	return sc, unknownKeyWarnings(name, fields), nil
+	warns, err := unknownKeyWarnings(name, fields)
+	if err != nil {
+		return sc, nil, err
+	}
+	return sc, warns, nil
 }
 
 // unknownKeyWarnings names, sorted, the keys of a server entry this source
-// does not read.
-func unknownKeyWarnings(name string, fields map[string]json.RawMessage) []string {
+// does not read; an unknown key that would fail open (a misspelt or foreign
+// filter, any unknown key beside "tools") is an error (sources.UnknownKey).
+func unknownKeyWarnings(name string, fields map[string]json.RawMessage) ([]string, error) {
 	unknown := make([]string, 0)
 	for k := range fields {
 		if !knownKeys[k] {
@@ -251,11 +256,21 @@ func unknownKeyWarnings(name string, fields map[string]json.RawMessage) []string
 		}
 	}
 	sort.Strings(unknown)
+	known := make([]string, 0, len(knownKeys))
+	for k := range knownKeys {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	_, hasFilter := fields["tools"]
 	var warns []string
 	for _, k := range unknown {
-		warns = append(warns, fmt.Sprintf("%s: unknown key %q is ignored", name, k))
+		fatal, msg := sources.UnknownKey(k, known, hasFilter)
+		if fatal {
+			return nil, field.Errorf(name+"."+k, "%s", msg)
+		}
+		warns = append(warns, name+": "+msg)
 	}
-	return warns
+	return warns, nil
 }
 
 // parseCommand reads "command" (a string or a list) and appends "args",

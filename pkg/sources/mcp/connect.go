@@ -251,7 +251,7 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 		if tail := sess.stderr.Tail(); tail != "" {
 			err = fmt.Errorf("%w (stderr: %s)", err, tail)
 		}
-		return err
+		return s.networkHint(err)
 	}
 	sess.cs = cs
 	return nil
@@ -395,4 +395,16 @@ func (b *lifeBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(b.done)
 	return err
+}
+
+// networkHint adds the likely cause to an initialize failure of a server
+// that runs in the sandbox with network off: a launcher that fetches the
+// server on first run (npx -y, uvx, pipx run) cannot download it there, and
+// only says so on its stderr, if at all, while the status would read as a
+// plain timeout.
+func (s *Source) networkHint(err error) error {
+	if !s.sandboxed() || s.sandboxPolicy("", "").Network {
+		return err
+	}
+	return fmt.Errorf("%w; the sandbox has network off for this server: a launcher that downloads on first run (npx -y, uvx) cannot — install the server in the image and run it directly, or set \"sandbox\": {\"network\": true} for this server", err)
 }

@@ -229,7 +229,8 @@ func (s *Source) fail(err error) error {
 	}
 	err = errors.New(s.redact.Apply(fmt.Sprintf("MCP server %q: %v", s.name, err)))
 	s.setStatus(sources.Failed, err)
-	s.log.Warn("MCP server failed", "error", err)
+	// The engine logs the failure once (with its retry); this is the detail.
+	s.log.Debug("MCP server failed", "error", err)
 	return err
 }
 

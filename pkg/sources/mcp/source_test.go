@@ -83,7 +83,7 @@ func TestResultMapping(t *testing.T) {
 		}{
 			{"s_echo", `{"text":"hello"}`, "hello", false},
 			{"s_multi", `{}`, "one\ntwo", false},
-			{"s_structured", `{}`, `{"ok":true,"sum":3}`, false},
+			{"s_structured", `{}`, "the sum is 3", false}, // the text view; the object is StructuredContent
 			{"s_fail", `{}`, "bad\n\nworse", true},
 			{"s_fail_empty", `{}`, "MCP tool returned an error", true},
 			// The model's JSON reaches the server verbatim: no float64 round trip.

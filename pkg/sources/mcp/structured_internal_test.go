@@ -48,3 +48,26 @@ func TestAnnotationsOf(t *testing.T) {
 		t.Fatal("a tool without annotations got some")
 	}
 }
+
+// The text view a model reads is the text parts joined, also beside
+// structuredContent (the object goes to StructuredContent); a result with
+// structuredContent and no text gets the object's JSON as its text view.
+func TestStructuredContentKeepsTheTextView(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		res  *sdk.CallToolResult
+		want string
+	}{
+		{"text beside the object", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "Allowed directories:"}, &sdk.TextContent{Text: "/data"}},
+			StructuredContent: map[string]any{"content": "Allowed directories:\n/data"}}, "Allowed directories:\n/data"},
+		{"the object alone", &sdk.CallToolResult{StructuredContent: map[string]any{"sum": 3}}, `{"sum":3}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := mapResult(c.res, nil)
+			if r.IsError || r.Output != c.want || r.StructuredContent == nil {
+				t.Fatalf("result = %+v, want output %q and the structured content", r, c.want)
+			}
+		})
+	}
+}

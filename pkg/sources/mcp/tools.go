@@ -186,10 +186,11 @@ func capOutput(r tool.Result, max int) tool.Result {
 }
 
 // mapResult maps an MCP result to a tool result: isError → the text parts joined by
-// a blank line; structured content → its JSON; otherwise the text parts
-// joined by a newline. That is the text view (Output); when the server
-// returned anything but text, every part is also kept, in order, as the
-// result's Content.
+// a blank line; otherwise the text parts joined by a newline — what a model
+// reads, also when the server sent structuredContent beside them (that goes
+// to StructuredContent; a server that sent no text at all gets its JSON as
+// the text view). When the server returned anything but text, every part is
+// also kept, in order, as the result's Content.
 func mapResult(res *sdk.CallToolResult, meta map[string]any) tool.Result {
 	r := mapText(res, meta)
 	r.Content = richContent(res.Content)
@@ -207,14 +208,14 @@ func mapText(res *sdk.CallToolResult, meta map[string]any) tool.Result {
 		}
 		return tool.Failure(out, meta)
 	}
-	if res.StructuredContent != nil {
-		b, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			return tool.Failure("MCP tool returned structured content that is not JSON: "+err.Error(), meta)
-		}
-		return tool.Success(string(b), meta)
+	if text := joinText(res.Content, "\n"); text != "" || res.StructuredContent == nil {
+		return tool.Success(text, meta)
 	}
-	return tool.Success(joinText(res.Content, "\n"), meta)
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return tool.Failure("MCP tool returned structured content that is not JSON: "+err.Error(), meta)
+	}
+	return tool.Success(string(b), meta)
 }
 
 // richContent converts the parts when any is not text (nil otherwise: a

@@ -181,7 +181,8 @@ export type ToolResult = Message<"toolnexus.v1.ToolResult"> & {
 
   /**
    * The result as a JSON object, when the tool returns one (MCP
-   * structuredContent); output then carries its JSON text too.
+   * structuredContent). output stays the text parts joined; it carries
+   * this object's JSON text only when the tool returned no text.
    *
    * @generated from field: google.protobuf.Struct structured_content = 7;
    */

@@ -112,7 +112,7 @@ func New(opts Options) *Server {
 		return text("one", "two"), nil
 	})
 	add("structured", "Structured content beside text.", object, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res := text("this text is not the output")
+		res := text("the sum is 3")
 		res.StructuredContent = map[string]any{"sum": 3, "ok": true}
 		return res, nil
 	})
