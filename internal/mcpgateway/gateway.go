@@ -122,7 +122,7 @@ type Gateway struct {
 	syncMu    sync.Mutex
 	have      map[string]*tool.Tool // what the SDK server currently lists
 	syncedRev uint64
-	revision  atomic.Uint64 // syncedRev, read by tools/list without syncMu
+	revision  atomic.Uint64   // syncedRev, read by tools/list without syncMu
 	filter    *auth.Principal // server.mcp.tools as an allowlist; nil = every tool
 	filterKey string
 
