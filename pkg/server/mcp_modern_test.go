@@ -2,13 +2,21 @@ package server_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
 // modernVersion is the stateless MCP protocol the gateway serves next to
@@ -206,4 +214,163 @@ func TestMCPGatewayModernQuestionIsInputRequired(t *testing.T) {
 			t.Fatalf("no elicitation: %+v", res)
 		}
 	})
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport map[string]string
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// modernClient opens a 2026-07-28 client with the automatic multi round-trip
+// off that sends headers on every request (Authorization, Toolnexus-Session).
+func modernClient(t *testing.T, url string, headers headerTransport) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "attacker", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("the test answers by hand")
+		},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headers}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: modernVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// suspendQuestion calls the question tool with args and returns the
+// input_required result's requestState and input request id.
+func suspendQuestion(t *testing.T, cs *mcp.ClientSession, args map[string]any) (state, id string) {
+	t.Helper()
+	res := callMCP(t, cs, "question", args)
+	if !res.NeedsInput() || len(res.InputRequests) != 1 {
+		t.Fatalf("want input_required, got %+v", res)
+	}
+	for k := range res.InputRequests {
+		id = k
+	}
+	return res.RequestState, id
+}
+
+// retryQuestion retries a question call with state and an accepted answer.
+func retryQuestion(t *testing.T, cs *mcp.ClientSession, args map[string]any, state, id string, resp mcp.InputResponse) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "question", Arguments: args, RequestState: state,
+		InputResponses: mcp.InputResponseMap{id: resp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestMCPGatewayModernRequestStateAttacks: a requestState cannot be forged
+// or moved. Alice's suspended question is retried with a tampered state, a
+// state of our own invention, by Bob, by Alice in another toolnexus
+// session, with other arguments, and with an answer of the wrong kind:
+// each is refused saying why and the question stays unanswered; Alice's own
+// retry then resumes it.
+func TestMCPGatewayModernRequestStateAttacks(t *testing.T) {
+	const alice, bob = "mcp-alice-secret-0001", "mcp-bob-secret-000002"
+	t.Setenv("TN_MCP_ALICE", alice)
+	t.Setenv("TN_MCP_BOB", bob)
+	g := startGateway(t, `{"builtins": true, "skills": [], "auth": {"tokens": [
+		{"name": "alice", "token": "${TN_MCP_ALICE}"}, {"name": "bob", "token": "${TN_MCP_BOB}"}]}}`)
+	var args map[string]any
+	_ = json.Unmarshal([]byte(questionArgs), &args)
+	aliceS1 := modernClient(t, g.url, headerTransport{"Authorization": "Bearer " + alice, "Toolnexus-Session": "s1"})
+	state, id := suspendQuestion(t, aliceS1, args)
+	good := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"q1": "red", "q2": "warm"}}
+
+	p64, mac, _ := strings.Cut(state, ".")
+	claims, err := base64.RawURLEncoding.DecodeString(p64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asBob := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(claims), `"u":"alice"`, `"u":"bob"`, 1)))
+	otherArgs := map[string]any{"questions": []any{map[string]any{"question": "Delete everything?"}}}
+	for _, tc := range []struct {
+		name  string
+		cs    *mcp.ClientSession
+		args  map[string]any
+		state string
+		resp  mcp.InputResponse
+		want  string
+	}{
+		{"claims rewritten for bob", modernClient(t, g.url, headerTransport{"Authorization": "Bearer " + bob, "Toolnexus-Session": "s1"}), args, asBob + "." + mac, good, "signature does not match"},
+		{"state invented", aliceS1, args, base64.RawURLEncoding.EncodeToString([]byte(`{"p":"` + id + `","k":"question","t":"question"}`)) + ".AAAA", good, "signature does not match"},
+		{"not a state", aliceS1, args, "opaque", good, "not one this server issued"},
+		{"no state", aliceS1, args, "", good, "without requestState"},
+		{"moved to bob", modernClient(t, g.url, headerTransport{"Authorization": "Bearer " + bob, "Toolnexus-Session": "s1"}), args, state, good, "another caller"},
+		{"moved to another session", modernClient(t, g.url, headerTransport{"Authorization": "Bearer " + alice, "Toolnexus-Session": "s2"}), args, state, good, "another caller"},
+		{"other arguments", aliceS1, otherArgs, state, good, "another caller"},
+		{"wrong kind of answer", aliceS1, args, state, &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "x"}}, "not an answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := retryQuestion(t, tc.cs, tc.args, tc.state, id, tc.resp)
+			if !res.IsError || res.Meta["toolnexus/outcome"] != "invalid_arguments" || !strings.Contains(text(t, res), tc.want) {
+				t.Fatalf("got %q (%v), want a refusal saying %q", text(t, res), res.Meta, tc.want)
+			}
+		})
+	}
+	res := retryQuestion(t, aliceS1, args, state, id, good)
+	if res.IsError || text(t, res) != `{"Pick a color?":"red","Why?":"warm"}` {
+		t.Fatalf("alice's own retry: %q", text(t, res))
+	}
+}
+
+// TestMCPGatewayModernResumeOnAnotherReplica: two replicas with
+// sessions.shared and one server.mcp.stateKeyFile. A question suspended on
+// one is resumed on the other, directly and through nginx round robin
+// (where each request of the client lands on the next replica); a replica
+// with another key refuses the state.
+func TestMCPGatewayModernResumeOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keyFile, otherKey := filepath.Join(dir, "state.key"), filepath.Join(dir, "other.key")
+	for _, f := range []string{keyFile, otherKey} {
+		if err := os.WriteFile(f, []byte(rand.Text()+rand.Text()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var grpcAddrs, mcpAddrs []string
+	for i, key := range []string{keyFile, keyFile, otherKey} {
+		cfg := fmt.Sprintf(`{"builtins": true, "skills": [], "sessions": {"shared": true, "root": %q}, "server": {"mcp": {"stateKeyFile": %q}}}`, dir, key)
+		srv, _, _ := launch(t, cfg, func(o *server.Options) {
+			o.MetricsListen = "-"
+			o.MCPListen = "127.0.0.1:0"
+		})
+		if i < 2 {
+			grpcAddrs = append(grpcAddrs, srv.Addr().String())
+		}
+		mcpAddrs = append(mcpAddrs, "http://"+srv.MCPAddr().String()+server.MCPPath)
+	}
+	var args map[string]any
+	_ = json.Unmarshal([]byte(questionArgs), &args)
+	good := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"q1": "green", "q2": "calm"}}
+
+	state, id := suspendQuestion(t, modernClient(t, mcpAddrs[0], headerTransport{}), args)
+	if res := retryQuestion(t, modernClient(t, mcpAddrs[2], headerTransport{}), args, state, id, good); !res.IsError || !strings.Contains(text(t, res), "signature") {
+		t.Fatalf("a replica with another key: %q", text(t, res))
+	}
+	if res := retryQuestion(t, modernClient(t, mcpAddrs[1], headerTransport{}), args, state, id, good); res.IsError || text(t, res) != `{"Pick a color?":"green","Why?":"calm"}` {
+		t.Fatalf("resumed on the other replica: %q", text(t, res))
+	}
+
+	nginxPath(t)
+	httpHosts := []string{strings.TrimSuffix(strings.TrimPrefix(mcpAddrs[0], "http://"), server.MCPPath), strings.TrimSuffix(strings.TrimPrefix(mcpAddrs[1], "http://"), server.MCPPath)}
+	_, lb := startNginxWith(t, nginxRoundRobin, grpcAddrs, httpHosts)
+	cs := modernClient(t, "http://"+lb+server.MCPPath, headerTransport{})
+	for i := range 3 { // suspend and resume land on different replicas in turn
+		state, id := suspendQuestion(t, cs, args)
+		if res := retryQuestion(t, cs, args, state, id, good); res.IsError || text(t, res) != `{"Pick a color?":"green","Why?":"calm"}` {
+			t.Fatalf("round %d through nginx: %q", i, text(t, res))
+		}
+	}
 }
