@@ -304,7 +304,7 @@ func TestMCPGatewayModernRequestStateAttacks(t *testing.T) {
 		want  string
 	}{
 		{"claims rewritten for bob", modernClient(t, g.url, headerTransport{"Authorization": "Bearer " + bob, "Toolnexus-Session": "s1"}), args, asBob + "." + mac, good, "signature does not match"},
-		{"state invented", aliceS1, args, base64.RawURLEncoding.EncodeToString([]byte(`{"p":"` + id + `","k":"question","t":"question"}`)) + ".AAAA", good, "signature does not match"},
+		{"state invented", aliceS1, args, base64.RawURLEncoding.EncodeToString([]byte(`{"p":"`+id+`","k":"question","t":"question"}`)) + ".AAAA", good, "signature does not match"},
 		{"not a state", aliceS1, args, "opaque", good, "not one this server issued"},
 		{"no state", aliceS1, args, "", good, "without requestState"},
 		{"moved to bob", modernClient(t, g.url, headerTransport{"Authorization": "Bearer " + bob, "Toolnexus-Session": "s1"}), args, state, good, "another caller"},
