@@ -36,6 +36,11 @@
 // "_meta": {"toolnexus/answer": {"id","ok","data","reason"}} in the
 // tools/call params. Each listed tool carries its source as
 // "_meta": {"toolnexus/source": "..."}.
+//
+// A client on the 2026-07-28 protocol (no sessions) is served by a
+// stateless handler beside the session one (modern.go), and a suspended
+// call answers it with input_required and a signed requestState instead
+// (input.go, requeststate.go).
 package mcpgateway
 
 import (
