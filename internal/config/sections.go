@@ -284,6 +284,11 @@ type MCPGateway struct {
 	// Resource is the URL /mcp names itself by as an OAuth protected
 	// resource (RFC 9728); empty = the listener's URL + /mcp.
 	Resource string `json:"resource"`
+	// StateKeyFile holds the key (at least 32 bytes) that signs the
+	// requestState of input_required results; replicas behind one load
+	// balancer share it. Relative to the config file; empty = a random key
+	// per process. Read by MCPStateKey.
+	StateKeyFile string `json:"stateKeyFile"`
 }
 
 func parseServer(raw json.RawMessage) (Server, error) {

@@ -36,6 +36,11 @@
 // "_meta": {"toolnexus/answer": {"id","ok","data","reason"}} in the
 // tools/call params. Each listed tool carries its source as
 // "_meta": {"toolnexus/source": "..."}.
+//
+// A client on the 2026-07-28 protocol (no sessions) is served by a
+// stateless handler beside the session one (modern.go), and a suspended
+// call answers it with input_required and a signed requestState instead
+// (input.go, requeststate.go).
 package mcpgateway
 
 import (
@@ -50,6 +55,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -107,6 +113,12 @@ type Gateway struct {
 	sdk      *mcp.Server
 	handler  http.Handler // the SDK handler behind the bearer middleware (auth on)
 	unauthed http.Handler // the SDK handler itself (auth off)
+	// modern and modernUnauthed serve requests on the 2026-07-28 protocol
+	// (see modern.go), which the SDK accepts only on a stateless handler.
+	modern, modernUnauthed http.Handler
+	// states signs and checks the requestState of input_required results
+	// (requeststate.go).
+	states *stateSigner
 
 	// levels holds the sessions that sent logging/setLevel (trackLevels).
 	levels sync.Map
@@ -115,6 +127,7 @@ type Gateway struct {
 	syncMu    sync.Mutex
 	have      map[string]*tool.Tool // what the SDK server currently lists
 	syncedRev uint64
+	revision  atomic.Uint64   // syncedRev, read by tools/list without syncMu
 	filter    *auth.Principal // server.mcp.tools as an allowlist; nil = every tool
 	filterKey string
 
@@ -158,6 +171,10 @@ type Options struct {
 	// DiscoverySearch (discovery.go); Pinned the tools listed anyway.
 	Discovery string
 	Pinned    []string
+	// StateKey signs the requestState of input_required results; replicas
+	// behind one load balancer need the same key. Empty: a random key of
+	// this process (a retry must then reach this replica).
+	StateKey []byte
 }
 
 // New builds the gateway over c and starts keeping its tool set in step
@@ -182,6 +199,7 @@ func New(c Core, opts Options) *Gateway {
 		// Stateless /mcp keeps no session to notify, so it does not claim
 		// list_changed: a client then re-lists instead of waiting for news.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: !opts.Stateless}, Logging: &mcp.LoggingCapabilities{}},
+		SetCacheable: g.cacheHints,
 	})
 	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
@@ -190,18 +208,18 @@ func New(c Core, opts Options) *Gateway {
 		MaxRequestBodyBytes: max(opts.MaxBodyBytes, 0), // 0 = the SDK default
 		Stateless:           opts.Stateless,
 	})
-	// The SDK's bearer middleware is the only way to attach a TokenInfo
-	// (which binds a session to its token and reaches every handler as
-	// req.Extra.TokenInfo). Our own check has already run; its verifier
-	// just hands over the principal found.
-	g.handler = sdkauth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
-		p := auth.From(ctx)
-		if p == nil {
-			return nil, sdkauth.ErrInvalidToken
-		}
-		return &sdkauth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalExtra: p}}, nil
-	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdkHandler)
+	g.handler = g.bearer(sdkHandler)
 	g.unauthed = sdkHandler
+	g.modern, g.modernUnauthed = g.handler, g.unauthed
+	if !opts.Stateless {
+		g.modernUnauthed = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
+			Logger:              sdkLog,
+			MaxRequestBodyBytes: max(opts.MaxBodyBytes, 0),
+			Stateless:           true,
+		})
+		g.modern = g.bearer(g.modernUnauthed)
+	}
+	g.states = newStateSigner(opts.StateKey)
 
 	if opts.Discovery == DiscoverySearch {
 		g.disc = newDiscovery(g, opts.Pinned)
@@ -212,6 +230,20 @@ func New(c Core, opts Options) *Gateway {
 	g.sync(snap)
 	go g.watch()
 	return g
+}
+
+// bearer wraps an SDK handler in the SDK's bearer middleware, the only way
+// to attach a TokenInfo (which binds a session to its token and reaches
+// every handler as req.Extra.TokenInfo). Our own check has already run; its
+// verifier just hands over the principal found.
+func (g *Gateway) bearer(h http.Handler) http.Handler {
+	return sdkauth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
+		p := auth.From(ctx)
+		if p == nil {
+			return nil, sdkauth.ErrInvalidToken
+		}
+		return &sdkauth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalExtra: p}}, nil
+	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
 
 // sdkLogHandler logs the SDK's info records at debug: it reports every
@@ -315,6 +347,7 @@ func (g *Gateway) sync(snap *registry.Snapshot) {
 		return // a newer snapshot is already in place
 	}
 	g.syncedRev = snap.Revision()
+	g.revision.Store(g.syncedRev)
 	want := make(map[string]bool, snap.Len())
 	for _, e := range snap.Entries() {
 		t := e.Tool
@@ -431,13 +464,17 @@ func (g *Gateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		p := callerFrom(req.GetExtra())
 		lr, ok := res.(*mcp.ListToolsResult)
-		if !p.Restricted() && g.disc == nil || !ok {
+		if !ok {
 			return res, err
 		}
 		if g.disc != nil && lr.NextCursor != "" {
 			if lr, err = allPages(ctx, next, req, lr); err != nil {
 				return nil, err
 			}
+		}
+		lr = g.listRevision(lr)
+		if !p.Restricted() && g.disc == nil {
+			return lr, nil
 		}
 		kept := make([]*mcp.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
@@ -485,7 +522,13 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		}
 		call.Answer = ans
 	}
-	call.Answer = answerFromInput(req, call.Answer)
+	if call.Answer == nil && (req.Params.RequestState != "" || len(req.Params.InputResponses) > 0) {
+		ans, refused := g.resumeInput(req, call)
+		if refused != nil {
+			return toCallToolResult(*refused), nil
+		}
+		call.Answer = ans
+	}
 	ticket, limited := g.core.Admit(call)
 	if limited != nil {
 		return nil, rateLimited(limited)
@@ -499,9 +542,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		defer sink.stop() // before the result goes out: nothing follows it
 	}
 	r, source := g.core.Execute(execCtx, call)
-	r, source, asks := g.relay(execCtx, req, call, r, source)
-	if asks != nil {
-		return &mcp.CallToolResult{InputRequests: asks}, nil
+	r, source = g.relay(execCtx, req, call, r, source)
+	if ir := g.inputRequired(req, call, r); ir != nil {
+		return ir, nil
 	}
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.logCall(ctx, name, source, r, start, call.Caller)
@@ -610,7 +653,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	au := g.core.Authenticator()
 	if au == nil {
-		g.serveSDK(g.unauthed, w, r)
+		g.serveSDK(g.unauthed, g.modernUnauthed, w, r)
 		return
 	}
 	p, err := au.CheckHeader(r.Context(), r.Header.Get("Authorization"))
@@ -625,12 +668,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.unauthorized(w, err.Error(), true) // a fixed reason, never the token
 		return
 	}
-	g.serveSDK(g.handler, w, r.WithContext(auth.With(r.Context(), p)))
+	g.serveSDK(g.handler, g.modern, w, r.WithContext(auth.With(r.Context(), p)))
 }
 
-// serveSDK hands an authenticated request to the SDK's handler h, naming
-// its toolnexus session first when /mcp is stateless.
-func (g *Gateway) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Request) {
+// serveSDK hands an authenticated request to the SDK: a request on the
+// 2026-07-28 protocol to the stateless handler modern, any other to h,
+// naming its toolnexus session first when /mcp is stateless.
+func (g *Gateway) serveSDK(h, modern http.Handler, w http.ResponseWriter, r *http.Request) {
+	if isModern(r) {
+		modern.ServeHTTP(w, r)
+		return
+	}
 	if g.stateless {
 		var ok bool
 		if r, ok = g.statelessSession(w, r); !ok {

@@ -25,21 +25,6 @@ const (
 // an upstream that keeps asking a client that cannot answer ends.
 const maxRelayRounds = 16
 
-// answerFromInput reads the answer to a relayed request from a tools/call
-// retry (the multi-round-trip inputResponses; the SDK fills them in for
-// clients on older protocols after asking them itself).
-func answerFromInput(req *mcp.CallToolRequest, prev *tool.Answer) *tool.Answer {
-	if prev != nil || len(req.Params.InputResponses) == 0 {
-		return prev
-	}
-	for id, resp := range req.Params.InputResponses {
-		if a := answerOf(id, resp); a != nil {
-			return a
-		}
-	}
-	return prev
-}
-
 // answerOf is the answer an MCP client's response to a relayed request
 // carries; nil for a response of another kind.
 func answerOf(id string, resp any) *tool.Answer {
@@ -56,27 +41,27 @@ func answerOf(id string, resp any) *tool.Answer {
 }
 
 // relay handles a pending elicitation or sampling request from the call:
-// to a client on the 2026-07-28 protocol that declared the capability it
-// becomes the result's inputRequests; a client on an older protocol is
-// asked here, during the call; for a client that did not declare it, it is
-// declined here. In the last two cases the call goes on with the answer.
-func (g *Gateway) relay(ctx context.Context, req *mcp.CallToolRequest, call core.Call, r tool.Result, source string) (tool.Result, string, mcp.InputRequestMap) {
+// a client that did not declare the capability has it declined here; a
+// client on an older protocol is asked here, during the call; either way
+// the call goes on with the answer. To a client on the 2026-07-28 protocol
+// that declared it, it is left pending, for inputRequired (input.go).
+func (g *Gateway) relay(ctx context.Context, req *mcp.CallToolRequest, call core.Call, r tool.Result, source string) (tool.Result, string) {
 	for range maxRelayRounds {
 		p := r.Pending
 		if r.Outcome != tool.OutcomePending || p == nil || (p.Kind != kindElicitation && p.Kind != kindSampling) {
-			return r, source, nil
+			return r, source
 		}
 		switch {
 		case !clientCan(req.Session, p.Kind):
 			call.Answer = &tool.Answer{ID: p.ID, Reason: "the MCP client does not support " + p.Kind}
 		case multiRoundTrip(req.Session):
-			return r, source, mcp.InputRequestMap{p.ID: inputRequest(p)}
+			return r, source
 		default:
 			call.Answer = askClient(ctx, req.Session, p)
 		}
 		r, source = g.core.Execute(ctx, call)
 	}
-	return r, source, nil
+	return r, source
 }
 
 // multiRoundTrip reports whether the client speaks 2026-07-28 or later,

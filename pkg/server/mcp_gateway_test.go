@@ -85,6 +85,12 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// sessionProtocol pins a go-sdk client to 2025-11-25, the newest protocol
+// with sessions (initialize, Mcp-Session-Id, logging/setLevel): the tests
+// using it are about those. The go-sdk's default, 2026-07-28, has none; its
+// tests are in mcp_modern_test.go.
+var sessionProtocol = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 // connect opens a go-sdk client session (token "" sends none); opts may
 // carry a list_changed handler. The session closes with the test.
 func (g *gw) connect(t testing.TB, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
@@ -99,7 +105,7 @@ func (g *gw) connectRetrying(t testing.TB, token string, opts *mcp.ClientOptions
 		hc.Transport = bearerTransport{token}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "toolnexus-test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: hc, MaxRetries: retries}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: hc, MaxRetries: retries}, sessionProtocol)
 	if err != nil {
 		return nil, err
 	}

@@ -151,6 +151,10 @@ func New(opts Options) (*Server, error) {
 	if tc != nil {
 		s.tlsConf.Store(tc)
 	}
+	mcpKey, err := cfg.MCPStateKey()
+	if err != nil {
+		return nil, publicError(err)
+	}
 	s.prom.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if s.tracing, err = otlp.Setup(context.Background(), cfg.Telemetry, os.LookupEnv, log); err != nil {
 		return nil, publicError(err)
@@ -179,9 +183,12 @@ func New(opts Options) (*Server, error) {
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	if gc := cfg.Server.MCP; gc.Listen != "" {
+		if mcpKey == nil && cfg.Sessions.Shared {
+			log.Warn("server.mcp.stateKeyFile is unset: a 2026-07-28 client's retry of a suspended call is refused on any replica but the one that suspended it; give every replica the same key file")
+		}
 		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Tools: gc.Tools, Discovery: gc.Discovery, Pinned: gc.Pinned,
 			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil,
-			Stateless: cfg.Sessions.Shared})
+			Stateless: cfg.Sessions.Shared, StateKey: mcpKey})
 	}
 	return s, nil
 }

@@ -487,7 +487,7 @@ func TestSessionsOverMCP(t *testing.T) {
 		t.Fatal(r.GetOutput())
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: &http.Client{Transport: sessionHeader{"shared"}}, MaxRetries: -1}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: &http.Client{Transport: sessionHeader{"shared"}}, MaxRetries: -1}, sessionProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -329,9 +329,26 @@ func TestTraceFromAgentThroughMCPGateway(t *testing.T) {
 		t.Fatalf("tools/call ping: %v %v", err, res)
 	}
 	_ = cs.Close()
+	// A client on the 2026-07-28 protocol (stateless; traceparent in the
+	// _meta it sends with every request) continues its trace the same way.
+	const modernTrace, modernSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	modern, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + ts.srv.MCPAddr().String() + server.MCPPath}, &mcp.ClientSessionOptions{ProtocolVersion: modernVersion})
+	if err != nil || modern.InitializeResult().ProtocolVersion != modernVersion {
+		t.Fatalf("connect at %s: %v", modernVersion, err)
+	}
+	res, err = modern.CallTool(context.Background(), &mcp.CallToolParams{Name: "ping", Arguments: map[string]any{},
+		Meta: mcp.Meta{"traceparent": "00-" + modernTrace + "-" + modernSpan + "-01"}})
+	if err != nil || res.IsError {
+		t.Fatalf("tools/call ping at %s: %v %v", modernVersion, err, res)
+	}
+	_ = modern.Close()
 	ts.stop()
 
 	all := ts.receiver.Spans()
+	if s := findSpan(t, oneTrace(t, all, modernTrace), "execute_tool ping"); s.ParentSpanID != modernSpan {
+		t.Errorf("at %s: execute_tool ping's parent %s, want the _meta span %s", modernVersion, s.ParentSpanID, modernSpan)
+	}
 	mcpSpan := findSpan(t, oneTrace(t, all, metaTrace), "execute_tool peer_whoami")
 	if mcpSpan.ParentSpanID != metaSpan {
 		t.Errorf("execute_tool peer_whoami's parent %s, want the agent's _meta span %s", mcpSpan.ParentSpanID, metaSpan)
@@ -353,8 +370,8 @@ func TestTraceFromAgentThroughMCPGateway(t *testing.T) {
 		t.Errorf("execute_tool ping's parent %s, want the header's span %s", httpSpan.ParentSpanID, hdrSpan)
 	}
 	checkToolSpan(t, httpSpan, "ping", "http")
-	if got := ts.peers.get("http"); len(got) != 1 || !strings.Contains(got[0], hdrTrace) {
-		t.Errorf("the HTTP tool got traceparent %v, want one in trace %s", got, hdrTrace)
+	if got := ts.peers.get("http"); len(got) != 2 || !strings.Contains(got[0], hdrTrace) || !strings.Contains(got[1], modernTrace) {
+		t.Errorf("the HTTP tool got traceparent %v, want one in trace %s, then one in %s", got, hdrTrace, modernTrace)
 	}
 }
 
