@@ -27,7 +27,7 @@ type approvalService struct {
 }
 
 func (s *approvalService) ListApprovals(ctx context.Context, _ *pb.ListApprovalsRequest) (*pb.ListApprovalsResponse, error) {
-	list, err := s.a.core.Approvals(auth.From(ctx))
+	list, err := s.a.core.Approvals(ctx, auth.From(ctx))
 	if err != nil {
 		return nil, approvalError(err)
 	}
