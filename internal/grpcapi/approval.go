@@ -80,7 +80,7 @@ func approvalError(err error) error {
 func approvalToProto(e approval.Entry) *pb.Approval {
 	out := &pb.Approval{Id: e.ID, Status: string(e.Status), Tool: e.Tool, Principal: e.Principal, ArgumentsDigest: e.Digest,
 		Policy: e.Policy, Summary: e.Summary, CreatedAt: timestamppb.New(e.CreatedAt), ExpiresAt: timestamppb.New(e.ExpiresAt),
-		DecidedBy: e.DecidedBy, Reason: e.Reason}
+		DecidedBy: e.DecidedBy, Reason: e.Reason, Session: e.Session}
 	if !e.DecidedAt.IsZero() {
 		out.DecidedAt = timestamppb.New(e.DecidedAt)
 	}
