@@ -41,7 +41,7 @@ func (c *Core) pipeline() []executor.Step {
 func (c *Core) rateLimitStep(next executor.Handler) executor.Handler {
 	return func(ctx context.Context, call executor.Call) tool.Result {
 		l := c.limiter.Load()
-		if l == nil {
+		if l == nil || call.Resumed {
 			return next(ctx, call)
 		}
 		who := call.Principal

@@ -58,6 +58,9 @@ type Request struct {
 	// Principal is the caller's name, for the per-principal concurrency
 	// caps ("" = the anonymous caller when auth is off).
 	Principal string
+	// Resumed marks a round of a call that the steps already admitted
+	// once (a relayed answer): the rate limit does not charge it again.
+	Resumed bool
 }
 
 // Executor runs calls against a registry under the configured limits.

@@ -35,7 +35,9 @@ func TestComposeOrder(t *testing.T) {
 	}
 	seen = nil
 	stop := func(executor.Handler) executor.Handler {
-		return func(context.Context, executor.Call) tool.Result { return tool.FailureWith(tool.OutcomeDenied, "stopped") }
+		return func(context.Context, executor.Call) tool.Result {
+			return tool.FailureWith(tool.OutcomeDenied, "stopped")
+		}
 	}
 	r.x.Compose(record("a", &seen), stop, record("c", &seen))
 	if res, _ := r.x.Execute(context.Background(), executor.Request{Name: "debug_echo"}); res.Output != "stopped" || strings.Join(seen, ",") != "a" {

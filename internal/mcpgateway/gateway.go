@@ -458,7 +458,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = nil // "arguments": null is an absent arguments object
 	}
-	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, Caller: callerFrom(req.Extra), Session: sessionOf(req)}
+	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, Caller: callerFrom(req.Extra), Session: sessionOf(req), Relay: relayer(req)}
 	if a, ok := req.Params.Meta[MetaAnswer]; ok {
 		ans, err := answerFromMeta(a)
 		if err != nil {
@@ -478,8 +478,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if r.Throttled != nil {
 		return nil, rateLimited(r.Throttled)
 	}
-	r, source, asks := g.relay(execCtx, req, call, r, source)
-	if asks != nil {
+	if asks := inputRequests(req, r); asks != nil {
 		return &mcp.CallToolResult{InputRequests: asks}, nil
 	}
 	if g.log.Enabled(ctx, slog.LevelDebug) {
