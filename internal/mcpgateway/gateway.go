@@ -110,6 +110,12 @@ type Gateway struct {
 
 	// levels holds the sessions that sent logging/setLevel (trackLevels).
 	levels sync.Map
+	// levelWatchers are the goroutines that forget a session's entry in
+	// levels when it ends; Close joins them. levelsClosed (under
+	// levelsMu) stops new ones once Close has begun.
+	levelWatchers sync.WaitGroup
+	levelsMu      sync.Mutex
+	levelsClosed  bool
 
 	// syncMu guards the SDK tool set bookkeeping.
 	syncMu    sync.Mutex
@@ -627,9 +633,13 @@ func (g *Gateway) Drain(ctx context.Context) bool { return g.posts.drain(ctx) }
 func (g *Gateway) Close() {
 	g.closeOnce.Do(func() {
 		g.hardCancel()
+		g.levelsMu.Lock()
+		g.levelsClosed = true
+		g.levelsMu.Unlock()
 		for ss := range g.sdk.Sessions() {
 			_ = ss.Close()
 		}
+		g.levelWatchers.Wait() // each ends with its session, closed above
 		g.watcher.Close()
 		<-g.syncDone
 	})

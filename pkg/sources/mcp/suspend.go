@@ -120,12 +120,12 @@ func (s *Source) callFlight(ctx context.Context, sess *session, params *sdk.Call
 	bg, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), flightKey{}, f))
 	f.cancel = cancel
 	sess.flights.add(f)
-	go func() {
+	sess.flying.Go(func() {
 		res, err := sess.cs.CallTool(bg, params)
 		sess.flights.remove(f)
 		f.done <- callOutcome{res, err}
 		cancel()
-	}()
+	})
 	return s.await(ctx, f, name)
 }
 
