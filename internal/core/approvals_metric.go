@@ -1,6 +1,10 @@
 package core
 
 import (
+	"context"
+	"math"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolnexus/toolnexus/internal/approval"
@@ -8,14 +12,22 @@ import (
 
 // registerApprovalsPending exports toolnexus_approvals_pending, computed at
 // scrape time: calls held for a human's decision right now. An alert on it
-// staying above zero tells the approvers someone is waiting.
+// staying above zero tells the approvers someone is waiting. The store may
+// be shared (Redis), so the scrape bounds its look-up and reports NaN — no
+// data, not "nobody waits" — when the store does not answer.
 func registerApprovalsPending(reg prometheus.Registerer, store func() *approval.Store) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "toolnexus_approvals_pending",
 		Help: "Approvals requested and not yet decided (policy @approval(\"required\")).",
 	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		entries, err := store().List(ctx)
+		if err != nil {
+			return math.NaN()
+		}
 		n := 0
-		for _, e := range store().List() {
+		for _, e := range entries {
 			if e.Status == approval.Pending {
 				n++
 			}

@@ -37,15 +37,23 @@ type Call struct {
 	CallID string
 	// Session is the caller's session id ("" = the shared workspace).
 	Session string
+	// Relay, when set, answers a pending request the call ended on, so
+	// the call resumes at once (the /mcp gateway asks its client); nil
+	// ends the call pending. The rounds are one call: one span, one
+	// audit line, one rate limit charge.
+	Relay func(ctx context.Context, r tool.Result) *tool.Answer
 	// Stream is true when the call came through a streaming RPC
 	// (ExecuteStream, or /mcp with a progress token): the audit and trace
 	// record which method ran it.
 	Stream bool
+
+	// resumed marks a relayed round of a call already admitted.
+	resumed bool
 }
 
-// Execute runs one call: resolve the name in the current snapshot, check
-// the caller's allowlist, validate the arguments, apply the limits, run the
-// tool, record the metrics. It always returns a Result — a failure is a
+// Execute runs one call through the pipeline (pipeline.go, where the order
+// of the steps is): observe, resolve, rate limit, validate, policy and
+// approval, session, concurrency and timeout, run. It always returns a Result — a failure is a
 // value — and the source label the call was counted under.
 func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source string) {
 	if c.tracer != nil || c.audit.On() {
@@ -64,29 +72,46 @@ func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source 
 	return res, source
 }
 
-// execute is Execute without the trace span and the audit line.
+// maxRelayRounds bounds the rounds one call resumes through Call.Relay,
+// so an upstream that keeps asking a client that cannot answer ends.
+const maxRelayRounds = 16
+
+// execute is Execute without the trace span and the audit line: the
+// pipeline, and the rounds Call.Relay resumes.
 func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
+	res, source := c.executeOnce(ctx, call)
+	if call.Relay == nil {
+		return res, source
+	}
+	for range maxRelayRounds {
+		if res.Outcome != tool.OutcomePending {
+			break
+		}
+		a := call.Relay(ctx, res)
+		if a == nil {
+			break
+		}
+		call.Answer = a
+		// A resumed round was admitted with the call: the rate limit
+		// does not charge it again; every other step runs as for any call.
+		call.resumed = true
+		res, source = c.executeOnce(ctx, call)
+	}
+	return res, source
+}
+
+// executeOnce is one pass through the pipeline.
+func (c *Core) executeOnce(ctx context.Context, call Call) (tool.Result, string) {
 	req := executor.Request{Name: call.Name, Arguments: call.Arguments, Answer: call.Answer, Protocol: call.Protocol,
-		Owner: tool.Owner{Principal: principalName(call), Session: call.Session}, Gate: c.gate(call)}
+		Owner: tool.Owner{Principal: principalName(call), Session: call.Session}, Gate: c.gate(call), Resumed: call.resumed}
 	req.Principal = req.Owner.Principal
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows
 	}
-	if call.Session == "" {
-		if c.cfg.Load().Sessions.Required {
-			// A front-end checks this first (INVALID_ARGUMENT); this is
-			// the backstop for any path that does not.
-			return c.refuse(call, tool.OutcomeInvalidArguments, ErrSessionRequired.Error()+": this server has sessions.required on"), metrics.UnknownLabel
-		}
-	} else if e, known := c.exec.Snapshot().Lookup(call.Name); known && call.Caller.Allows(e.Tool.Name, e.Tool.Source) {
-		// Only a call that reaches a tool opens (or creates) its session:
-		// an unknown or denied name is answered without touching the disk.
-		sctx, lease, refused := c.enterSession(ctx, call)
-		if refused != nil {
-			return *refused, metrics.UnknownLabel
-		}
-		defer lease.Release()
-		ctx = sctx
+	if call.Session == "" && c.cfg.Load().Sessions.Required {
+		// A front-end checks this first (INVALID_ARGUMENT); this is the
+		// backstop for any path that does not.
+		return c.refuse(call, tool.OutcomeInvalidArguments, ErrSessionRequired.Error()+": this server has sessions.required on"), metrics.UnknownLabel
 	}
 	return c.exec.Execute(ctx, req)
 }

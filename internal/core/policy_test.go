@@ -88,7 +88,7 @@ func TestCoreApprovalBindsTheCall(t *testing.T) {
 		t.Fatalf("a call needing approval: %+v", r)
 	}
 	id := r.Pending.ID
-	if _, err := c.Approvals(b); !errors.Is(err, core.ErrNotApprover) {
+	if _, err := c.Approvals(context.Background(), b); !errors.Is(err, core.ErrNotApprover) {
 		t.Fatalf("agent-b listed approvals: %v", err)
 	}
 	if _, err := c.DecideApproval(context.Background(), a, id, true, ""); !errors.Is(err, approval.ErrSelf) {
@@ -97,7 +97,7 @@ func TestCoreApprovalBindsTheCall(t *testing.T) {
 	if r := run(a, `{"ms": 1}`, &tool.Answer{ID: id, OK: true}); r.Outcome != tool.OutcomeDenied || !strings.Contains(r.Output, "still pending") {
 		t.Fatalf("used before a decision: %+v", r)
 	}
-	list, err := c.Approvals(reviewer)
+	list, err := c.Approvals(context.Background(), reviewer)
 	if err != nil || len(list) != 1 || list[0].ID != id || list[0].Principal != "agent-a" {
 		t.Fatalf("the reviewer's list: %+v, %v", list, err)
 	}
@@ -126,14 +126,14 @@ func TestCoreApprovalBindsTheCall(t *testing.T) {
 
 // Rate limits are per principal: one that spent its burst is refused with
 // the delay, another is not slowed.
-func TestCoreAdmitLimitsEachPrincipal(t *testing.T) {
+func TestCoreRateLimitsEachPrincipal(t *testing.T) {
 	t.Parallel()
 	c := policyCore(t, `, "limits": {"principals": {"*": {"callsPerSecond": 0.001, "burst": 1}}}`)
 	admit := func(p *auth.Principal) bool {
 		cl := call("debug_echo", `{}`)
 		cl.Caller = p
-		ticket, refused := c.Admit(cl)
-		ticket.Release()
+		r, _ := c.Execute(context.Background(), cl)
+		refused := r.Throttled
 		if refused != nil && (refused.RetryAfter <= 0 || refused.Limit == "") {
 			t.Fatalf("a refusal must say which limit and when to retry: %+v", refused)
 		}

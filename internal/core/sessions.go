@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -45,26 +44,6 @@ func principalName(call Call) string {
 	return call.Caller.Name
 }
 
-// enterSession runs the call in its session's workspace: it returns the
-// context carrying the workspace and the lease to release when the call is
-// over, or a result refusing the call (a bad id, too many sessions).
-func (c *Core) enterSession(ctx context.Context, call Call) (context.Context, *session.Lease, *tool.Result) {
-	if err := session.Validate(call.Session); err != nil {
-		r := c.refuse(call, tool.OutcomeInvalidArguments, err.Error())
-		return ctx, nil, &r
-	}
-	lease, err := c.sessions.Acquire(principalName(call), call.Session)
-	if err != nil {
-		r := c.refuse(call, tool.OutcomeDenied, "session: "+err.Error())
-		if errors.Is(err, session.ErrTooMany) {
-			r.Refusal = tool.RefusalSessionLimit
-			c.countRefusal(call, r.Refusal)
-		}
-		return ctx, nil, &r
-	}
-	return tool.WithWorkspace(ctx, lease), lease, nil
-}
-
 // refuse is the result of a call stopped before it reached its tool,
 // counted under the tool's source like any other outcome.
 func (c *Core) refuse(call Call, outcome tool.Outcome, msg string) tool.Result {
@@ -74,14 +53,6 @@ func (c *Core) refuse(call Call, outcome tool.Outcome, msg string) tool.Result {
 	}
 	c.metrics.Calls.WithLabelValues(source, toolLabel, outcome.String(), call.Protocol).Inc()
 	return tool.FailureWith(outcome, msg)
-}
-
-// countRefusal counts a refusal the core itself made, under the tool's
-// source.
-func (c *Core) countRefusal(call Call, r tool.Refusal) {
-	if e, ok := c.exec.Snapshot().Lookup(call.Name); ok {
-		c.metrics.RefusalCounters(e.Tool.Source).Inc(r)
-	}
 }
 
 // Sessions lists sessions: the caller's own, or every principal's when all

@@ -122,6 +122,12 @@ type Gateway struct {
 
 	// levels holds the sessions that sent logging/setLevel (trackLevels).
 	levels sync.Map
+	// levelWatchers are the goroutines that forget a session's entry in
+	// levels when it ends; Close joins them. levelsClosed (under
+	// levelsMu) stops new ones once Close has begun.
+	levelWatchers sync.WaitGroup
+	levelsMu      sync.Mutex
+	levelsClosed  bool
 
 	// syncMu guards the SDK tool set bookkeeping.
 	syncMu    sync.Mutex
@@ -514,7 +520,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = nil // "arguments": null is an absent arguments object
 	}
-	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, Caller: callerFrom(req.Extra), Session: sessionOf(req)}
+	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, Caller: callerFrom(req.Extra), Session: sessionOf(req), Relay: relayer(req)}
 	if a, ok := req.Params.Meta[MetaAnswer]; ok {
 		ans, err := answerFromMeta(a)
 		if err != nil {
@@ -529,11 +535,6 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		}
 		call.Answer = ans
 	}
-	ticket, limited := g.core.Admit(call)
-	if limited != nil {
-		return nil, rateLimited(limited)
-	}
-	defer ticket.Release()
 	start := time.Now()
 	execCtx := ctx
 	if sink := g.sinkFor(ctx, req); sink != nil {
@@ -542,7 +543,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		defer sink.stop() // before the result goes out: nothing follows it
 	}
 	r, source := g.core.Execute(execCtx, call)
-	r, source = g.relay(execCtx, req, call, r, source)
+	if r.Throttled != nil {
+		return nil, rateLimited(r.Throttled)
+	}
 	if ir := g.inputRequired(req, call, r); ir != nil {
 		return ir, nil
 	}
@@ -697,9 +700,13 @@ func (g *Gateway) Drain(ctx context.Context) bool { return g.posts.drain(ctx) }
 func (g *Gateway) Close() {
 	g.closeOnce.Do(func() {
 		g.hardCancel()
+		g.levelsMu.Lock()
+		g.levelsClosed = true
+		g.levelsMu.Unlock()
 		for ss := range g.sdk.Sessions() {
 			_ = ss.Close()
 		}
+		g.levelWatchers.Wait() // each ends with its session, closed above
 		g.watcher.Close()
 		<-g.syncDone
 	})

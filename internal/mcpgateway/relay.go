@@ -8,7 +8,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/plainjson"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -20,10 +19,6 @@ const (
 	kindElicitation = "elicitation"
 	kindSampling    = "sampling"
 )
-
-// maxRelayRounds bounds the declines one tools/call answers on its own, so
-// an upstream that keeps asking a client that cannot answer ends.
-const maxRelayRounds = 16
 
 // answerOf is the answer an MCP client's response to a relayed request
 // carries; nil for a response of another kind.
@@ -40,28 +35,27 @@ func answerOf(id string, resp any) *tool.Answer {
 	return nil
 }
 
-// relay handles a pending elicitation or sampling request from the call:
-// a client that did not declare the capability has it declined here; a
-// client on an older protocol is asked here, during the call; either way
-// the call goes on with the answer. To a client on the 2026-07-28 protocol
-// that declared it, it is left pending, for inputRequired (input.go).
-func (g *Gateway) relay(ctx context.Context, req *mcp.CallToolRequest, call core.Call, r tool.Result, source string) (tool.Result, string) {
-	for range maxRelayRounds {
+// relayer answers a pending elicitation or sampling request from the
+// call, for the core to resume the call with (Call.Relay): a client on an
+// older protocol is asked here, during the call; for a client that did not
+// declare the capability it is declined here. For a client on the
+// 2026-07-28 protocol that declared it, it answers nil: the request goes
+// back in the result's inputRequests (inputRequired, input.go). The resumed rounds
+// are one call: one audit line, one span, one rate limit charge.
+func relayer(req *mcp.CallToolRequest) func(context.Context, tool.Result) *tool.Answer {
+	return func(ctx context.Context, r tool.Result) *tool.Answer {
 		p := r.Pending
-		if r.Outcome != tool.OutcomePending || p == nil || (p.Kind != kindElicitation && p.Kind != kindSampling) {
-			return r, source
+		if p == nil || (p.Kind != kindElicitation && p.Kind != kindSampling) {
+			return nil
 		}
 		switch {
 		case !clientCan(req.Session, p.Kind):
-			call.Answer = &tool.Answer{ID: p.ID, Reason: "the MCP client does not support " + p.Kind}
+			return &tool.Answer{ID: p.ID, Reason: "the MCP client does not support " + p.Kind}
 		case multiRoundTrip(req.Session):
-			return r, source
-		default:
-			call.Answer = askClient(ctx, req.Session, p)
+			return nil
 		}
-		r, source = g.core.Execute(ctx, call)
+		return askClient(ctx, req.Session, p)
 	}
-	return r, source
 }
 
 // multiRoundTrip reports whether the client speaks 2026-07-28 or later,

@@ -21,15 +21,26 @@ func (g *Gateway) trackLevels(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "logging/setLevel" && err == nil {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 				if _, had := g.levels.LoadOrStore(ss, struct{}{}); !had {
-					go func() {
-						_ = ss.Wait()
-						g.levels.Delete(ss)
-					}()
+					g.watchLevel(ss)
 				}
 			}
 		}
 		return res, err
 	}
+}
+
+// watchLevel forgets ss's entry in levels when ss ends, on a goroutine
+// Close joins.
+func (g *Gateway) watchLevel(ss *mcp.ServerSession) {
+	g.levelsMu.Lock()
+	defer g.levelsMu.Unlock()
+	if g.levelsClosed {
+		return // Close is closing every session; nothing to forget
+	}
+	g.levelWatchers.Go(func() {
+		_ = ss.Wait()
+		g.levels.Delete(ss)
+	})
 }
 
 // callSink is how a tools/call hears what its tool reports: progress as

@@ -75,26 +75,43 @@ func New(cfg config.RateLimits) *Limiter {
 	return l
 }
 
-// Admit takes one call of principal to tool, or says why not. A nil
-// Limiter admits everything.
+// Admit takes one call of principal to tool, or says why not. The
+// principal's limits are checked first, then the tool's shared bucket, and
+// a refused call is charged nothing: a caller over its own limit does not
+// spend the tool's tokens, which other callers share. A nil Limiter
+// admits everything.
 func (l *Limiter) Admit(who, tool string, now time.Time) (Ticket, *Refusal) {
 	if l == nil {
 		return Ticket{}, nil
 	}
-	if b := l.tools[tool]; b != nil && !b.AllowN(now, 1) {
-		return Ticket{}, &Refusal{Limit: "limits.tools." + tool + ".callsPerSecond", RetryAfter: wait(b, now)}
-	}
 	p, key := l.principal(who)
-	if p == nil {
-		return Ticket{}, nil
+	var taken *rate.Reservation // the principal's token, returned if the tool refuses
+	if p != nil && p.bucket != nil {
+		r := p.bucket.ReserveN(now, 1)
+		if d := r.DelayFrom(now); !r.OK() || d > 0 {
+			r.CancelAt(now)
+			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".callsPerSecond", RetryAfter: wait(p.bucket, now)}
+		}
+		taken = r
 	}
-	if p.bucket != nil && !p.bucket.AllowN(now, 1) {
-		return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".callsPerSecond", RetryAfter: wait(p.bucket, now)}
-	}
-	if p.concurrent > 0 {
+	if p != nil && p.concurrent > 0 {
 		if p.running.Add(1) > p.concurrent {
 			p.running.Add(-1)
+			if taken != nil {
+				taken.CancelAt(now)
+			}
 			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".concurrent", RetryAfter: concurrentRetry}
+		}
+	}
+	if b := l.tools[tool]; b != nil {
+		if r := b.ReserveN(now, 1); !r.OK() || r.DelayFrom(now) > 0 {
+			r.CancelAt(now)
+			t := Ticket{p: p}
+			t.Release()
+			if taken != nil {
+				taken.CancelAt(now)
+			}
+			return Ticket{}, &Refusal{Limit: "limits.tools." + tool + ".callsPerSecond", RetryAfter: wait(b, now)}
 		}
 	}
 	return Ticket{p: p}, nil

@@ -87,3 +87,27 @@ func TestPolicyOverMCP(t *testing.T) {
 		t.Fatalf("error data %s: %v", je.Data, err)
 	}
 }
+
+// TestHiddenToolRateLimitUntouchedOverMCP is TestHiddenToolRateLimitUntouched
+// on /mcp: a token allowed only write calls read, whose shared bucket holds
+// one token; it is told the tool is unknown (never -32029 naming
+// limits.tools.read), and the next caller allowed read is served.
+func TestHiddenToolRateLimitUntouchedOverMCP(t *testing.T) {
+	t.Parallel()
+	const reader, runner = "mcp-reader-token-0a1b2c", "mcp-runner-token-3d4e5f"
+	g := startGateway(t, fmt.Sprintf(`{"skills": [], "auth": {"tokens": [
+		{"name": "reader", "token": %q, "tools": ["write"]}, {"name": "runner", "token": %q}]},
+		"limits": {"tools": {"read": {"callsPerSecond": 0.01, "burst": 1}}}}`, reader, runner))
+	csR := g.mustConnect(t, reader, nil)
+	for i := range 3 {
+		_, err := csR.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "x"}})
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code == -32029 || strings.Contains(je.Message, "limits.tools") || !strings.Contains(je.Message, "unknown tool") {
+			t.Fatalf("hidden call %d: %v; want unknown tool, no limit named", i, err)
+		}
+	}
+	csOK := g.mustConnect(t, runner, nil)
+	if _, err := csOK.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "x"}}); err != nil {
+		t.Fatalf("the allowed caller found read's bucket drained: %v", err)
+	}
+}

@@ -39,8 +39,10 @@ type session struct {
 	listChanged chan struct{}
 	// relay routes progress and log notifications to streaming calls.
 	relay *relay
-	// flights are the calls a server request may belong to (suspend.go).
+	// flights are the calls a server request may belong to (suspend.go);
+	// flying counts their goroutines, which close joins.
 	flights flights
+	flying  sync.WaitGroup
 
 	downOnce sync.Once
 	dead     chan struct{} // closed when the session is found broken
@@ -101,6 +103,7 @@ func (s *session) close() {
 		s.cancel()
 		<-closed
 		<-s.waitDone
+		s.flying.Wait() // each CallTool returns once the client session is closed
 		s.reap()
 		if s.http != nil {
 			s.http.CloseIdleConnections()

@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolnexus/toolnexus/internal/plainjson"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -75,7 +75,12 @@ func (s *Source) elicitHandler(sess *session) func(context.Context, *sdk.ElicitR
 // CreateMessageResult the caller (its agent's model) produced.
 func (s *Source) sampleHandler(sess *session) func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 	return func(ctx context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-		data, _ := plainjson.Of(req.Params).(map[string]any)
+		data, ok := plainjson.Of(req.Params).(map[string]any)
+		if !ok {
+			// Sent empty, the caller's model would answer a request it
+			// never saw: refuse it to the server instead.
+			return nil, &jsonrpc.Error{Code: codeDeclined, Message: "the sampling request's parameters could not be encoded as JSON to show the caller"}
+		}
 		delete(data, "_meta")
 		a, ok := s.serverAsk(ctx, sess, tool.Pending{Kind: KindSampling, Prompt: lastUserText(req.Params), Data: data}, nil)
 		switch {

@@ -7,8 +7,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -120,12 +120,12 @@ func (s *Source) callFlight(ctx context.Context, sess *session, params *sdk.Call
 	bg, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), flightKey{}, f))
 	f.cancel = cancel
 	sess.flights.add(f)
-	go func() {
+	sess.flying.Go(func() {
 		res, err := sess.cs.CallTool(bg, params)
 		sess.flights.remove(f)
 		f.done <- callOutcome{res, err}
 		cancel()
-	}()
+	})
 	return s.await(ctx, f, name)
 }
 
@@ -196,7 +196,7 @@ func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, c
 		_ = e.Deliver(tool.Answer{})
 		return tool.Answer{}, false
 	}
-	return e.Wait(ctx.Done())
+	return e.Wait(ctx)
 }
 
 // parseAnswering reads a server's "elicitation" and "sampling" switches.

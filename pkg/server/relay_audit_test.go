@@ -1,0 +1,31 @@
+package server_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRelayedRoundsAreOneCall: /mcp resumes a call whose upstream asked
+// for something the client cannot answer (declined for it) within the one
+// tools/call; the rounds are one call, so the audit log has one line for
+// it, not one per round.
+func TestRelayedRoundsAreOneCall(t *testing.T) {
+	t.Parallel()
+	entry := everythingServer(t)
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "audit": {"path": %q},
+		"mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, auditPath, entry))
+	plainClient := g.mustConnect(t, "", nil)
+	res := callMCP(t, plainClient, "everything_trigger-elicitation-request", map[string]any{})
+	if res.IsError || !strings.Contains(text(t, res), "User declined") {
+		t.Fatalf("a client without elicitation: %q", text(t, res))
+	}
+	audit, _ := os.ReadFile(auditPath)
+	n := strings.Count(string(audit), `"tool":"everything_trigger-elicitation-request"`)
+	if n != 1 {
+		t.Fatalf("%d audit lines for one tools/call:\n%s", n, audit)
+	}
+}
