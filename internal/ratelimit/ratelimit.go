@@ -6,6 +6,10 @@
 // start full again). Finding a principal's bucket is a sync.Map read; the
 // bucket itself is golang.org/x/time/rate's, whose short mutex only
 // callers of the same principal (or tool) ever share.
+//
+// With WithCluster (cluster.redis) the call rates are kept in Redis
+// instead (redis.go): one atomic round trip per call that has a rate, none
+// for a call without one; the local buckets take over while Redis is down.
 package ratelimit
 
 import (
@@ -16,6 +20,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
 )
 
@@ -31,6 +36,10 @@ type Limiter struct {
 	named map[string]config.PrincipalRate
 	star  *config.PrincipalRate
 	tools map[string]*rate.Limiter
+	// toolRates are the tools' rates, for the shared buckets.
+	toolRates map[string]config.Rate
+	// shared keeps the rates in Redis; nil = local buckets only.
+	shared *shared
 	// principals are the callers' states, made on first call.
 	principals sync.Map // string → *principal
 }
@@ -38,6 +47,7 @@ type Limiter struct {
 type principal struct {
 	bucket     *rate.Limiter // nil = no rate
 	cps        float64
+	burst      int
 	concurrent int64 // 0 = no cap
 	running    atomic.Int64
 }
@@ -61,11 +71,14 @@ func (t Ticket) Release() {
 }
 
 // New builds the limiter of cfg, or nil when no limit is set.
-func New(cfg config.RateLimits) *Limiter {
+func New(cfg config.RateLimits, opts ...Option) *Limiter {
 	if !cfg.Enabled() {
 		return nil
 	}
-	l := &Limiter{named: cfg.Principals, tools: make(map[string]*rate.Limiter, len(cfg.Tools))}
+	l := &Limiter{named: cfg.Principals, tools: make(map[string]*rate.Limiter, len(cfg.Tools)), toolRates: cfg.Tools}
+	for _, o := range opts {
+		o(l)
+	}
 	if r, ok := cfg.Principals[Wildcard]; ok {
 		l.star = &r
 	}
@@ -81,15 +94,12 @@ func (l *Limiter) Admit(who, tool string, now time.Time) (Ticket, *Refusal) {
 	if l == nil {
 		return Ticket{}, nil
 	}
-	if b := l.tools[tool]; b != nil && !b.AllowN(now, 1) {
-		return Ticket{}, &Refusal{Limit: "limits.tools." + tool + ".callsPerSecond", RetryAfter: wait(b, now)}
-	}
 	p, key := l.principal(who)
+	if r := l.admitRate(who, tool, p, key, now); r != nil {
+		return Ticket{}, r
+	}
 	if p == nil {
 		return Ticket{}, nil
-	}
-	if p.bucket != nil && !p.bucket.AllowN(now, 1) {
-		return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".callsPerSecond", RetryAfter: wait(p.bucket, now)}
 	}
 	if p.concurrent > 0 {
 		if p.running.Add(1) > p.concurrent {
@@ -98,6 +108,28 @@ func (l *Limiter) Admit(who, tool string, now time.Time) (Ticket, *Refusal) {
 		}
 	}
 	return Ticket{p: p}, nil
+}
+
+// admitRate takes the call's tokens: in Redis while it answers, else from
+// this replica's buckets.
+func (l *Limiter) admitRate(who, tool string, p *principal, key string, now time.Time) *Refusal {
+	if l.shared != nil {
+		if l.shared.c.Up() {
+			if r, ok := l.admitShared(who, tool, p, key); ok {
+				return r
+			}
+		}
+		if _, limited := l.toolRates[tool]; limited || (p != nil && p.bucket != nil) {
+			l.shared.c.Metrics().Fallback(cluster.FallbackRateLimit)
+		}
+	}
+	if b := l.tools[tool]; b != nil && !b.AllowN(now, 1) {
+		return &Refusal{Limit: "limits.tools." + tool + ".callsPerSecond", RetryAfter: wait(b, now)}
+	}
+	if p != nil && p.bucket != nil && !p.bucket.AllowN(now, 1) {
+		return &Refusal{Limit: "limits.principals." + key + ".callsPerSecond", RetryAfter: wait(p.bucket, now)}
+	}
+	return nil
 }
 
 // principal finds (or makes) the state of a caller, and the config key its
@@ -115,7 +147,7 @@ func (l *Limiter) principal(who string) (*principal, string) {
 	if v, ok := l.principals.Load(who); ok {
 		return v.(*principal), key
 	}
-	p := &principal{cps: r.CallsPerSecond, concurrent: int64(r.Concurrent)}
+	p := &principal{cps: r.CallsPerSecond, burst: r.Burst, concurrent: int64(r.Concurrent)}
 	if r.CallsPerSecond > 0 {
 		p.bucket = rate.NewLimiter(rate.Limit(r.CallsPerSecond), r.Burst)
 	}
