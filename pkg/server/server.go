@@ -37,7 +37,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
-	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/gcfloor"
@@ -124,6 +124,10 @@ type Server struct {
 	// heapFloor is the GC heap floor while serving (a reload may change
 	// it); nil when the heap is not managed.
 	heapFloor atomic.Pointer[gcfloor.Floor]
+
+	// cluster is the replicas' shared control plane (cluster.redis); nil
+	// with one replica (cluster.go).
+	cluster *cluster.Client
 }
 
 // New loads the config, starts every source and builds the gRPC server. A
@@ -134,7 +138,7 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, shutdown: make(chan struct{}), prom: prometheus.NewRegistry()}
+	s := &Server{opts: opts, log: log, shutdown: make(chan struct{}), prom: prometheus.NewRegistry(), health: health.NewServer()}
 	cfg, err := s.loadConfig()
 	if err != nil {
 		return nil, publicError(err)
@@ -150,12 +154,18 @@ func New(opts Options) (*Server, error) {
 	if s.tracing, err = otlp.Setup(context.Background(), cfg.Telemetry, os.LookupEnv, log); err != nil {
 		return nil, publicError(err)
 	}
-	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native,
-		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput})
-	if err != nil {
+	if err := s.startCluster(cfg); err != nil {
 		s.shutdownTracing()
 		return nil, publicError(err)
 	}
+	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native,
+		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster})
+	if err != nil {
+		s.closeCluster()
+		s.shutdownTracing()
+		return nil, publicError(err)
+	}
+	s.serveClusterReloads()
 	s.api = grpcapi.New(s.core, grpcapi.Options{Logger: log, Metrics: s.prom, Reload: s.reloadForRPC,
 		Shutdown: s.shutdown, DisableInterceptors: opts.knobs.DisableInterceptors})
 
@@ -169,7 +179,6 @@ func New(opts Options) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(gopts...)
 	s.api.Register(s.grpc)
-	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	if gc := cfg.Server.MCP; gc.Listen != "" {
@@ -270,14 +279,7 @@ func configName(p string) string {
 
 func (s *Server) setServing(on bool) {
 	s.serving.Store(on)
-	st := healthpb.HealthCheckResponse_NOT_SERVING
-	if on {
-		st = healthpb.HealthCheckResponse_SERVING
-	}
-	s.health.SetServingStatus("", st)
-	s.health.SetServingStatus(pb.RegistryService_ServiceDesc.ServiceName, st)
-	s.health.SetServingStatus(pb.SourceService_ServiceDesc.ServiceName, st)
-	s.health.SetServingStatus(pb.SessionService_ServiceDesc.ServiceName, st)
+	s.publishHealth() // cluster.go: serving, and Redis up when it is required
 }
 
 // sourcesCloseBound bounds closing the sources at Shutdown, after the
@@ -330,6 +332,7 @@ func (s *Server) stop(ctx context.Context) error {
 	if closeErr != nil {
 		s.log.Warn("closing sources", "error", closeErr)
 	}
+	s.closeCluster()
 	s.shutdownTracing()
 	s.heapFloor.Load().Stop()
 	s.log.Info("toolnexus stopped")
