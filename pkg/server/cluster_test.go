@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,4 +157,108 @@ func mcpPostNoFatal(url, token, body string) (int, string) {
 		}
 	}
 	return resp.StatusCode, b.String()
+}
+
+// clusterProcConfig is a replica process's config: the builtins without
+// webfetch, debug tools as asked, the control plane at srv.
+func clusterProcConfig(srv *testutil.RedisServer, debug bool) string {
+	return fmt.Sprintf(`{"debug": %v, "skills": [], "builtins": {"tools": {"webfetch": false}},
+  "cluster": {"redis": {"url": %q, "timeout": 2000}}}`, debug, srv.URL)
+}
+
+// hasTool reports whether the replica at addr lists name.
+func hasTool(t *testing.T, addr, name string) bool {
+	t.Helper()
+	resp, err := pb.NewRegistryServiceClient(dialGRPC(t, addr)).ListTools(context.Background(), &pb.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("ListTools on %s: %v", addr, err)
+	}
+	for _, tl := range resp.GetTools() {
+		if tl.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Reload through the balancer (toolnexus reload), and SIGHUP on one
+// replica, reach all three; the answer counts them and names a failure.
+func TestReloadReachesEveryReplica(t *testing.T) {
+	t.Parallel()
+	runReplicaMain()
+	nginxPath(t)
+	srv := testutil.StartRedis(t)
+	var reps []*replicaProc
+	var addrs []string
+	for i := range 3 {
+		r := startReplicaWithConfig(t, t.Name(), fmt.Sprintf("r%d", i), clusterProcConfig(srv, false))
+		reps, addrs = append(reps, r), append(addrs, r.grpc)
+	}
+	lb := startNginx(t, addrs)
+	src := pb.NewSourceServiceClient(dialGRPC(t, lb))
+	writeAll := func(debug bool) {
+		for _, r := range reps {
+			if err := os.WriteFile(r.cfg, []byte(clusterProcConfig(srv, debug)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	writeAll(true)
+	resp, err := src.Reload(context.Background(), &pb.ReloadRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(resp.GetReplicas()); n != 3 {
+		t.Fatalf("the answer lists %d replicas, want 3: %v", n, resp.GetReplicas())
+	}
+	for _, r := range resp.GetReplicas() {
+		if !r.GetApplied() || r.GetRevision() == 0 {
+			t.Errorf("replica %s: %+v", r.GetReplica(), r)
+		}
+	}
+	for _, r := range reps {
+		if !hasTool(t, r.grpc, "debug_echo") {
+			t.Errorf("%s does not serve the reloaded config", r.name)
+		}
+	}
+
+	// SIGHUP on r1 alone reloads all three.
+	writeAll(false)
+	if err := reps[1].cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, r := range reps {
+		for hasTool(t, r.grpc, "debug_echo") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never reloaded after SIGHUP on r1:\n%s", r.name, r.logText())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if !strings.Contains(reps[1].logText(), "reload: 3 of 3 replicas applied it") {
+		t.Errorf("r1's log does not count the replicas:\n%s", reps[1].logText())
+	}
+
+	// A replica whose config is broken is named, with the reason.
+	writeAll(true)
+	if err := os.WriteFile(reps[2].cfg, []byte(`{"limits": {"timeout": -1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = pb.NewSourceServiceClient(dialGRPC(t, reps[0].grpc)).Reload(context.Background(), &pb.ReloadRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, failed := 0, ""
+	for _, r := range resp.GetReplicas() {
+		if r.GetApplied() {
+			applied++
+		} else {
+			failed = r.GetError()
+		}
+	}
+	if applied != 2 || !strings.Contains(failed, "limits.timeout") {
+		t.Fatalf("with r2's config broken: %d applied, failure %q; answer %v", applied, failed, resp.GetReplicas())
+	}
 }
