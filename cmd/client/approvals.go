@@ -38,9 +38,9 @@ admin token or one named (or in a group named) in policy.approvers.`)
 		return nil
 	}
 	tw := newTable(c.stdout)
-	fmt.Fprintln(tw, "ID\tSTATUS\tPRINCIPAL\tTOOL\tPOLICY\tEXPIRES\tDECIDED-BY\tARGUMENTS")
+	fmt.Fprintln(tw, "ID\tSTATUS\tPRINCIPAL\tSESSION\tTOOL\tPOLICY\tEXPIRES\tDECIDED-BY\tARGUMENTS")
 	for _, a := range resp.GetApprovals() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.GetId(), a.GetStatus(), a.GetPrincipal(), a.GetTool(), a.GetPolicy(),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.GetId(), a.GetStatus(), a.GetPrincipal(), dash(a.GetSession()), a.GetTool(), a.GetPolicy(),
 			a.GetExpiresAt().AsTime().UTC().Format(time.RFC3339), dash(a.GetDecidedBy()), a.GetSummary())
 	}
 	return tw.Flush()

@@ -1,39 +1,41 @@
-// Package approval holds the calls a policy sent to a human: each pending
-// approval is bound to one exact call (tool, canonical arguments, caller,
-// policy), can be decided once by someone other than the caller, and
-// resumes exactly one run of that call. The store is in memory and
-// bounded; a restart forgets it, so what was pending is denied.
+// Package approval is the layer of the suspended-call store (package
+// suspend) for calls a policy sent to a human: each approval is bound to
+// one exact call (principal, session, tool, canonical arguments), can be
+// decided once by someone other than the caller, and resumes exactly one
+// run of that call. It adds to the store what only approvals have: the
+// decision with its self-approval rule, the list an approver reads, and
+// the policy and summary an approver sees. Who may decide (policy.approvers)
+// is the core's rule, not this package's.
 package approval
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/toolnexus/toolnexus/internal/suspend"
 )
 
 // Status is where an approval stands.
-type Status string
+type Status = suspend.State
 
 // The statuses.
 const (
-	Pending  Status = "pending"
-	Approved Status = "approved"
-	Denied   Status = "denied"
-	Expired  Status = "expired"
-	Used     Status = "used" // approved, and its call has run
+	Pending  = suspend.Pending
+	Approved = suspend.Approved
+	Denied   = suspend.Denied
+	Expired  = suspend.Expired
+	Used     = suspend.Claimed // approved, and its call has run
 )
 
 // Request is the call an approval is for.
 type Request struct {
-	Tool      string
-	Principal string
-	// Digest is the hex SHA-256 of the canonical arguments (Digest).
-	Digest string
+	// Binding is the exact call: principal, session, tool and the
+	// digest of its canonical arguments (suspend.Digest).
+	suspend.Binding
 	// Policy is the @id of the policy that asked for the approval.
 	Policy string
 	// Summary is the arguments as a person reads them.
@@ -50,11 +52,13 @@ type Entry struct {
 	DecidedBy string
 	DecidedAt time.Time
 	Reason    string
+	// Reused is set when Create found the same call already waiting.
+	Reused bool
 }
 
-// The ways the store refuses, each with its own text for the caller.
+// The ways an approval is refused, each with its own text for the caller.
 var (
-	ErrFull        = errors.New("too many approvals are pending (policy.maxPending); ask an approver to decide some, then retry")
+	ErrFull        = errors.New("too many approvals are pending (policy.maxPending per principal, policy.maxPendingTotal for all); ask an approver to decide some, then retry")
 	ErrUnknown     = errors.New("no such approval (it may predate a restart, which denies every pending approval)")
 	ErrSelf        = errors.New("the principal that made a call cannot approve or deny it")
 	ErrDecided     = errors.New("the approval has already been decided")
@@ -65,211 +69,181 @@ var (
 	ErrOtherCaller = errors.New("the approval belongs to another principal")
 	ErrOtherTool   = errors.New("the approval is for another tool")
 	ErrOtherArgs   = errors.New("the approval is for other arguments: it covers exactly the arguments it was asked for")
+	ErrOtherSess   = errors.New("the approval is for another session: it covers the session it was asked in")
 )
 
-// Store is the bounded in-memory set of approvals. Its lock is only taken
-// on calls that need an approval, never on the ordinary call path.
+// Limits bound the approvals.
+type Limits struct {
+	// MaxPerPrincipal caps the pending approvals of one principal
+	// (policy.maxPending); MaxTotal caps them for all (policy.maxPendingTotal).
+	MaxPerPrincipal, MaxTotal int
+	// Timeout is how long an approval stays decidable and, approved, usable.
+	Timeout time.Duration
+}
+
+// Store is the approvals in a suspended-call store. Nothing here runs on
+// the ordinary call path: only calls a policy wants approved reach it.
 type Store struct {
-	mu      sync.Mutex
-	entries map[string]*entry
-	pending int
-	max     int
-	timeout time.Duration
-	now     func() time.Time
-	seq     uint64
+	s      suspend.Store
+	limits atomic.Pointer[Limits]
 }
 
-type entry struct {
-	Entry
-	seq     uint64        // creation order, for listing newest first
-	decided chan struct{} // closed when decided
+// New makes the approval layer over s with limits l.
+func New(s suspend.Store, l Limits) *Store {
+	a := &Store{s: s}
+	a.SetLimits(l)
+	return a
 }
 
-// New makes a store holding at most maxPending undecided approvals, each
-// decidable for timeout. now is the clock (time.Now when nil).
-func New(maxPending int, timeout time.Duration, now func() time.Time) *Store {
-	if now == nil {
-		now = time.Now
+// SetLimits changes the caps and timeout for approvals made from now on.
+func (a *Store) SetLimits(l Limits) { a.limits.Store(&l) }
+
+// Owns reports whether id is an approval's id (by its prefix): a gate
+// claims only the answers whose id it owns and passes the others on.
+func Owns(id string) bool { return suspend.KindOf(id) == suspend.KindApproval }
+
+// data is what an approval keeps beside its binding.
+type data struct {
+	Policy  string `json:"policy"`
+	Summary string `json:"summary"`
+}
+
+// Create records a pending approval, or returns the one the same call
+// (principal, session, tool, arguments) already waits on, pending or
+// approved and unused: a retry does not add one.
+func (a *Store) Create(ctx context.Context, r Request) (Entry, error) {
+	l := a.limits.Load()
+	d, err := json.Marshal(data{Policy: r.Policy, Summary: r.Summary})
+	if err != nil {
+		return Entry{}, err
 	}
-	return &Store{entries: map[string]*entry{}, max: maxPending, timeout: timeout, now: now}
-}
-
-// SetLimits changes the bound and timeout for approvals made from now on.
-func (s *Store) SetLimits(maxPending int, timeout time.Duration) {
-	s.mu.Lock()
-	s.max, s.timeout = maxPending, timeout
-	s.mu.Unlock()
-}
-
-// Create records a new pending approval.
-func (s *Store) Create(r Request) (Entry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	s.expireLocked(now)
-	if s.pending >= s.max {
-		return Entry{}, ErrFull
+	e, err := a.s.Create(ctx, suspend.Request{Kind: suspend.KindApproval, Binding: r.Binding, TTL: l.Timeout,
+		MaxPerPrincipal: l.MaxPerPrincipal, MaxTotal: l.MaxTotal, Reuse: true, Data: d})
+	if err != nil {
+		return Entry{}, translate(err)
 	}
-	s.seq++
-	e := &entry{Entry: Entry{ID: newID(), Request: r, Status: Pending, CreatedAt: now, ExpiresAt: now.Add(s.timeout)}, seq: s.seq, decided: make(chan struct{})}
-	s.entries[e.ID] = e
-	s.pending++
-	s.trimLocked()
-	return e.Entry, nil
+	return entryOf(e), nil
 }
 
 // Decide approves or denies a pending approval on behalf of decider.
-func (s *Store) Decide(id, decider string, approve bool, reason string) (Entry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	s.expireLocked(now)
-	e, ok := s.entries[id]
-	switch {
-	case !ok:
-		return Entry{}, ErrUnknown
-	case decider == e.Principal:
-		return e.Entry, ErrSelf
-	case e.Status == Expired:
-		return e.Entry, ErrExpired
-	case e.Status != Pending:
-		return e.Entry, ErrDecided
+func (a *Store) Decide(ctx context.Context, id, decider string, approve bool, reason string) (Entry, error) {
+	e, err := a.get(ctx, id)
+	if err != nil {
+		return Entry{}, err
 	}
-	e.Status = Denied
+	if decider == e.Principal {
+		return e, ErrSelf
+	}
+	to := suspend.Denied
 	if approve {
-		e.Status = Approved
+		to = suspend.Approved
 	}
-	e.DecidedBy, e.DecidedAt, e.Reason = decider, now, reason
-	s.pending--
-	close(e.decided)
-	return e.Entry, nil
+	got, err := a.s.Resolve(ctx, id, suspend.Resolution{To: to, By: decider, Reason: reason})
+	if err != nil {
+		return entryOf(got), translate(err)
+	}
+	return entryOf(got), nil
 }
 
-// Redeem uses an approved approval for one call: the same principal, tool
-// and argument digest. It succeeds once.
-func (s *Store) Redeem(id, principal, tool, digest string) (Entry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.expireLocked(s.now())
-	e, ok := s.entries[id]
-	if !ok {
-		return Entry{}, ErrUnknown
+// Redeem uses an approved approval for the one call it is bound to. It
+// succeeds once.
+func (a *Store) Redeem(ctx context.Context, id string, call suspend.Binding) (Entry, error) {
+	e, err := a.get(ctx, id)
+	if err != nil {
+		return Entry{}, err
 	}
 	// Who and what first: a stranger learns nothing about the state of
 	// an approval that is not theirs.
 	switch {
-	case e.Principal != principal:
+	case e.Principal != call.Principal:
 		return Entry{}, ErrOtherCaller
-	case e.Tool != tool:
+	case e.Tool != call.Tool:
 		return Entry{}, ErrOtherTool
-	case e.Digest != digest:
+	case e.Digest != call.Digest:
 		return Entry{}, ErrOtherArgs
+	case e.Session != call.Session:
+		return Entry{}, ErrOtherSess
 	}
-	switch e.Status {
-	case Approved:
-		e.Status = Used
-		return e.Entry, nil
-	case Used:
-		return e.Entry, ErrUsed
-	case Denied:
-		return e.Entry, fmt.Errorf("%w by %s: %s", ErrDeniedCall, e.DecidedBy, orNone(e.Reason))
-	case Expired:
-		return e.Entry, ErrExpired
+	got, err := a.s.Claim(ctx, id, call)
+	if errors.Is(err, suspend.ErrDenied) {
+		return e, fmt.Errorf("%w by %s: %s", ErrDeniedCall, e.DecidedBy, orNone(e.Reason))
 	}
-	return e.Entry, ErrNotYet
+	if err != nil {
+		return entryOf(got), translate(err)
+	}
+	return entryOf(got), nil
 }
 
-// Wait blocks until the approval is decided, expires, or ctx ends.
-func (s *Store) Wait(ctx context.Context, id string) (Entry, error) {
-	s.mu.Lock()
-	e, ok := s.entries[id]
-	var left time.Duration
-	var ch chan struct{}
-	if ok {
-		left, ch = e.ExpiresAt.Sub(s.now()), e.decided
+// Wait blocks until the approval is decided or expires (nil error), or ctx
+// ends (its error); ErrUnknown when the store no longer holds it.
+func (a *Store) Wait(ctx context.Context, id string) (Entry, error) {
+	e, err := a.s.Wait(ctx, id)
+	if err != nil {
+		return Entry{}, translate(err)
 	}
-	s.mu.Unlock()
-	if !ok {
-		return Entry{}, ErrUnknown
-	}
-	t := time.NewTimer(left)
-	defer t.Stop()
-	select {
-	case <-ch:
-	case <-t.C:
-	case <-ctx.Done():
-		return Entry{}, ctx.Err()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.expireLocked(s.now())
-	return e.Entry, nil
+	return entryOf(e), nil
 }
 
 // List is every approval held, newest first.
-func (s *Store) List() []Entry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.expireLocked(s.now())
-	all := make([]*entry, 0, len(s.entries))
-	for _, e := range s.entries {
-		all = append(all, e)
+func (a *Store) List(ctx context.Context) ([]Entry, error) {
+	es, err := a.s.List(ctx, suspend.Filter{Kind: suspend.KindApproval})
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].seq > all[j].seq })
-	out := make([]Entry, len(all))
-	for i, e := range all {
-		out[i] = e.Entry
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		out[i] = entryOf(e)
 	}
-	return out
+	return out, nil
 }
 
 // Get is one approval.
-func (s *Store) Get(id string) (Entry, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.expireLocked(s.now())
-	e, ok := s.entries[id]
-	if !ok {
-		return Entry{}, false
-	}
-	return e.Entry, true
+func (a *Store) Get(ctx context.Context, id string) (Entry, bool) {
+	e, err := a.get(ctx, id)
+	return e, err == nil
 }
 
-func (s *Store) expireLocked(now time.Time) {
-	// An approval is good until ExpiresAt: undecided, or approved and not
-	// yet used. Past it, both are expired.
-	for _, e := range s.entries {
-		if now.Before(e.ExpiresAt) {
-			continue
-		}
-		switch e.Status {
-		case Pending:
-			e.Status = Expired
-			s.pending--
-			close(e.decided)
-		case Approved:
-			e.Status = Expired
-		}
+func (a *Store) get(ctx context.Context, id string) (Entry, error) {
+	if !Owns(id) {
+		return Entry{}, ErrUnknown
 	}
+	e, err := a.s.Get(ctx, id)
+	if err != nil {
+		return Entry{}, translate(err)
+	}
+	if e.Kind != suspend.KindApproval {
+		return Entry{}, ErrUnknown
+	}
+	return entryOf(e), nil
 }
 
-// trimLocked keeps the decided history bounded too: at most max decided
-// entries besides the pending ones, the oldest dropped first.
-func (s *Store) trimLocked() {
-	over := len(s.entries) - s.pending - s.max
-	if over <= 0 {
-		return
+func entryOf(e suspend.Entry) Entry {
+	var d data
+	_ = json.Unmarshal(e.Data, &d) // written by Create; an empty entry has none
+	return Entry{ID: e.ID, Request: Request{Binding: e.Binding, Policy: d.Policy, Summary: d.Summary}, Status: e.State,
+		CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt, DecidedBy: e.By, DecidedAt: e.ResolvedAt, Reason: e.Reason, Reused: e.Reused}
+}
+
+// translate turns the store's errors into the approval texts callers and
+// approvers read.
+func translate(err error) error {
+	switch {
+	case errors.Is(err, suspend.ErrCapped):
+		return fmt.Errorf("%w (%v)", ErrFull, err)
+	case errors.Is(err, suspend.ErrUnknown):
+		return ErrUnknown
+	case errors.Is(err, suspend.ErrExpired):
+		return ErrExpired
+	case errors.Is(err, suspend.ErrAlreadyAnswered):
+		return ErrDecided
+	case errors.Is(err, suspend.ErrNotYet):
+		return ErrNotYet
+	case errors.Is(err, suspend.ErrClaimed):
+		return ErrUsed
+	case errors.Is(err, suspend.ErrDenied):
+		return ErrDeniedCall
 	}
-	done := make([]*entry, 0, len(s.entries)-s.pending)
-	for _, e := range s.entries {
-		if e.Status != Pending {
-			done = append(done, e)
-		}
-	}
-	sort.Slice(done, func(i, j int) bool { return done[i].seq < done[j].seq })
-	for _, e := range done[:over] {
-		delete(s.entries, e.ID)
-	}
+	return err
 }
 
 func orNone(s string) string {
@@ -277,11 +251,4 @@ func orNone(s string) string {
 		return "no reason given"
 	}
 	return s
-}
-
-// newID is 80 random bits, readable and safe in a URL or a shell.
-func newID() string {
-	var b [10]byte
-	_, _ = rand.Read(b[:])
-	return "apr_" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
 }

@@ -12,7 +12,8 @@ import (
 // Defaults of the policy section.
 const (
 	DefaultApprovalTimeout     = 15 * time.Minute
-	DefaultMaxPendingApprovals = 1000
+	DefaultMaxPendingApprovals = 100
+	DefaultMaxPendingTotal     = 1000
 )
 
 // Policy modes.
@@ -33,8 +34,11 @@ type Policy struct {
 	// Approvers are principal or group names that may decide approvals
 	// (admins always may).
 	Approvers []string
-	// MaxPending bounds the approvals held in memory.
-	MaxPending int
+	// MaxPending bounds the undecided approvals of one principal, so one
+	// caller cannot hold back everyone else's; MaxPendingTotal bounds
+	// them all.
+	MaxPending      int
+	MaxPendingTotal int
 	// Set is the parsed files; nil when Files is empty. Parsing here, not
 	// at start, makes --check and a reload refuse what a start would.
 	Set *policy.Set
@@ -44,7 +48,7 @@ type Policy struct {
 func (p Policy) Enabled() bool { return p.Set != nil }
 
 func parsePolicy(raw json.RawMessage, baseDir string) (Policy, error) {
-	p := Policy{Mode: PolicyEnforce, ApprovalTimeout: DefaultApprovalTimeout, MaxPending: DefaultMaxPendingApprovals}
+	p := Policy{Mode: PolicyEnforce, ApprovalTimeout: DefaultApprovalTimeout, MaxPending: DefaultMaxPendingApprovals, MaxPendingTotal: DefaultMaxPendingTotal}
 	if raw == nil {
 		return p, nil
 	}
@@ -54,6 +58,7 @@ func parsePolicy(raw json.RawMessage, baseDir string) (Policy, error) {
 		ApprovalTimeout *int64   `json:"approvalTimeout"`
 		Approvers       []string `json:"approvers"`
 		MaxPending      *int     `json:"maxPending"`
+		MaxPendingTotal *int     `json:"maxPendingTotal"`
 	}
 	if err := strictDecode("policy", raw, &r); err != nil {
 		return p, err
@@ -75,6 +80,19 @@ func parsePolicy(raw json.RawMessage, baseDir string) (Policy, error) {
 			return p, keyErr("policy.maxPending", "must be at least 1")
 		}
 		p.MaxPending = *r.MaxPending
+	}
+	if r.MaxPendingTotal != nil {
+		if *r.MaxPendingTotal < 1 {
+			return p, keyErr("policy.maxPendingTotal", "must be at least 1")
+		}
+		p.MaxPendingTotal = *r.MaxPendingTotal
+	}
+	if r.MaxPendingTotal == nil && p.MaxPending > p.MaxPendingTotal {
+		// A config from before maxPending was per principal keeps working.
+		p.MaxPendingTotal = p.MaxPending
+	}
+	if p.MaxPending > p.MaxPendingTotal {
+		return p, keyErr("policy.maxPending", "is per principal and must not exceed policy.maxPendingTotal (%d), the bound for all principals", p.MaxPendingTotal)
 	}
 	p.Approvers = r.Approvers
 	for i, f := range r.Files {

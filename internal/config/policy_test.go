@@ -34,6 +34,8 @@ func TestPolicySection(t *testing.T) {
 		{`{"policy": {"mode": "audit"}}`, "policy.mode"},
 		{`{"policy": {"approvalTimeout": 5}}`, "policy.approvalTimeout"},
 		{`{"policy": {"maxPending": 0}}`, "policy.maxPending"},
+		{`{"policy": {"maxPendingTotal": 0}}`, "policy.maxPendingTotal"},
+		{`{"policy": {"maxPending": 20, "maxPendingTotal": 10}}`, "policy.maxPending"},
 		{`{"policy": {"file": []}}`, "policy.file: unknown key"},
 	} {
 		_, err := Parse([]byte(c.cfg), "", dir)

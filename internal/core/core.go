@@ -29,6 +29,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/ratelimit"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/session"
+	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -54,6 +55,10 @@ type Options struct {
 	// Cluster is the replicas' shared control plane (cluster.redis); nil
 	// keeps everything in this process.
 	Cluster *cluster.Client
+	// Suspended keeps the suspended calls (approvals, elicitations...);
+	// an in-memory store when nil. A shared store lets any replica
+	// answer a call another suspended.
+	Suspended suspend.Store
 }
 
 // Core is one running tool set.
@@ -106,14 +111,18 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		kinds = append(kinds, k.Name)
 	}
 	c.metrics.InitRefusals(kinds)
-	c.initPolicy(cfg, promReg, kinds)
+	suspended := opts.Suspended
+	if suspended == nil {
+		suspended = suspend.NewMemory(nil, 0)
+	}
+	c.initPolicy(cfg, promReg, kinds, suspended)
 	box, err := newSandbox(cfg, log)
 	if err != nil {
 		return nil, err
 	}
 	c.box = box
 	c.exec = executor.New(c.reg, c.metrics.ForExecutor(), cfg.Limits, log)
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing, Sandbox: box})
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended})
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
 		c.exec.Close()

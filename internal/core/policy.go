@@ -19,6 +19,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/internal/policy"
 	"github.com/toolnexus/toolnexus/internal/ratelimit"
+	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -40,16 +41,25 @@ type policyState struct {
 	approvers []string
 }
 
-// policyParts are the core's policy engine, approvals and rate limits.
+// policyParts are the core's policy metrics and approvals.
 type policyParts struct {
-	metrics   *metrics.Policy
+	metrics *metrics.Policy
+	// suspended holds every suspended call: the approvals, and the
+	// sources' elicitation, sampling and input requests (shared with the
+	// engine), so the gate can tell an answer that is not its own.
+	suspended suspend.Store
 	approvals *approval.Store
 }
 
-func (c *Core) initPolicy(cfg *config.Config, reg prometheus.Registerer, sources []string) {
+func (c *Core) initPolicy(cfg *config.Config, reg prometheus.Registerer, sources []string, suspended suspend.Store) {
 	c.pol.metrics = metrics.NewPolicy(reg, sources)
-	c.pol.approvals = approval.New(cfg.Policy.MaxPending, cfg.Policy.ApprovalTimeout, nil)
+	c.pol.suspended = suspended
+	c.pol.approvals = approval.New(suspended, approvalLimits(cfg))
 	c.applyPolicy(cfg)
+}
+
+func approvalLimits(cfg *config.Config) approval.Limits {
+	return approval.Limits{MaxPerPrincipal: cfg.Policy.MaxPending, MaxTotal: cfg.Policy.MaxPendingTotal, Timeout: cfg.Policy.ApprovalTimeout}
 }
 
 // applyPolicy swaps in cfg's policies and limits; calls in flight finish
@@ -60,7 +70,7 @@ func (c *Core) applyPolicy(cfg *config.Config) {
 	} else {
 		c.policy.Store(nil)
 	}
-	c.pol.approvals.SetLimits(cfg.Policy.MaxPending, cfg.Policy.ApprovalTimeout)
+	c.pol.approvals.SetLimits(approvalLimits(cfg))
 	c.limiter.Store(ratelimit.New(cfg.RateLimits, ratelimit.WithCluster(c.cluster)))
 }
 
@@ -143,40 +153,55 @@ func refuse(text string) *tool.Result {
 }
 
 // approval runs the approval step of a call a policy wants approved: a
-// caller resuming with an answer redeems its approval; otherwise a pending
-// approval is made, and the call either suspends (Execute) or waits for the
+// caller resuming with an approval's id redeems it; a caller answering
+// another request of this very call (the approved tool elicited) passes
+// its answer on; otherwise a pending approval is made (or the identical
+// call's reused), and the call either suspends (Execute) or waits for the
 // decision (ExecuteStream, /mcp).
 func (g *callGate) approval(ctx context.Context, e *registry.Entry, args json.RawMessage, answer *tool.Answer, who string, v policy.Verdict) (*tool.Result, *tool.Answer) {
 	store := g.c.pol.approvals
-	digest, err := approval.Digest(args)
+	digest, err := suspend.Digest(args)
 	if err != nil {
 		return refuse("denied by policy: " + err.Error()), nil
+	}
+	bind := suspend.Binding{Principal: who, Session: g.call.Session, Tool: e.Tool.Name, Digest: digest}
+	if answer != nil && !approval.Owns(answer.ID) && g.resumes(ctx, answer.ID, e.Tool.Name, digest) {
+		return nil, answer // the call was approved before it suspended
 	}
 	if answer != nil {
 		if !answer.OK {
 			return refuse(fmt.Sprintf("approval %s: withdrawn by the caller", answer.ID)), nil
 		}
-		if _, err := store.Redeem(answer.ID, who, e.Tool.Name, digest); err != nil {
+		if _, err := store.Redeem(ctx, answer.ID, bind); err != nil {
 			return refuse(fmt.Sprintf("approval %s refused: %v", answer.ID, err)), nil
 		}
 		return nil, nil // approved: the tool runs, without the approval's answer
 	}
-	canon, _ := approval.Canonical(args) // Digest already parsed args
-	ent, err := store.Create(approval.Request{Tool: e.Tool.Name, Principal: who, Digest: digest, Policy: v.Policy, Summary: summarize(canon)})
+	canon, _ := suspend.Canonical(args) // Digest already parsed args
+	ent, err := store.Create(ctx, approval.Request{Binding: bind, Policy: v.Policy, Summary: summarize(canon)})
 	if err != nil {
 		return refuse(fmt.Sprintf("approval needed by policy %s, but %v", v.Policy, err)), nil
 	}
-	g.c.log.InfoContext(ctx, "call waits for approval", "approval", ent.ID, "tool", e.Tool.Name, "principal", who, "policy", v.Policy)
+	g.c.log.InfoContext(ctx, "call waits for approval", "approval", ent.ID, "tool", e.Tool.Name, "principal", who, "policy", v.Policy, "reused", ent.Reused)
 	if !g.call.Stream && g.call.Protocol != ProtocolMCP {
 		r := tool.Suspend(pendingOf(ent))
 		return &r, nil
 	}
-	return g.wait(ctx, e, ent, who)
+	return g.wait(ctx, e, ent, bind)
+}
+
+// resumes reports whether id is an open request (an elicitation, sampling
+// or input) that this exact call (owner, session, tool, arguments) is
+// suspended on: such a call passed the gate before it ran and suspended.
+func (g *callGate) resumes(ctx context.Context, id, toolName, digest string) bool {
+	got, err := g.c.pol.suspended.Get(ctx, id)
+	return err == nil && got.Kind != suspend.KindApproval && got.State == suspend.Pending &&
+		got.Binding == suspend.Binding{Principal: principalName(g.call), Session: g.call.Session, Tool: toolName, Digest: digest}
 }
 
 // wait holds a streamed call until its approval is decided, telling the
 // caller it waits (a log event, then progress every approvalHeartbeat).
-func (g *callGate) wait(ctx context.Context, e *registry.Entry, ent approval.Entry, who string) (*tool.Result, *tool.Answer) {
+func (g *callGate) wait(ctx context.Context, e *registry.Entry, ent approval.Entry, bind suspend.Binding) (*tool.Result, *tool.Answer) {
 	store := g.c.pol.approvals
 	msg := "waiting for approval " + ent.ID
 	mcp := g.call.Protocol == ProtocolMCP
@@ -185,7 +210,7 @@ func (g *callGate) wait(ctx context.Context, e *registry.Entry, ent approval.Ent
 	} else {
 		tool.Log(ctx, tool.LevelInfo, "policy", msg)
 	}
-	for {
+	for ent.Status == approval.Pending {
 		wctx, cancel := context.WithTimeout(ctx, approvalHeartbeat)
 		_, err := store.Wait(wctx, ent.ID)
 		cancel()
@@ -196,11 +221,16 @@ func (g *callGate) wait(ctx context.Context, e *registry.Entry, ent approval.Ent
 			r := tool.ContextResult(ctx, e.Tool.Name)
 			return &r, nil
 		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			// Not a heartbeat: the approval is gone (trimmed, or the
+			// store failed). Waiting on would spin until ctx ends.
+			return refuse(fmt.Sprintf("approval %s refused: %v", ent.ID, err)), nil
+		}
 		if mcp {
 			tool.Progress(ctx, 0, 0, msg)
 		}
 	}
-	if _, err := store.Redeem(ent.ID, who, e.Tool.Name, ent.Digest); err != nil {
+	if _, err := store.Redeem(ctx, ent.ID, bind); err != nil {
 		return refuse(fmt.Sprintf("approval %s refused: %v", ent.ID, err)), nil
 	}
 	return nil, nil
@@ -212,7 +242,7 @@ func pendingOf(e approval.Entry) tool.Pending {
 		Kind: PendingKindApproval,
 		Prompt: fmt.Sprintf("%s wants to run %s with %s; policy %s needs a human's approval (toolnexus approve %s). Then call again with the same name and arguments and answer {id: %q, ok: true}.",
 			e.Principal, e.Tool, e.Summary, e.Policy, e.ID, e.ID),
-		Data:      map[string]any{"tool": e.Tool, "principal": e.Principal, "argumentsDigest": e.Digest, "policy": e.Policy},
+		Data:      map[string]any{"tool": e.Tool, "principal": e.Principal, "session": e.Session, "argumentsDigest": e.Digest, "policy": e.Policy},
 		ExpiresAt: e.ExpiresAt,
 	}
 }
@@ -245,11 +275,11 @@ func (c *Core) mayDecide(p *auth.Principal) bool {
 }
 
 // Approvals lists every approval held, newest first, for an approver.
-func (c *Core) Approvals(p *auth.Principal) ([]approval.Entry, error) {
+func (c *Core) Approvals(ctx context.Context, p *auth.Principal) ([]approval.Entry, error) {
 	if !c.mayDecide(p) {
 		return nil, ErrNotApprover
 	}
-	return c.pol.approvals.List(), nil
+	return c.pol.approvals.List(ctx)
 }
 
 // DecideApproval approves or denies a pending approval as p, and records
@@ -258,7 +288,7 @@ func (c *Core) DecideApproval(ctx context.Context, p *auth.Principal, id string,
 	if !c.mayDecide(p) {
 		return approval.Entry{}, ErrNotApprover
 	}
-	e, err := c.pol.approvals.Decide(id, p.Name, approve, reason)
+	e, err := c.pol.approvals.Decide(ctx, id, p.Name, approve, reason)
 	if err != nil {
 		return e, err
 	}

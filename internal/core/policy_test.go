@@ -88,7 +88,7 @@ func TestCoreApprovalBindsTheCall(t *testing.T) {
 		t.Fatalf("a call needing approval: %+v", r)
 	}
 	id := r.Pending.ID
-	if _, err := c.Approvals(b); !errors.Is(err, core.ErrNotApprover) {
+	if _, err := c.Approvals(context.Background(), b); !errors.Is(err, core.ErrNotApprover) {
 		t.Fatalf("agent-b listed approvals: %v", err)
 	}
 	if _, err := c.DecideApproval(context.Background(), a, id, true, ""); !errors.Is(err, approval.ErrSelf) {
@@ -97,7 +97,7 @@ func TestCoreApprovalBindsTheCall(t *testing.T) {
 	if r := run(a, `{"ms": 1}`, &tool.Answer{ID: id, OK: true}); r.Outcome != tool.OutcomeDenied || !strings.Contains(r.Output, "still pending") {
 		t.Fatalf("used before a decision: %+v", r)
 	}
-	list, err := c.Approvals(reviewer)
+	list, err := c.Approvals(context.Background(), reviewer)
 	if err != nil || len(list) != 1 || list[0].ID != id || list[0].Principal != "agent-a" {
 		t.Fatalf("the reviewer's list: %+v, %v", list, err)
 	}

@@ -18,6 +18,8 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/suspend"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/internal/waitctx"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -27,7 +29,6 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/sources/http"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/sources/native"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 	"go.opentelemetry.io/otel/trace"
@@ -47,6 +48,10 @@ type Options struct {
 	// Sandbox confines the commands sources start for a model; nil runs
 	// them unconfined.
 	Sandbox *sandbox.Sandbox
+	// Suspended is where suspended calls are kept, shared with the
+	// core's approvals so a gate can tell an answer it does not own
+	// (a fresh in-memory store when nil).
+	Suspended suspend.Store
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -96,11 +101,14 @@ func New(reg *registry.Registry, opts Options) *Engine {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = DefaultDrainTimeout
 	}
+	if opts.Suspended == nil {
+		opts.Suspended = suspend.NewMemory(nil, 0)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	drainCtx, drainCancel := context.WithCancel(context.Background())
 	return &Engine{reg: reg, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
 		drainCtx: drainCtx, drainCancel: drainCancel, instances: map[registry.LayerID]*instance{},
-		pending: pending.New(pending.Limits{})}
+		pending: pending.New(opts.Suspended, pending.Limits{})}
 }
 
 // Registry returns the registry the engine publishes into.

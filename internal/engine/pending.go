@@ -2,7 +2,7 @@ package engine
 
 import (
 	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 )
 
 // pendingFor applies limits.pendingTimeout and limits.maxPending to the

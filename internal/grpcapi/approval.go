@@ -27,7 +27,7 @@ type approvalService struct {
 }
 
 func (s *approvalService) ListApprovals(ctx context.Context, _ *pb.ListApprovalsRequest) (*pb.ListApprovalsResponse, error) {
-	list, err := s.a.core.Approvals(auth.From(ctx))
+	list, err := s.a.core.Approvals(ctx, auth.From(ctx))
 	if err != nil {
 		return nil, approvalError(err)
 	}
@@ -80,7 +80,7 @@ func approvalError(err error) error {
 func approvalToProto(e approval.Entry) *pb.Approval {
 	out := &pb.Approval{Id: e.ID, Status: string(e.Status), Tool: e.Tool, Principal: e.Principal, ArgumentsDigest: e.Digest,
 		Policy: e.Policy, Summary: e.Summary, CreatedAt: timestamppb.New(e.CreatedAt), ExpiresAt: timestamppb.New(e.ExpiresAt),
-		DecidedBy: e.DecidedBy, Reason: e.Reason}
+		DecidedBy: e.DecidedBy, Reason: e.Reason, Session: e.Session}
 	if !e.DecidedAt.IsZero() {
 		out.DecidedAt = timestamppb.New(e.DecidedAt)
 	}

@@ -46,7 +46,7 @@ type Core interface {
 	// Admit applies the rate limits before a call (RESOURCE_EXHAUSTED).
 	Admit(call core.Call) (ratelimit.Ticket, *ratelimit.Refusal)
 	// Approvals and DecideApproval are ApprovalService.
-	Approvals(p *auth.Principal) ([]approval.Entry, error)
+	Approvals(ctx context.Context, p *auth.Principal) ([]approval.Entry, error)
 	DecideApproval(ctx context.Context, p *auth.Principal, id string, approve bool, reason string) (approval.Entry, error)
 }
 

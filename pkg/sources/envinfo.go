@@ -3,7 +3,7 @@ package sources
 import (
 	"log/slog"
 
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"go.opentelemetry.io/otel/trace"
 )
 

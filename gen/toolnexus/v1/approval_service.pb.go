@@ -131,7 +131,10 @@ type Approval struct {
 	// When it was decided.
 	DecidedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
 	// The reason the decider gave.
-	Reason        string `protobuf:"bytes,12,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,12,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The session the call was made in ("" for none): the approval covers
+	// the call in that session only.
+	Session       string `protobuf:"bytes,13,opt,name=session,proto3" json:"session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -246,6 +249,13 @@ func (x *Approval) GetDecidedAt() *timestamppb.Timestamp {
 func (x *Approval) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *Approval) GetSession() string {
+	if x != nil {
+		return x.Session
 	}
 	return ""
 }
@@ -459,7 +469,7 @@ const file_toolnexus_v1_approval_service_proto_rawDesc = "" +
 	"#toolnexus/v1/approval_service.proto\x12\ftoolnexus.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n" +
 	"\x14ListApprovalsRequest\"M\n" +
 	"\x15ListApprovalsResponse\x124\n" +
-	"\tapprovals\x18\x01 \x03(\v2\x16.toolnexus.v1.ApprovalR\tapprovals\"\xa9\x03\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x16.toolnexus.v1.ApprovalR\tapprovals\"\xc3\x03\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n" +
@@ -477,7 +487,8 @@ const file_toolnexus_v1_approval_service_proto_rawDesc = "" +
 	" \x01(\tR\tdecidedBy\x129\n" +
 	"\n" +
 	"decided_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n" +
-	"\x06reason\x18\f \x01(\tR\x06reason\"8\n" +
+	"\x06reason\x18\f \x01(\tR\x06reason\x12\x18\n" +
+	"\asession\x18\r \x01(\tR\asession\"8\n" +
 	"\x0eApproveRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -67,7 +67,7 @@ func startAgentB(b *testing.B, card string) started {
 func BenchmarkInputPendingThousand(b *testing.B) {
 	const n = 1000
 	agent := newFakeAgent(b, "1.0")
-	store := pending.New(pending.Limits{MaxPerPrincipal: 2 * n, Timeout: time.Hour})
+	store := pending.NewLocal(pending.Limits{MaxPerPrincipal: 2 * n, Timeout: time.Hour})
 	cfg := agentConfig(agent.cardURL())
 	cfg.PollEvery = 1
 	s := startAgent(b, "fake", cfg, sources.Env{Pending: store})

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/a2a"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -55,7 +55,7 @@ func TestRealAgentAsksForInput(t *testing.T) {
 			} else {
 				agent = startNodeAgent(t, tc.proto)
 			}
-			store := pending.New(pending.Limits{Timeout: time.Minute})
+			store := pending.NewLocal(pending.Limits{Timeout: time.Minute})
 			s := startAgent(t, "node", a2a.AgentConfig{Card: agent.cardURL(), Timeout: 20000, PollEvery: 10}, sources.Env{Pending: store})
 			if s.err != nil {
 				t.Fatalf("Start: %v", s.err)
@@ -105,7 +105,7 @@ func TestRealAgentInputDeclinedAndExpired(t *testing.T) {
 			t.Parallel()
 			agent := startNodeAgent(t, tc.proto)
 			cfg := a2a.AgentConfig{Card: agent.cardURL(), Timeout: 20000, PollEvery: 10}
-			store := pending.New(pending.Limits{Timeout: time.Minute})
+			store := pending.NewLocal(pending.Limits{Timeout: time.Minute})
 			s := startAgent(t, "node", cfg, sources.Env{Pending: store})
 			alice := asker{reg: s, name: tc.cardName + "_echo", owner: tool.Owner{Principal: "alice"}}
 
@@ -120,7 +120,7 @@ func TestRealAgentInputDeclinedAndExpired(t *testing.T) {
 				t.Fatalf("stats after a decline: %+v; want a cancel of %s and no answer", st, id)
 			}
 
-			short := pending.New(pending.Limits{Timeout: 200 * time.Millisecond})
+			short := pending.NewLocal(pending.Limits{Timeout: 200 * time.Millisecond})
 			s2 := startAgent(t, "node-short", cfg, sources.Env{Pending: short})
 			alice2 := asker{reg: s2, name: tc.cardName + "_echo", owner: tool.Owner{Principal: "alice"}}
 			p = pendingInput(t, alice2.call(context.Background(), "ask proceed?", nil))
@@ -145,7 +145,7 @@ func TestRealAgentInputDeclinedAndExpired(t *testing.T) {
 func TestInputRequestsBoundedPerPrincipal(t *testing.T) {
 	t.Parallel()
 	agent := newFakeAgent(t, "1.0")
-	store := pending.New(pending.Limits{Timeout: time.Minute, MaxPerPrincipal: 1})
+	store := pending.NewLocal(pending.Limits{Timeout: time.Minute, MaxPerPrincipal: 1})
 	s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{Pending: store})
 	alice := asker{reg: s, name: "Fake_Agent_echo", owner: tool.Owner{Principal: "alice"}}
 	pendingInput(t, alice.call(context.Background(), "input after 1", nil))
@@ -189,7 +189,7 @@ func TestInputAnswerBoundToArguments(t *testing.T) {
 func TestCloseWithdrawsWaitingTasks(t *testing.T) {
 	forBoth(t, func(t *testing.T, proto string) {
 		agent := newFakeAgent(t, proto)
-		store := pending.New(pending.Limits{Timeout: time.Hour})
+		store := pending.NewLocal(pending.Limits{Timeout: time.Hour})
 		s := startAgent(t, "fake", agentConfig(agent.cardURL()), sources.Env{Pending: store})
 		alice := asker{reg: s, name: "Fake_Agent_echo", owner: tool.Owner{Principal: "alice"}}
 		p := pendingInput(t, alice.call(context.Background(), "input after 1", nil))

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/internal/waitctx"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -81,7 +81,7 @@ func New(id string, cfg AgentConfig, env sources.Env) *Source {
 		waits:     map[*inputWait]struct{}{},
 	}
 	if s.pending == nil {
-		s.pending = pending.New(pending.Limits{})
+		s.pending = pending.NewLocal(pending.Limits{})
 	}
 	if cfg.Disabled {
 		s.status = sources.Status{Layer: layer, State: sources.Disabled}

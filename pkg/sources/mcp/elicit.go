@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolnexus/toolnexus/internal/plainjson"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 

@@ -11,11 +11,11 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/confine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/internal/waitctx"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -114,7 +114,7 @@ func New(name string, cfg ServerConfig, env sources.Env) *Source {
 		s.prefix = *cfg.Prefix
 	}
 	if s.pending = env.Pending; s.pending == nil {
-		s.pending = pending.New(pending.Limits{})
+		s.pending = pending.NewLocal(pending.Limits{})
 	}
 	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
 	s.box, s.boxErr = confine.Runner(env.Sandbox)

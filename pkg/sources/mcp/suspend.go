@@ -7,8 +7,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -196,7 +196,7 @@ func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, c
 		_ = e.Deliver(tool.Answer{})
 		return tool.Answer{}, false
 	}
-	return e.Wait(ctx.Done())
+	return e.Wait(ctx)
 }
 
 // parseAnswering reads a server's "elicitation" and "sampling" switches.

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp/internal/testserver"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -60,7 +60,7 @@ func BenchmarkPendingThousand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store := pending.New(pending.Limits{MaxPerPrincipal: 2 * n})
+	store := pending.NewLocal(pending.Limits{MaxPerPrincipal: 2 * n})
 	reg, _ := startEnv(b, "everything", servers["everything"], sources.Env{Pending: store})
 	const name = "everything_trigger-elicitation-request"
 	ctx := context.Background()

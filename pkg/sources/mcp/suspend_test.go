@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -140,7 +140,7 @@ func TestEverythingSampling(t *testing.T) {
 // the server hears a cancel, and the late answer is refused as expired.
 func TestEverythingExpiry(t *testing.T) {
 	t.Parallel()
-	store := pending.New(pending.Limits{Timeout: 200 * time.Millisecond})
+	store := pending.NewLocal(pending.Limits{Timeout: 200 * time.Millisecond})
 	reg := everything(t, sources.Env{Pending: store}, nil)
 	const name = "everything_trigger-elicitation-request"
 	p := mustPend(t, run(t, reg, alice, name, `{}`, nil), mcp.KindElicitation)
@@ -175,7 +175,7 @@ func TestEverythingOptOut(t *testing.T) {
 // own.
 func TestEverythingMaxPending(t *testing.T) {
 	t.Parallel()
-	store := pending.New(pending.Limits{MaxPerPrincipal: 1})
+	store := pending.NewLocal(pending.Limits{MaxPerPrincipal: 1})
 	reg := everything(t, sources.Env{Pending: store}, nil)
 	const name = "everything_trigger-elicitation-request"
 	first := mustPend(t, run(t, reg, alice, name, `{}`, nil), mcp.KindElicitation)

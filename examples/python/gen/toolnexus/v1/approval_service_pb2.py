@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#toolnexus/v1/approval_service.proto\x12\x0ctoolnexus.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n\x14ListApprovalsRequest\"M\n\x15ListApprovalsResponse\x12\x34\n\tapprovals\x18\x01 \x03(\x0b\x32\x16.toolnexus.v1.ApprovalR\tapprovals\"\xa9\x03\n\x08\x41pproval\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1c\n\tprincipal\x18\x04 \x01(\tR\tprincipal\x12)\n\x10\x61rguments_digest\x18\x05 \x01(\tR\x0f\x61rgumentsDigest\x12\x16\n\x06policy\x18\x06 \x01(\tR\x06policy\x12\x18\n\x07summary\x18\x07 \x01(\tR\x07summary\x12\x39\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x39\n\nexpires_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n\ndecided_by\x18\n \x01(\tR\tdecidedBy\x12\x39\n\ndecided_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n\x06reason\x18\x0c \x01(\tR\x06reason\"8\n\x0e\x41pproveRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"E\n\x0f\x41pproveResponse\x12\x32\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x16.toolnexus.v1.ApprovalR\x08\x61pproval\"5\n\x0b\x44\x65nyRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"B\n\x0c\x44\x65nyResponse\x12\x32\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x16.toolnexus.v1.ApprovalR\x08\x61pproval2\xf2\x01\n\x0f\x41pprovalService\x12X\n\rListApprovals\x12\".toolnexus.v1.ListApprovalsRequest\x1a#.toolnexus.v1.ListApprovalsResponse\x12\x46\n\x07\x41pprove\x12\x1c.toolnexus.v1.ApproveRequest\x1a\x1d.toolnexus.v1.ApproveResponse\x12=\n\x04\x44\x65ny\x12\x19.toolnexus.v1.DenyRequest\x1a\x1a.toolnexus.v1.DenyResponseB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#toolnexus/v1/approval_service.proto\x12\x0ctoolnexus.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n\x14ListApprovalsRequest\"M\n\x15ListApprovalsResponse\x12\x34\n\tapprovals\x18\x01 \x03(\x0b\x32\x16.toolnexus.v1.ApprovalR\tapprovals\"\xc3\x03\n\x08\x41pproval\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1c\n\tprincipal\x18\x04 \x01(\tR\tprincipal\x12)\n\x10\x61rguments_digest\x18\x05 \x01(\tR\x0f\x61rgumentsDigest\x12\x16\n\x06policy\x18\x06 \x01(\tR\x06policy\x12\x18\n\x07summary\x18\x07 \x01(\tR\x07summary\x12\x39\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x39\n\nexpires_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n\ndecided_by\x18\n \x01(\tR\tdecidedBy\x12\x39\n\ndecided_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n\x06reason\x18\x0c \x01(\tR\x06reason\x12\x18\n\x07session\x18\r \x01(\tR\x07session\"8\n\x0e\x41pproveRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"E\n\x0f\x41pproveResponse\x12\x32\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x16.toolnexus.v1.ApprovalR\x08\x61pproval\"5\n\x0b\x44\x65nyRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"B\n\x0c\x44\x65nyResponse\x12\x32\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x16.toolnexus.v1.ApprovalR\x08\x61pproval2\xf2\x01\n\x0f\x41pprovalService\x12X\n\rListApprovals\x12\".toolnexus.v1.ListApprovalsRequest\x1a#.toolnexus.v1.ListApprovalsResponse\x12\x46\n\x07\x41pprove\x12\x1c.toolnexus.v1.ApproveRequest\x1a\x1d.toolnexus.v1.ApproveResponse\x12=\n\x04\x44\x65ny\x12\x19.toolnexus.v1.DenyRequest\x1a\x1a.toolnexus.v1.DenyResponseB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolnexus.v1.approval_service_pb2', globals())
@@ -27,15 +27,15 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _LISTAPPROVALSRESPONSE._serialized_start=110
   _LISTAPPROVALSRESPONSE._serialized_end=187
   _APPROVAL._serialized_start=190
-  _APPROVAL._serialized_end=615
-  _APPROVEREQUEST._serialized_start=617
-  _APPROVEREQUEST._serialized_end=673
-  _APPROVERESPONSE._serialized_start=675
-  _APPROVERESPONSE._serialized_end=744
-  _DENYREQUEST._serialized_start=746
-  _DENYREQUEST._serialized_end=799
-  _DENYRESPONSE._serialized_start=801
-  _DENYRESPONSE._serialized_end=867
-  _APPROVALSERVICE._serialized_start=870
-  _APPROVALSERVICE._serialized_end=1112
+  _APPROVAL._serialized_end=641
+  _APPROVEREQUEST._serialized_start=643
+  _APPROVEREQUEST._serialized_end=699
+  _APPROVERESPONSE._serialized_start=701
+  _APPROVERESPONSE._serialized_end=770
+  _DENYREQUEST._serialized_start=772
+  _DENYREQUEST._serialized_end=825
+  _DENYRESPONSE._serialized_start=827
+  _DENYRESPONSE._serialized_end=893
+  _APPROVALSERVICE._serialized_start=896
+  _APPROVALSERVICE._serialized_end=1138
 # @@protoc_insertion_point(module_scope)

@@ -1,11 +1,13 @@
-package approval
+package suspend
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/toolnexus/toolnexus/internal/strictjson"
@@ -29,6 +31,9 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 	var v any
 	if err := d.Decode(&v); err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("arguments: data after the JSON value")
 	}
 	var buf bytes.Buffer
 	if err := writeCanonical(&buf, v); err != nil {

@@ -1,6 +1,7 @@
 package pending_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/toolnexus/toolnexus/pkg/sources/pending"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -20,7 +21,7 @@ func call(principal, session, args string) tool.Call {
 
 func TestAnswerReachesTheWaiter(t *testing.T) {
 	t.Parallel()
-	s := pending.New(pending.Limits{})
+	s := pending.NewLocal(pending.Limits{})
 	e, err := s.Open(call("a", "s", `{"x": 1}`), "elicitation", nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestAnswerReachesTheWaiter(t *testing.T) {
 	if err := e.Deliver(tool.Answer{ID: e.ID, OK: true, Data: "yes"}); err != nil {
 		t.Fatal(err)
 	}
-	a, ok := e.Wait(nil)
+	a, ok := e.Wait(context.Background())
 	if !ok || a.Data != "yes" {
 		t.Fatalf("wait = %+v %v", a, ok)
 	}
@@ -55,13 +56,13 @@ func TestAnswerReachesTheWaiter(t *testing.T) {
 
 func TestExpiryReleasesTheWaiterAndRefusesLateAnswers(t *testing.T) {
 	t.Parallel()
-	s := pending.New(pending.Limits{Timeout: time.Millisecond})
+	s := pending.NewLocal(pending.Limits{Timeout: time.Millisecond})
 	expired := make(chan struct{})
 	e, err := s.Open(call("a", "", `{}`), "sampling", nil, func() { close(expired) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.Wait(nil); ok {
+	if _, ok := e.Wait(context.Background()); ok {
 		t.Fatal("an expired request reported an answer")
 	}
 	<-expired
@@ -72,7 +73,7 @@ func TestExpiryReleasesTheWaiterAndRefusesLateAnswers(t *testing.T) {
 
 func TestMaxPerPrincipal(t *testing.T) {
 	t.Parallel()
-	s := pending.New(pending.Limits{MaxPerPrincipal: 2})
+	s := pending.NewLocal(pending.Limits{MaxPerPrincipal: 2})
 	var open []*pending.Entry
 	for range 2 {
 		e, err := s.Open(call("a", "", `{}`), "elicitation", nil, nil)
@@ -88,8 +89,8 @@ func TestMaxPerPrincipal(t *testing.T) {
 		t.Fatalf("another principal: %v", err)
 	}
 	// Withdrawn by the upstream: the slot is free again.
-	done := make(chan struct{})
-	close(done)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
 	if _, ok := open[0].Wait(done); ok {
 		t.Fatal("withdrawn request reported an answer")
 	}
@@ -102,7 +103,7 @@ func TestMaxPerPrincipal(t *testing.T) {
 // id is unknown (not expired).
 func TestWithdraw(t *testing.T) {
 	t.Parallel()
-	s := pending.New(pending.Limits{Timeout: time.Hour})
+	s := pending.NewLocal(pending.Limits{Timeout: time.Hour})
 	c := call("a", "s", `{}`)
 	e, err := s.Open(c, "input", nil, func() { t.Error("expired after withdraw") })
 	if err != nil {
@@ -117,4 +118,20 @@ func TestWithdraw(t *testing.T) {
 	if err := e.Deliver(tool.Answer{OK: true}); !errors.Is(err, pending.ErrExpired) || s.Len() != 0 {
 		t.Fatalf("deliver after withdraw: %v (open %d)", err, s.Len())
 	}
+}
+
+// TestAnswerWithReorderedKeys: the arguments of an answer are compared by
+// their canonical digest, as an approval's are, so the same arguments in
+// another key order resume the call.
+func TestAnswerWithReorderedKeys(t *testing.T) {
+	t.Parallel()
+	s := pending.NewLocal(pending.Limits{})
+	e, err := s.Open(call("a", "s", `{"a": 1, "b": {"c": 2, "d": 3}}`), "elicitation", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Peek(call("a", "s", `{"b":{"d":3,"c":2},"a":1}`), e.ID); err != nil {
+		t.Fatalf("reordered keys: %v", err)
+	}
+	e.Withdraw()
 }
