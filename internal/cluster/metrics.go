@@ -95,7 +95,7 @@ func opName(cmd redis.Cmder) string { return strings.ToLower(cmd.Name()) }
 // Unreachable reports whether err means Redis could not be asked (as
 // opposed to an answer such as "no such key" or a script's error reply).
 func Unreachable(err error) bool {
-	if err == nil || errors.Is(err, redis.Nil) {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) {

@@ -11,6 +11,8 @@ import (
 	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/suspend"
+	"github.com/toolnexus/toolnexus/internal/suspend/redisstore"
 )
 
 // ReplicaReload is one replica's outcome of a reload broadcast over the
@@ -39,10 +41,21 @@ func (s *Server) startCluster(cfg *config.Config) error {
 		return err
 	}
 	s.cluster = c
+	s.suspended = redisstore.New(c)
 	if !c.Up() {
 		s.log.Warn("cluster: Redis does not answer yet; serving on the fallbacks until it does", "redis", cfg.Cluster.Redis.String())
 	}
 	return nil
+}
+
+// sharedSuspended is the store of suspended calls the replicas share, or
+// nil (the core keeps them in memory). A typed nil must not reach the
+// core's interface.
+func (s *Server) sharedSuspended() suspend.Store {
+	if s.suspended == nil {
+		return nil
+	}
+	return s.suspended
 }
 
 // serveClusterReloads makes this replica apply the reloads other
@@ -128,6 +141,7 @@ func (s *Server) closeCluster() {
 	if s.cluster == nil {
 		return
 	}
+	s.suspended.Close()
 	if err := s.cluster.Close(); err != nil {
 		s.log.Warn("closing the cluster connection", "error", err)
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 	"github.com/toolnexus/toolnexus/internal/serverknobs"
+	"github.com/toolnexus/toolnexus/internal/suspend/redisstore"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -128,6 +129,8 @@ type Server struct {
 	// cluster is the replicas' shared control plane (cluster.redis); nil
 	// with one replica (cluster.go).
 	cluster *cluster.Client
+	// suspended is the shared store of suspended calls on it.
+	suspended *redisstore.Redis
 }
 
 // New loads the config, starts every source and builds the gRPC server. A
@@ -159,7 +162,7 @@ func New(opts Options) (*Server, error) {
 		return nil, publicError(err)
 	}
 	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native,
-		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster})
+		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster, Suspended: s.sharedSuspended()})
 	if err != nil {
 		s.closeCluster()
 		s.shutdownTracing()
