@@ -115,7 +115,10 @@ func TestRedisDownFailsClosedAndRecovers(t *testing.T) {
 	srv.Kill()
 	for _, op := range []func() error{
 		func() error { _, err := s.Create(ctx, approvalRequest(0)); return err },
-		func() error { _, err := s.Resolve(ctx, e.ID, suspend.Resolution{To: suspend.Approved, By: "ops"}); return err },
+		func() error {
+			_, err := s.Resolve(ctx, e.ID, suspend.Resolution{To: suspend.Approved, By: "ops"})
+			return err
+		},
 		func() error { _, err := s.Claim(ctx, e.ID, e.Binding); return err },
 		func() error { _, err := s.List(ctx, suspend.Filter{}); return err },
 	} {
