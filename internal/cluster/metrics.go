@@ -49,6 +49,13 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.ops, m.errs, m.latency, m.up, m.fallbacks)
 	m.fallbacks.WithLabelValues(FallbackRateLimit)
 	m.fallbacks.WithLabelValues(FallbackApproval)
+	// The commands every replica sends, so a fresh replica shows 0, not
+	// "no data": the stores' scripts, the health check, the broadcasts.
+	for _, op := range []string{"evalsha", "pipeline", "publish"} {
+		m.ops.WithLabelValues(op)
+		m.errs.WithLabelValues(op)
+		m.latency.WithLabelValues(op)
+	}
 	return m
 }
 
