@@ -19,7 +19,7 @@ import (
 
 // replicas are n limiters of one config sharing one Redis, as n replicas
 // would; reg holds the first one's metrics.
-func replicas(t *testing.T, srv *testutil.RedisServer, n int, rl config.RateLimits) (ls []*ratelimit.Limiter, clients []*cluster.Client, reg *prometheus.Registry) {
+func replicas(t testing.TB, srv *testutil.RedisServer, n int, rl config.RateLimits) (ls []*ratelimit.Limiter, clients []*cluster.Client, reg *prometheus.Registry) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(`{"cluster": {"redis": {"url": "`+srv.URL+`", "timeout": 2000}}}`), "", t.TempDir())
 	if err != nil {

@@ -19,6 +19,14 @@ import (
 // replica's own address.
 func approvalReplicas(t *testing.T, srv *testutil.RedisServer) (lb string, addrs []string) {
 	t.Helper()
+	addrs = approvalReplicaAddrs(t, srv)
+	return startNginx(t, addrs), addrs
+}
+
+// approvalReplicaAddrs starts the replicas of approvalReplicas, without
+// the balancer.
+func approvalReplicaAddrs(t testing.TB, srv *testutil.RedisServer) (addrs []string) {
+	t.Helper()
 	pol := filepath.Join(t.TempDir(), "tools.cedar")
 	if err := os.WriteFile(pol, []byte(wirePolicies), 0o600); err != nil {
 		t.Fatal(err)
@@ -31,7 +39,7 @@ func approvalReplicas(t *testing.T, srv *testutil.RedisServer) (lb string, addrs
 		s, _, _ := launch(t, cfg, func(o *server.Options) { o.MetricsListen = "-" })
 		addrs = append(addrs, s.Addr().String())
 	}
-	return startNginx(t, addrs), addrs
+	return addrs
 }
 
 // Twenty approvals asked, listed, approved and redeemed through round
@@ -96,7 +104,7 @@ func TestApprovalsWorkOnEveryReplicaBehindRoundRobin(t *testing.T) {
 func TestStreamedCallWakesOnAnotherReplicasDecision(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartRedis(t)
-	_, addrs := approvalReplicas(t, srv)
+	addrs := approvalReplicaAddrs(t, srv)
 	regA := pb.NewRegistryServiceClient(dialGRPC(t, addrs[0]))
 	aprB := pb.NewApprovalServiceClient(dialGRPC(t, addrs[1]))
 	var waits []time.Duration
@@ -145,7 +153,7 @@ func TestStreamedCallWakesOnAnotherReplicasDecision(t *testing.T) {
 func TestApprovalsFailClosedWhileRedisIsDown(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartRedis(t)
-	_, addrs := approvalReplicas(t, srv)
+	addrs := approvalReplicaAddrs(t, srv)
 	reg := pb.NewRegistryServiceClient(dialGRPC(t, addrs[0]))
 	write := func() *pb.ToolResult {
 		resp, err := reg.Execute(bearer(polAgentA), &pb.ExecuteRequest{Name: "write",
