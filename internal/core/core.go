@@ -122,6 +122,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c.box = box
 	c.exec = executor.New(c.reg, c.metrics.ForExecutor(), cfg.Limits, log)
+	c.exec.Compose(c.pipeline()...)
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended})
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {

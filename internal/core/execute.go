@@ -43,9 +43,9 @@ type Call struct {
 	Stream bool
 }
 
-// Execute runs one call: resolve the name in the current snapshot, check
-// the caller's allowlist, validate the arguments, apply the limits, run the
-// tool, record the metrics. It always returns a Result — a failure is a
+// Execute runs one call through the pipeline (pipeline.go, where the order
+// of the steps is): observe, resolve, rate limit, validate, policy and
+// approval, session, concurrency and timeout, run. It always returns a Result — a failure is a
 // value — and the source label the call was counted under.
 func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source string) {
 	if c.tracer != nil || c.audit.On() {
@@ -72,21 +72,10 @@ func (c *Core) execute(ctx context.Context, call Call) (tool.Result, string) {
 	if call.Caller.Restricted() {
 		req.Allow = call.Caller.Allows
 	}
-	if call.Session == "" {
-		if c.cfg.Load().Sessions.Required {
-			// A front-end checks this first (INVALID_ARGUMENT); this is
-			// the backstop for any path that does not.
-			return c.refuse(call, tool.OutcomeInvalidArguments, ErrSessionRequired.Error()+": this server has sessions.required on"), metrics.UnknownLabel
-		}
-	} else if e, known := c.exec.Snapshot().Lookup(call.Name); known && call.Caller.Allows(e.Tool.Name, e.Tool.Source) {
-		// Only a call that reaches a tool opens (or creates) its session:
-		// an unknown or denied name is answered without touching the disk.
-		sctx, lease, refused := c.enterSession(ctx, call)
-		if refused != nil {
-			return *refused, metrics.UnknownLabel
-		}
-		defer lease.Release()
-		ctx = sctx
+	if call.Session == "" && c.cfg.Load().Sessions.Required {
+		// A front-end checks this first (INVALID_ARGUMENT); this is the
+		// backstop for any path that does not.
+		return c.refuse(call, tool.OutcomeInvalidArguments, ErrSessionRequired.Error()+": this server has sessions.required on"), metrics.UnknownLabel
 	}
 	return c.exec.Execute(ctx, req)
 }

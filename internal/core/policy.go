@@ -84,26 +84,6 @@ func (c *Core) gate(call Call) executor.Gate {
 	return &callGate{c: c, ps: ps, call: call}
 }
 
-// Admit applies the rate limits to a call before a front-end runs it. A
-// refused call is a caller-level throttle, not a tool result: the
-// front-end answers RESOURCE_EXHAUSTED (gRPC) or a JSON-RPC error (/mcp)
-// with the delay. Release the ticket when the call ends.
-func (c *Core) Admit(call Call) (ratelimit.Ticket, *ratelimit.Refusal) {
-	l := c.limiter.Load()
-	if l == nil {
-		return ratelimit.Ticket{}, nil
-	}
-	t, refused := l.Admit(policyPrincipal(call.Caller), call.Name, time.Now())
-	if refused != nil {
-		source := metrics.UnknownLabel
-		if e, ok := c.exec.Snapshot().Lookup(call.Name); ok && call.Caller.Allows(e.Tool.Name, e.Tool.Source) {
-			source = e.Tool.Source
-		}
-		c.pol.metrics.RateLimited.WithLabelValues(source).Inc()
-	}
-	return t, refused
-}
-
 func policyPrincipal(p *auth.Principal) string {
 	if p == nil {
 		return policy.Anonymous
@@ -117,7 +97,9 @@ type callGate struct {
 	call Call
 }
 
-func (g *callGate) Admit(ctx context.Context, e *registry.Entry, args json.RawMessage, answer *tool.Answer) (*tool.Result, *tool.Answer) {
+// Check is the policy step: the call runs, is refused, or waits for an
+// approval.
+func (g *callGate) Check(ctx context.Context, e *registry.Entry, args json.RawMessage, answer *tool.Answer) (*tool.Result, *tool.Answer) {
 	in := policy.Input{Principal: policyPrincipal(g.call.Caller), Tool: e.Tool.Name, Source: e.Tool.Source, Annotations: e.Tool.Annotations,
 		Arguments: args, Session: g.call.Session, Protocol: g.call.Protocol}
 	if g.call.Caller != nil {

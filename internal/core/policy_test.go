@@ -126,14 +126,14 @@ func TestCoreApprovalBindsTheCall(t *testing.T) {
 
 // Rate limits are per principal: one that spent its burst is refused with
 // the delay, another is not slowed.
-func TestCoreAdmitLimitsEachPrincipal(t *testing.T) {
+func TestCoreRateLimitsEachPrincipal(t *testing.T) {
 	t.Parallel()
 	c := policyCore(t, `, "limits": {"principals": {"*": {"callsPerSecond": 0.001, "burst": 1}}}`)
 	admit := func(p *auth.Principal) bool {
 		cl := call("debug_echo", `{}`)
 		cl.Caller = p
-		ticket, refused := c.Admit(cl)
-		ticket.Release()
+		r, _ := c.Execute(context.Background(), cl)
+		refused := r.Throttled
 		if refused != nil && (refused.RetryAfter <= 0 || refused.Limit == "") {
 			t.Fatalf("a refusal must say which limit and when to retry: %+v", refused)
 		}

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -54,7 +53,7 @@ type Request struct {
 	Allow Allow
 	// Owner is who calls (handed to the tool as tool.Call.Owner).
 	Owner tool.Owner
-	// Gate is checked after the allowlist and the arguments (nil = none).
+	// Gate is the policy step's check of this call (nil = none).
 	Gate Gate
 	// Principal is the caller's name, for the per-principal concurrency
 	// caps ("" = the anonymous caller when auth is off).
@@ -81,6 +80,9 @@ type Executor struct {
 
 	// exemplars attaches the trace id to duration observations (tracing on).
 	exemplars bool
+
+	// handler is the composed steps of a call (Compose), set once.
+	handler Handler
 }
 
 // New makes an executor for reg and subscribes it to reg's changes, so its
@@ -92,6 +94,7 @@ func New(reg *registry.Registry, m Meter, lim limits.Limits, log *slog.Logger) *
 	x := &Executor{reg: reg, metrics: m, buckets: m.DurationBuckets(), log: log, sems: map[string]chan struct{}{}, psems: map[string]*principalSems{}, metas: map[string]*toolMeta{}}
 	x.unsubscribe = reg.Subscribe(func(_, next *registry.Snapshot) { x.rebuild(next) })
 	x.SetLimits(lim) // builds the first table from the current snapshot
+	x.Compose(x.DefaultSteps()...)
 	return x
 }
 
@@ -156,87 +159,7 @@ func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, s
 			ss.refusals.Inc(res.Refusal)
 		}
 	}()
-	return x.run(ctx, tab, st, req), source
-}
-
-func (x *Executor) run(ctx context.Context, tab *table, st *toolState, req Request) tool.Result {
-	if req.Allow != nil && !req.Allow(req.Name, st.source) {
-		return tool.FailureWith(tool.OutcomeDenied, fmt.Sprintf("denied: your token does not allow the tool %q", req.Name))
-	}
-	args := req.Arguments
-	if len(args) == 0 {
-		args = emptyObject
-	}
-	if !isObject(args) {
-		return tool.FailureWith(tool.OutcomeInvalidArguments, fmt.Sprintf("invalid arguments for %s: the arguments must be a JSON object, e.g. {}", req.Name))
-	}
-	if st.validate {
-		if msg := st.check(args); msg != "" {
-			return tool.FailureWith(tool.OutcomeInvalidArguments, msg)
-		}
-	}
-	if req.Gate != nil {
-		refused, answer := req.Gate.Admit(ctx, st.entry, args, req.Answer)
-		if refused != nil {
-			return *refused
-		}
-		req.Answer = answer
-	}
-	// The timeout bounds the whole call, waiting for a concurrency slot
-	// included: a call that cannot start within its time fails as a
-	// result instead of hanging for as long as the caller is willing to.
-	callCtx := ctx
-	// A caller whose own deadline comes first needs no timer of ours: it
-	// saves a context and a timer per call for agents that set deadlines.
-	if dl, ok := ctx.Deadline(); st.timeout > 0 && (!ok || time.Until(dl) > st.timeout) {
-		cc := newCallContext(ctx, st.timeout)
-		defer cc.release()
-		callCtx = cc
-	}
-	if tab.global != nil {
-		if !acquire(callCtx, tab.global) {
-			return limitResult(callCtx, req.Name, "the server-wide concurrency limit (limits.maxConcurrency)")
-		}
-		defer func() { <-tab.global }()
-	}
-	if st.psem != nil {
-		sem := st.psem.of(req.Principal)
-		if !acquire(callCtx, sem) {
-			return limitResult(callCtx, req.Name, fmt.Sprintf("its concurrency limit of %d per caller (limits.tools.%s.maxConcurrencyPerPrincipal)", cap(sem), req.Name))
-		}
-		defer func() { <-sem }()
-	}
-	if st.sem != nil {
-		if !acquire(callCtx, st.sem) {
-			return limitResult(callCtx, req.Name, fmt.Sprintf("its concurrency limit of %d (limits.tools.%s.maxConcurrency)", cap(st.sem), req.Name))
-		}
-		defer func() { <-st.sem }()
-	}
-	// Run, not Execute: a panic unwinds to Execute's recover above, which
-	// logs the stack to this server's logger rather than slog.Default.
-	res := st.entry.Tool.Run(callCtx, tool.Call{Name: req.Name, Arguments: args, Answer: req.Answer, Owner: req.Owner})
-	if err := callCtx.Err(); err != nil && res.Outcome != tool.OutcomePending {
-		res.IsError = true
-		switch {
-		case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
-			res.Outcome = tool.OutcomeCanceled
-		case ctx.Err() != nil:
-			res.Outcome = tool.OutcomeTimeout
-		default:
-			// Our limit fired, not the caller's deadline: say which limit.
-			res.Outcome = tool.OutcomeTimeout
-			if res.Output == "" || res.Output == req.Name+": deadline exceeded" {
-				res.Output = fmt.Sprintf("%s: timed out after %dms (limits.timeout)", req.Name, st.timeout.Milliseconds())
-			}
-		}
-	}
-	if st.maxOutput > 0 && len(res.Output) > st.maxOutput {
-		res = truncate(res, st.maxOutput)
-	}
-	if st.maxOutput > 0 && len(res.Content) > 0 && tool.ContentSize(res.Content) > st.maxOutput {
-		res = truncateContent(res, st.maxOutput)
-	}
-	return res
+	return x.handler(ctx, Call{Request: req, Entry: st.entry, Args: req.Arguments, st: st, tab: tab}), source
 }
 
 var emptyObject = json.RawMessage("{}")

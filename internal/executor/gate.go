@@ -13,8 +13,8 @@ import (
 // policy engine. It sees the tool's registry entry (name, source) and the
 // arguments the tool will get.
 type Gate interface {
-	// Admit returns a result to end the call with instead of running it,
+	// Check returns a result to end the call with instead of running it,
 	// or nil and the answer the tool should get (a gate that consumed the
 	// caller's answer itself hands the tool none).
-	Admit(ctx context.Context, e *registry.Entry, args json.RawMessage, answer *tool.Answer) (*tool.Result, *tool.Answer)
+	Check(ctx context.Context, e *registry.Entry, args json.RawMessage, answer *tool.Answer) (*tool.Result, *tool.Answer)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/approval"
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/core"
-	"github.com/toolnexus/toolnexus/internal/ratelimit"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // approvalService is ApprovalService: admins and policy.approvers decide
@@ -90,7 +90,7 @@ func approvalToProto(e approval.Entry) *pb.Approval {
 // rateLimited is the status of a call over a rate limit: RESOURCE_EXHAUSTED
 // with a google.rpc.RetryInfo detail, which gRPC retry policies and
 // clients' backoff read.
-func rateLimited(r *ratelimit.Refusal) error {
+func rateLimited(r *tool.Throttle) error {
 	delay := r.RetryAfter.Round(time.Millisecond)
 	if delay <= 0 {
 		delay = time.Millisecond

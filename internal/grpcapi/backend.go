@@ -7,7 +7,6 @@ import (
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
-	"github.com/toolnexus/toolnexus/internal/ratelimit"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -43,8 +42,6 @@ type Core interface {
 	SkillsPromptFor(p *auth.Principal) string
 	// Config is the config in force (server.limits.watchStreams).
 	Config() *config.Config
-	// Admit applies the rate limits before a call (RESOURCE_EXHAUSTED).
-	Admit(call core.Call) (ratelimit.Ticket, *ratelimit.Refusal)
 	// Approvals and DecideApproval are ApprovalService.
 	Approvals(ctx context.Context, p *auth.Principal) ([]approval.Entry, error)
 	DecideApproval(ctx context.Context, p *auth.Principal, id string, approve bool, reason string) (approval.Entry, error)

@@ -136,12 +136,10 @@ func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (
 	if err != nil {
 		return nil, err
 	}
-	ticket, limited := r.a.core.Admit(call)
-	if limited != nil {
-		return nil, rateLimited(limited)
-	}
-	defer ticket.Release()
 	res, _ := r.a.core.Execute(ctx, call)
+	if res.Throttled != nil {
+		return nil, rateLimited(res.Throttled)
+	}
 	if err := ctx.Err(); err != nil {
 		// The caller gave up: it gets the status it asked for; the call
 		// itself was recorded as timeout/canceled.

@@ -23,11 +23,6 @@ func (r *registryService) ExecuteStream(req *pb.ExecuteRequest, stream grpc.Serv
 		return err
 	}
 	call.Stream = true
-	ticket, limited := r.a.core.Admit(call)
-	if limited != nil {
-		return rateLimited(limited)
-	}
-	defer ticket.Release()
 	ev := &eventSender{stream: stream}
 	resultSent := false
 	defer func() {
@@ -43,6 +38,10 @@ func (r *registryService) ExecuteStream(req *pb.ExecuteRequest, stream grpc.Serv
 	// Whatever the tool's stray goroutines report from now on is dropped:
 	// the result is the last event.
 	ev.stop()
+	if res.Throttled != nil {
+		resultSent = true // the status is the answer
+		return rateLimited(res.Throttled)
+	}
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}

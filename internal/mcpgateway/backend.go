@@ -6,7 +6,6 @@ import (
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
-	"github.com/toolnexus/toolnexus/internal/ratelimit"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -32,8 +31,6 @@ type Core interface {
 	// auth.oidc and server.mcp.resource from it on every request, so a
 	// reload is seen at once.
 	Config() *config.Config
-	// Admit applies the rate limits before a call (a JSON-RPC error).
-	Admit(call core.Call) (ratelimit.Ticket, *ratelimit.Refusal)
 }
 
 var _ Core = (*core.Core)(nil)

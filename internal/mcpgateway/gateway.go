@@ -467,11 +467,6 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		call.Answer = ans
 	}
 	call.Answer = answerFromInput(req, call.Answer)
-	ticket, limited := g.core.Admit(call)
-	if limited != nil {
-		return nil, rateLimited(limited)
-	}
-	defer ticket.Release()
 	start := time.Now()
 	execCtx := ctx
 	if sink := g.sinkFor(ctx, req); sink != nil {
@@ -480,6 +475,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		defer sink.stop() // before the result goes out: nothing follows it
 	}
 	r, source := g.core.Execute(execCtx, call)
+	if r.Throttled != nil {
+		return nil, rateLimited(r.Throttled)
+	}
 	r, source, asks := g.relay(execCtx, req, call, r, source)
 	if asks != nil {
 		return &mcp.CallToolResult{InputRequests: asks}, nil

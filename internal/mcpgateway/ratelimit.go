@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/toolnexus/toolnexus/internal/ratelimit"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // CodeRateLimited is the JSON-RPC error code of a tools/call over a rate
@@ -21,7 +21,7 @@ type rateLimitData struct {
 
 // rateLimited is the JSON-RPC error of a call over a rate limit, the MCP
 // counterpart of gRPC's RESOURCE_EXHAUSTED with RetryInfo.
-func rateLimited(r *ratelimit.Refusal) error {
+func rateLimited(r *tool.Throttle) error {
 	ms := max(r.RetryAfter.Milliseconds(), 1)
 	data, _ := json.Marshal(rateLimitData{RetryAfterMs: ms, Limit: r.Limit})
 	return &jsonrpc.Error{Code: CodeRateLimited, Message: fmt.Sprintf("rate limited by %s: retry after %d ms", r.Limit, ms), Data: data}

@@ -20,7 +20,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
 )
 
@@ -88,48 +87,52 @@ func New(cfg config.RateLimits, opts ...Option) *Limiter {
 	return l
 }
 
-// Admit takes one call of principal to tool, or says why not. A nil
-// Limiter admits everything.
+// Admit takes one call of principal to tool, or says why not. The
+// principal's limits are checked first, then the tool's shared bucket, and
+// a refused call is charged nothing: a caller over its own limit does not
+// spend the tool's tokens, which other callers share. A nil Limiter
+// admits everything.
 func (l *Limiter) Admit(who, tool string, now time.Time) (Ticket, *Refusal) {
 	if l == nil {
 		return Ticket{}, nil
 	}
 	p, key := l.principal(who)
-	if r := l.admitRate(who, tool, p, key, now); r != nil {
-		return Ticket{}, r
+	if l.shared != nil {
+		if t, r, ok := l.admitShared(who, tool, p, key); ok {
+			return t, r
+		}
+		l.countFallback(tool, p)
 	}
-	if p == nil {
-		return Ticket{}, nil
+	var taken *rate.Reservation // the principal's token, returned if the tool refuses
+	if p != nil && p.bucket != nil {
+		r := p.bucket.ReserveN(now, 1)
+		if d := r.DelayFrom(now); !r.OK() || d > 0 {
+			r.CancelAt(now)
+			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".callsPerSecond", RetryAfter: wait(p.bucket, now)}
+		}
+		taken = r
 	}
-	if p.concurrent > 0 {
+	if p != nil && p.concurrent > 0 {
 		if p.running.Add(1) > p.concurrent {
 			p.running.Add(-1)
+			if taken != nil {
+				taken.CancelAt(now)
+			}
 			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".concurrent", RetryAfter: concurrentRetry}
 		}
 	}
-	return Ticket{p: p}, nil
-}
-
-// admitRate takes the call's tokens: in Redis while it answers, else from
-// this replica's buckets.
-func (l *Limiter) admitRate(who, tool string, p *principal, key string, now time.Time) *Refusal {
-	if l.shared != nil {
-		if l.shared.c.Up() {
-			if r, ok := l.admitShared(who, tool, p, key); ok {
-				return r
+	if b := l.tools[tool]; b != nil {
+		if r := b.ReserveN(now, 1); !r.OK() || r.DelayFrom(now) > 0 {
+			r.CancelAt(now)
+			t := Ticket{p: p}
+			t.Release()
+			if taken != nil {
+				taken.CancelAt(now)
 			}
-		}
-		if _, limited := l.toolRates[tool]; limited || (p != nil && p.bucket != nil) {
-			l.shared.c.Metrics().Fallback(cluster.FallbackRateLimit)
+			return Ticket{}, &Refusal{Limit: "limits.tools." + tool + ".callsPerSecond", RetryAfter: wait(b, now)}
 		}
 	}
-	if b := l.tools[tool]; b != nil && !b.AllowN(now, 1) {
-		return &Refusal{Limit: "limits.tools." + tool + ".callsPerSecond", RetryAfter: wait(b, now)}
-	}
-	if p != nil && p.bucket != nil && !p.bucket.AllowN(now, 1) {
-		return &Refusal{Limit: "limits.principals." + key + ".callsPerSecond", RetryAfter: wait(p.bucket, now)}
-	}
-	return nil
+	return Ticket{p: p}, nil
 }
 
 // principal finds (or makes) the state of a caller, and the config key its

@@ -81,3 +81,36 @@ func BenchmarkAdmit64(b *testing.B) {
 		}
 	})
 }
+
+// TestRefusalChargesNothing: the principal's limit is checked before the
+// tool's shared bucket, and a refused call gives back what it took: a
+// caller over its own limit leaves the tool's token to others, and a call
+// the tool's bucket refuses does not spend the caller's own token.
+func TestRefusalChargesNothing(t *testing.T) {
+	now := time.Now()
+	l := ratelimit.New(config.RateLimits{
+		Principals: map[string]config.PrincipalRate{"greedy": {Rate: config.Rate{CallsPerSecond: 0.001, Burst: 1}}, "busy": {Rate: config.Rate{CallsPerSecond: 0.001, Burst: 1}}},
+		Tools:      map[string]config.Rate{"bash": {CallsPerSecond: 0.001, Burst: 1}, "read": {CallsPerSecond: 0.001, Burst: 1}}})
+	t.Run("principal refused first", func(t *testing.T) {
+		if _, r := l.Admit("greedy", "write", now); r != nil {
+			t.Fatal(r)
+		}
+		if _, r := l.Admit("greedy", "bash", now); r == nil || r.Limit != "limits.principals.greedy.callsPerSecond" {
+			t.Fatalf("want greedy's own limit, got %+v", r)
+		}
+		if _, r := l.Admit("other", "bash", now); r != nil {
+			t.Fatalf("greedy's refused call spent bash's token: %+v", r)
+		}
+	})
+	t.Run("tool refused gives the principal's token back", func(t *testing.T) {
+		if _, r := l.Admit("someone", "read", now); r != nil {
+			t.Fatal(r)
+		}
+		if _, r := l.Admit("busy", "read", now); r == nil || r.Limit != "limits.tools.read.callsPerSecond" {
+			t.Fatalf("want read's limit, got %+v", r)
+		}
+		if _, r := l.Admit("busy", "write", now); r != nil {
+			t.Fatalf("the refused call spent busy's own token: %+v", r)
+		}
+	})
+}

@@ -65,45 +65,61 @@ func WithCluster(c *cluster.Client) Option {
 // the script can take from both.
 func (s *shared) bucketKey(kind, name string) string { return s.c.Key("{rl}:" + kind + ":" + name) }
 
-// admitShared takes the call's tool and principal tokens in Redis. ok is
-// false when Redis could not be asked: the caller decides locally.
-func (l *Limiter) admitShared(who, tool string, p *principal, key string) (refused *Refusal, ok bool) {
+// admitShared decides a call with the buckets in Redis. ok is false when
+// it did not decide — no call rate applies (nothing to share: no round
+// trip), or Redis could not be asked — and the local limiter decides.
+// The concurrent slot (this replica's) is taken first, so a call it
+// refuses spends nothing in Redis; a call Redis refuses gives it back.
+func (l *Limiter) admitShared(who, tool string, p *principal, key string) (t Ticket, refused *Refusal, ok bool) {
 	toolRate, hasTool := l.toolRates[tool]
 	hasPrincipal := p != nil && p.cps > 0
-	if !hasTool && !hasPrincipal {
-		return nil, true // nothing to share: no round trip
+	if (!hasTool && !hasPrincipal) || !l.shared.c.Up() {
+		return Ticket{}, nil, false
 	}
+	if p != nil && p.concurrent > 0 {
+		if p.running.Add(1) > p.concurrent {
+			p.running.Add(-1)
+			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".concurrent", RetryAfter: concurrentRetry}, true
+		}
+	}
+	t = Ticket{p: p}
 	keys := make([]string, 0, 2)
 	args := make([]any, 0, 4)
 	limits := make([]string, 0, 2)
+	if hasPrincipal { // first: a caller over its own rate is told so, and spends no tool token
+		keys = append(keys, l.shared.bucketKey("p", who))
+		args = append(args, interval(p.cps), p.burst)
+		limits = append(limits, "limits.principals."+key+".callsPerSecond")
+	}
 	if hasTool {
 		keys = append(keys, l.shared.bucketKey("t", tool))
 		args = append(args, interval(toolRate.CallsPerSecond), toolRate.Burst)
 		limits = append(limits, "limits.tools."+tool+".callsPerSecond")
 	}
-	if hasPrincipal {
-		keys = append(keys, l.shared.bucketKey("p", who))
-		args = append(args, interval(p.cps), p.burst)
-		limits = append(limits, "limits.principals."+key+".callsPerSecond")
-	}
 	c := l.shared.c
 	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout())
 	defer cancel()
 	res, err := gcra.Run(ctx, c.Redis(), keys, args...).Int64Slice()
-	if err != nil || len(res) != 2 {
+	if err != nil || len(res) != 2 || res[0] < 0 || int(res[0]) > len(limits) {
 		if cluster.Unreachable(err) {
 			c.Failed(err)
 		}
-		return nil, false
+		t.Release()
+		return Ticket{}, nil, false
 	}
 	if res[0] == 0 {
-		return nil, true
+		return t, nil, true
 	}
-	i := int(res[0]) - 1
-	if i < 0 || i >= len(limits) {
-		return nil, false
+	t.Release()
+	return Ticket{}, &Refusal{Limit: limits[res[0]-1], RetryAfter: max(time.Millisecond, time.Duration(res[1])*time.Microsecond)}, true
+}
+
+// countFallback counts a call with a rate decided locally because Redis
+// could not be asked.
+func (l *Limiter) countFallback(tool string, p *principal) {
+	if _, limited := l.toolRates[tool]; limited || (p != nil && p.cps > 0) {
+		l.shared.c.Metrics().Fallback(cluster.FallbackRateLimit)
 	}
-	return &Refusal{Limit: limits[i], RetryAfter: max(time.Millisecond, time.Duration(res[1])*time.Microsecond)}, true
 }
 
 // interval is the microseconds between calls at cps, at least 1.

@@ -121,13 +121,13 @@ func TestCallsWithoutARateMakeNoRoundTrip(t *testing.T) {
 			t.Fatal(r)
 		}
 	}
-	if text := metricsText(t, reg); strings.Contains(text, `op="evalsha"`) || strings.Contains(text, `op="eval"`) {
+	if text := metricsText(t, reg); !strings.Contains(text, `toolnexus_cluster_operations_total{op="evalsha"} 0`) || strings.Contains(text, `op="eval"`) {
 		t.Fatalf("calls without a rate ran the script:\n%s", grep(text, "toolnexus_cluster_operations_total"))
 	}
 	if _, r := ls[0].Admit("agent", "echo", time.Now()); r != nil {
 		t.Fatal(r)
 	}
-	if text := metricsText(t, reg); !strings.Contains(text, `toolnexus_cluster_operations_total{op="evalsha"}`) {
+	if text := metricsText(t, reg); !strings.Contains(text, `toolnexus_cluster_operations_total{op="evalsha"} 1`) {
 		t.Fatalf("a rate-limited call did not ask Redis:\n%s", grep(text, "toolnexus_cluster_operations_total"))
 	}
 }
@@ -177,4 +177,32 @@ func grep(text, word string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A call refused by this replica's concurrent cap spends nothing in
+// Redis; a call Redis refuses gives its concurrent slot back.
+func TestSharedRateAndConcurrentCap(t *testing.T) {
+	srv := testutil.StartRedis(t)
+	rl := config.RateLimits{Principals: map[string]config.PrincipalRate{"agent": {Rate: config.Rate{CallsPerSecond: 0.1, Burst: 2}, Concurrent: 1}}}
+	ls, _, _ := replicas(t, srv, 1, rl)
+	held, r := ls[0].Admit("agent", "echo", time.Now())
+	if r != nil {
+		t.Fatal(r)
+	}
+	if _, r := ls[0].Admit("agent", "echo", time.Now()); r == nil || r.Limit != "limits.principals.agent.concurrent" {
+		t.Fatalf("second call at once: %+v", r)
+	}
+	held.Release()
+	second, r := ls[0].Admit("agent", "echo", time.Now())
+	if r != nil {
+		t.Fatalf("the concurrent refusal spent a token: %+v", r)
+	}
+	second.Release()
+	if _, r := ls[0].Admit("agent", "echo", time.Now()); r == nil || r.Limit != "limits.principals.agent.callsPerSecond" {
+		t.Fatalf("third call: %+v", r)
+	}
+	if t3, r := ls[0].Admit("agent", "echo", time.Now()); r == nil {
+		t3.Release()
+		t.Fatal("a rate refusal kept the concurrent slot, or no refusal")
+	}
 }

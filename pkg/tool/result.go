@@ -61,6 +61,10 @@ type Result struct {
 	Outcome Outcome
 	// Pending is set when the tool suspended (Outcome == OutcomePending).
 	Pending *Pending
+	// Throttled is set when a rate limit refused the call before it ran.
+	// Front-ends answer it as their wire's throttle (gRPC
+	// RESOURCE_EXHAUSTED, JSON-RPC -32029), not as a result.
+	Throttled *Throttle
 	// Content holds every part of a rich result (text, images, audio,
 	// resources) in order; Output is then its text view. Nil for a
 	// text-only result. Build it with Rich.
@@ -122,6 +126,14 @@ type Answer struct {
 	OK     bool
 	Data   any
 	Reason string
+}
+
+// Throttle says which rate limit refused a call and when a retry would be
+// admitted.
+type Throttle struct {
+	// Limit is the limit's config key, e.g. "limits.principals.agent-a".
+	Limit      string
+	RetryAfter time.Duration
 }
 
 // ContextResult is the failure for a call stopped by its context: outcome
