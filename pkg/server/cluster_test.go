@@ -262,3 +262,47 @@ func TestReloadReachesEveryReplica(t *testing.T) {
 		t.Fatalf("with r2's config broken: %d applied, failure %q; answer %v", applied, failed, resp.GetReplicas())
 	}
 }
+
+// kill -9 Redis mid-run: each replica limits on its own (the burst per
+// replica), and the limit is shared again once Redis is back, without a
+// restart.
+func TestRateLimitFallsBackWhileRedisIsDown(t *testing.T) {
+	t.Parallel()
+	nginxPath(t)
+	srv := testutil.StartRedis(t)
+	lb, _ := clusterReplicas(t, srv, 3, fmt.Sprintf(`{"builtins": false, "skills": [],
+  "auth": {"tokens": [{"name": "grpc-agent", "token": %q}]},
+  "limits": {"principals": {"*": {"callsPerSecond": 0.2, "burst": 2}}}}`, clusterGRPCToken))
+	reg := pb.NewRegistryServiceClient(dialGRPC(t, lb))
+	call := func() bool {
+		resp, err := reg.Execute(bearer(clusterGRPCToken), &pb.ExecuteRequest{Name: "whoami"})
+		if status.Code(err) == codes.ResourceExhausted {
+			return false
+		}
+		if err != nil || resp.GetResult().GetIsError() {
+			t.Fatalf("whoami: %v %v", err, resp.GetResult())
+		}
+		return true
+	}
+	count := func() int {
+		n := 0
+		for range 12 { // one after the other: round robin gives each replica 4
+			if call() {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("Redis up: admitted %d, want the shared burst, 2", n)
+	}
+	srv.Kill()
+	if n := count(); n != 6 {
+		t.Fatalf("Redis down: admitted %d, want each replica's own burst (3 × 2)", n)
+	}
+	srv.Start()                         // empty: the shared buckets start full
+	time.Sleep(2500 * time.Millisecond) // the replicas' health checks (every second) find it
+	if n := count(); n != 2 {
+		t.Fatalf("Redis back: admitted %d, want the shared burst, 2", n)
+	}
+}
