@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
@@ -304,5 +305,56 @@ func TestRateLimitFallsBackWhileRedisIsDown(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond) // the replicas' health checks (every second) find it
 	if n := count(); n != 2 {
 		t.Fatalf("Redis back: admitted %d, want the shared burst, 2", n)
+	}
+}
+
+// The health service answers NOT_SERVING while Redis is down only when
+// the operator asked for it (cluster.redis.required); otherwise the
+// replica keeps serving on its fallbacks.
+func TestHealthFollowsRedisOnlyWhenRequired(t *testing.T) {
+	t.Parallel()
+	for _, required := range []bool{true, false} {
+		t.Run(fmt.Sprintf("required=%v", required), func(t *testing.T) {
+			srv := testutil.StartRedis(t)
+			s, _, _ := launch(t, fmt.Sprintf(`{"skills": [], "builtins": false, "cluster": {"redis": {"url": %q, "required": %v}}}`, srv.URL, required), nil)
+			hc := healthpb.NewHealthClient(dialGRPC(t, s.Addr().String()))
+			healthz := "http://" + s.MetricsAddr().String() + "/healthz"
+			check := func() (healthpb.HealthCheckResponse_ServingStatus, int) {
+				resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := http.Get(healthz)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Body.Close()
+				return resp.GetStatus(), r.StatusCode
+			}
+			waitStatus := func(want healthpb.HealthCheckResponse_ServingStatus, wantHTTP int) {
+				t.Helper()
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					got, code := check()
+					if got == want && code == wantHTTP {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("health %v, /healthz %d; want %v, %d", got, code, want, wantHTTP)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			waitStatus(healthpb.HealthCheckResponse_SERVING, http.StatusOK)
+			srv.Kill()
+			if required {
+				waitStatus(healthpb.HealthCheckResponse_NOT_SERVING, http.StatusServiceUnavailable)
+			} else {
+				time.Sleep(1500 * time.Millisecond) // past a health check
+				waitStatus(healthpb.HealthCheckResponse_SERVING, http.StatusOK)
+			}
+			srv.Start()
+			waitStatus(healthpb.HealthCheckResponse_SERVING, http.StatusOK)
+		})
 	}
 }
