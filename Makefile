@@ -17,7 +17,7 @@ PKGS      := ./...
 SLOW_PKGS := ./pkg/server/ ./pkg/sources/mcp/
 FUZZTIME  ?= 20s
 
-.PHONY: all generate lint build run test test-short e2e-deps bench soak fuzz clean check-generated
+.PHONY: cluster-demo all generate lint build run test test-short e2e-deps bench soak fuzz clean check-generated
 
 all: lint build test
 
@@ -54,6 +54,10 @@ lint:
 build:
 	$(GO) build -o $(BIN)/toolnexus-server ./cmd/server
 	$(GO) build -o $(BIN)/toolnexus ./cmd/client
+
+## cluster-demo: three replicas sharing Redis (cluster.redis) behind nginx round robin, on loopback (docs/cluster.md)
+cluster-demo: build
+	deploy/local/cluster-demo.sh $(BIN)
 
 ## run: serve the embedded default config on 127.0.0.1:50051 (metrics on :9464)
 run: build

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -187,7 +188,9 @@ func serveAndScrape(t *testing.T, fresh bool) scrape {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "toolnexus.json")
-	if err := os.WriteFile(cfg, []byte(`{"debug": true, "skills": []}`), 0o600); err != nil {
+	// With a control plane (cluster.redis), so its row has series too.
+	redis := testutil.StartRedis(t)
+	if err := os.WriteFile(cfg, []byte(`{"debug": true, "skills": [], "cluster": {"redis": {"url": "`+redis.URL+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",

@@ -149,8 +149,33 @@ the old one keeps serving.`)
 		fmt.Fprintf(c.stdout, "reloaded: revision %d\n", resp.GetRevision())
 		fmt.Fprintf(c.stdout, "rebuilt: %s\n", orNone(resp.GetRebuilt()))
 		fmt.Fprintf(c.stdout, "removed: %s\n", orNone(resp.GetRemoved()))
+		printReplicas(c.stdout, resp)
 		return nil
 	})
+}
+
+// printReplicas says how many replicas applied a reload broadcast over
+// cluster.redis, and why each failure failed.
+func printReplicas(w io.Writer, resp *pb.ReloadResponse) {
+	reps := resp.GetReplicas()
+	if len(reps) == 0 && resp.GetReplicasError() == "" {
+		return // one replica: nothing to add
+	}
+	applied := 0
+	for _, r := range reps {
+		if r.GetApplied() {
+			applied++
+		}
+	}
+	fmt.Fprintf(w, "replicas: %d of %d applied\n", applied, len(reps))
+	for _, r := range reps {
+		if !r.GetApplied() {
+			fmt.Fprintf(w, "  failed: %s: %s\n", r.GetReplica(), r.GetError())
+		}
+	}
+	if e := resp.GetReplicasError(); e != "" {
+		fmt.Fprintf(w, "  the other replicas were not asked: %s\n", e)
+	}
 }
 
 func orNone(names []string) string {

@@ -56,6 +56,8 @@ type Config struct {
 	Policy Policy
 	// RateLimits are the per-principal and per-tool call rates.
 	RateLimits RateLimits
+	// Cluster is the state the replicas share (cluster.redis).
+	Cluster Cluster
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -102,7 +104,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -172,6 +174,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Sandbox, err = parseSandbox(nonNull(top["sandbox"]), baseDir); err != nil {
+		return nil, err
+	}
+	if cfg.Cluster, err = parseCluster(nonNull(top["cluster"])); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

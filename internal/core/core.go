@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/egress"
 	"github.com/toolnexus/toolnexus/internal/engine"
@@ -52,6 +53,9 @@ type Options struct {
 	// AuditStderr is where the audit log goes when audit.path is empty
 	// (os.Stderr when nil).
 	AuditStderr io.Writer
+	// Cluster is the replicas' shared control plane (cluster.redis); nil
+	// keeps everything in this process.
+	Cluster *cluster.Client
 	// Suspended keeps the suspended calls (approvals, elicitations...);
 	// an in-memory store when nil. A shared store lets any replica
 	// answer a call another suspended.
@@ -84,6 +88,8 @@ type Core struct {
 	tracer trace.Tracer
 	// audit is the audit log (off unless the config has an audit section).
 	audit *audit.Log
+	// cluster is the shared control plane; nil with one replica.
+	cluster *cluster.Client
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -98,7 +104,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if promReg == nil {
 		promReg = prometheus.NewRegistry()
 	}
-	c := &Core{log: log, reg: registry.New(registry.WithLogger(log))}
+	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster}
 	c.metrics = metrics.New(promReg)
 	c.authOpts = authOptions(promReg, log)
 	kinds := make([]string, 0, len(sources.Kinds()))
@@ -204,6 +210,11 @@ type Report struct {
 	Started  []string // new or rebuilt source instances
 	Removed  []string
 	Failed   map[string]error
+	// Replicas are every replica's outcome when a reload was broadcast
+	// over the control plane (cluster.redis), this one first; ReplicasErr
+	// says why the others could not be asked.
+	Replicas    []cluster.ReplicaReload
+	ReplicasErr error
 }
 
 // Apply makes the core run cfg: only source instances whose config changed

@@ -71,7 +71,7 @@ func (c *Core) applyPolicy(cfg *config.Config) {
 		c.policy.Store(nil)
 	}
 	c.pol.approvals.SetLimits(approvalLimits(cfg))
-	c.limiter.Store(ratelimit.New(cfg.RateLimits))
+	c.limiter.Store(ratelimit.New(cfg.RateLimits, ratelimit.WithCluster(c.cluster)))
 }
 
 // gate is the executor's Gate for a call while policies are on; nil (no

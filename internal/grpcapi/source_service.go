@@ -50,7 +50,14 @@ func (r *sourceService) Reload(ctx context.Context, _ *pb.ReloadRequest) (*pb.Re
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "reload rejected, the previous config keeps serving: %v", err)
 	}
-	return &pb.ReloadResponse{Revision: rep.Revision, Rebuilt: rep.Started, Removed: rep.Removed}, nil
+	resp := &pb.ReloadResponse{Revision: rep.Revision, Rebuilt: rep.Started, Removed: rep.Removed}
+	for _, r := range rep.Replicas {
+		resp.Replicas = append(resp.Replicas, &pb.ReplicaReload{Replica: r.Replica, Applied: r.Applied, Error: r.Error, Revision: r.Revision})
+	}
+	if rep.ReplicasErr != nil {
+		resp.ReplicasError = rep.ReplicasErr.Error()
+	}
+	return resp, nil
 }
 
 func sandboxStatus(st sandbox.Status) *pb.Sandbox {

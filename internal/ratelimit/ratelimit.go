@@ -6,6 +6,10 @@
 // start full again). Finding a principal's bucket is a sync.Map read; the
 // bucket itself is golang.org/x/time/rate's, whose short mutex only
 // callers of the same principal (or tool) ever share.
+//
+// With WithCluster (cluster.redis) the call rates are kept in Redis
+// instead (redis.go): one atomic round trip per call that has a rate, none
+// for a call without one; the local buckets take over while Redis is down.
 package ratelimit
 
 import (
@@ -31,6 +35,10 @@ type Limiter struct {
 	named map[string]config.PrincipalRate
 	star  *config.PrincipalRate
 	tools map[string]*rate.Limiter
+	// toolRates are the tools' rates, for the shared buckets.
+	toolRates map[string]config.Rate
+	// shared keeps the rates in Redis; nil = local buckets only.
+	shared *shared
 	// principals are the callers' states, made on first call.
 	principals sync.Map // string → *principal
 }
@@ -38,6 +46,7 @@ type Limiter struct {
 type principal struct {
 	bucket     *rate.Limiter // nil = no rate
 	cps        float64
+	burst      int
 	concurrent int64 // 0 = no cap
 	running    atomic.Int64
 }
@@ -61,11 +70,14 @@ func (t Ticket) Release() {
 }
 
 // New builds the limiter of cfg, or nil when no limit is set.
-func New(cfg config.RateLimits) *Limiter {
+func New(cfg config.RateLimits, opts ...Option) *Limiter {
 	if !cfg.Enabled() {
 		return nil
 	}
-	l := &Limiter{named: cfg.Principals, tools: make(map[string]*rate.Limiter, len(cfg.Tools))}
+	l := &Limiter{named: cfg.Principals, tools: make(map[string]*rate.Limiter, len(cfg.Tools)), toolRates: cfg.Tools}
+	for _, o := range opts {
+		o(l)
+	}
 	if r, ok := cfg.Principals[Wildcard]; ok {
 		l.star = &r
 	}
@@ -85,6 +97,12 @@ func (l *Limiter) Admit(who, tool string, now time.Time) (Ticket, *Refusal) {
 		return Ticket{}, nil
 	}
 	p, key := l.principal(who)
+	if l.shared != nil {
+		if t, r, ok := l.admitShared(who, tool, p, key); ok {
+			return t, r
+		}
+		l.countFallback(tool, p)
+	}
 	var taken *rate.Reservation // the principal's token, returned if the tool refuses
 	if p != nil && p.bucket != nil {
 		r := p.bucket.ReserveN(now, 1)
@@ -132,7 +150,7 @@ func (l *Limiter) principal(who string) (*principal, string) {
 	if v, ok := l.principals.Load(who); ok {
 		return v.(*principal), key
 	}
-	p := &principal{cps: r.CallsPerSecond, concurrent: int64(r.Concurrent)}
+	p := &principal{cps: r.CallsPerSecond, burst: r.Burst, concurrent: int64(r.Concurrent)}
 	if r.CallsPerSecond > 0 {
 		p.bucket = rate.NewLimiter(rate.Limit(r.CallsPerSecond), r.Burst)
 	}

@@ -44,4 +44,9 @@ type ReloadReport struct {
 	// Failed are the instances that could not start, by "kind/name"; the
 	// other sources serve regardless.
 	Failed map[string]error
+	// Replicas are every replica's outcome, this one first, when the
+	// replicas share a control plane (cluster.redis); ReplicasErr says
+	// why the others could not be asked.
+	Replicas    []ReplicaReload
+	ReplicasErr error
 }

@@ -108,6 +108,10 @@ func (s *Server) MetricsHandler() http.Handler {
 			http.Error(w, "not serving", http.StatusServiceUnavailable)
 			return
 		}
+		if !s.clusterHealthy() {
+			http.Error(w, "not serving: Redis (cluster.redis, required) does not answer", http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(w, "ok")
 	})
 	return mux

@@ -28,27 +28,30 @@ var toolnexusServices = []string{
 // shutdown); while serving, the toolnexus services then follow the sources
 // if the config asks.
 func (s *Server) setServing(on bool) {
-	s.healthMu.Lock()
-	defer s.healthMu.Unlock()
 	s.serving.Store(on)
-	st := healthpb.HealthCheckResponse_NOT_SERVING
-	if on {
-		st = healthpb.HealthCheckResponse_SERVING
-	}
-	s.health.SetServingStatus("", st)
-	if on {
-		st = s.readiness()
-	}
-	setAll(s.health, st)
+	s.publishHealth()
 }
 
 // refreshReadiness re-applies server.readyNeedsSources (the ticker, a reload).
-func (s *Server) refreshReadiness() {
+func (s *Server) refreshReadiness() { s.publishHealth() }
+
+// publishHealth sets the health service from the three things it follows:
+// serving (start, shutdown), the control plane (cluster.redis.required,
+// cluster.go) and, for the toolnexus services only, the sources
+// (server.readyNeedsSources). Called from start, shutdown, the readiness
+// ticker and the cluster's up/down callback, so it is serialised.
+func (s *Server) publishHealth() {
 	s.healthMu.Lock()
 	defer s.healthMu.Unlock()
-	if s.serving.Load() {
-		setAll(s.health, s.readiness())
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if s.healthy() {
+		st = healthpb.HealthCheckResponse_SERVING
 	}
+	s.health.SetServingStatus("", st)
+	if st == healthpb.HealthCheckResponse_SERVING {
+		st = s.readiness()
+	}
+	setAll(s.health, st)
 }
 
 // readiness is SERVING unless server.readyNeedsSources is on and a

@@ -21,11 +21,20 @@ func (s *Server) Reload(ctx context.Context) (ReloadReport, error) {
 	if err != nil {
 		return ReloadReport{}, publicError(err)
 	}
-	return ReloadReport{Revision: rep.Revision, Rebuilt: rep.Started, Removed: rep.Removed, Failed: rep.Failed}, nil
+	rep = s.broadcastReload(ctx, rep)
+	return ReloadReport{Revision: rep.Revision, Rebuilt: rep.Started, Removed: rep.Removed, Failed: rep.Failed,
+		Replicas: replicaReloads(rep.Replicas), ReplicasErr: rep.ReplicasErr}, nil
 }
 
-// reloadForRPC is SourceService.Reload's way in.
-func (s *Server) reloadForRPC(ctx context.Context) (core.Report, error) { return s.reload(ctx, "rpc") }
+// reloadForRPC is SourceService.Reload's way in; like SIGHUP (Reload), it
+// reaches every replica when they share a control plane.
+func (s *Server) reloadForRPC(ctx context.Context) (core.Report, error) {
+	rep, err := s.reload(ctx, "rpc")
+	if err != nil {
+		return rep, err
+	}
+	return s.broadcastReload(ctx, rep), nil
+}
 
 // reload applies the config file anew; trigger ("rpc", "signal", "watch")
 // and the caller in ctx go to the audit log.
@@ -54,7 +63,7 @@ func (s *Server) reload(ctx context.Context, trigger string) (rep core.Report, e
 		s.log.Error("reload rejected; the previous config keeps serving", "error", err)
 		return core.Report{}, err
 	}
-	for _, key := range append(restartOnly(old, cfg), tracingChanged(old, cfg)...) {
+	for _, key := range append(append(restartOnly(old, cfg), tracingChanged(old, cfg)...), clusterChanged(old, cfg)...) {
 		s.log.Warn("config: " + key + " changed; it takes effect after a restart (the rest of the reload is applied)")
 	}
 	if tc != nil {

@@ -38,12 +38,14 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/gcfloor"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 	"github.com/toolnexus/toolnexus/internal/serverknobs"
+	"github.com/toolnexus/toolnexus/internal/suspend/redisstore"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -129,6 +131,12 @@ type Server struct {
 	// heapFloor is the GC heap floor while serving (a reload may change
 	// it); nil when the heap is not managed.
 	heapFloor atomic.Pointer[gcfloor.Floor]
+
+	// cluster is the replicas' shared control plane (cluster.redis); nil
+	// with one replica (cluster.go).
+	cluster *cluster.Client
+	// suspended is the shared store of suspended calls on it.
+	suspended *redisstore.Redis
 }
 
 // New loads the config, starts every source and builds the gRPC server. A
@@ -139,7 +147,7 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, shutdown: make(chan struct{}), prom: prometheus.NewRegistry()}
+	s := &Server{opts: opts, log: log, shutdown: make(chan struct{}), prom: prometheus.NewRegistry(), health: health.NewServer()}
 	cfg, err := s.loadConfig()
 	if err != nil {
 		return nil, publicError(err)
@@ -159,12 +167,18 @@ func New(opts Options) (*Server, error) {
 	if s.tracing, err = otlp.Setup(context.Background(), cfg.Telemetry, os.LookupEnv, log); err != nil {
 		return nil, publicError(err)
 	}
-	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native,
-		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput})
-	if err != nil {
+	if err := s.startCluster(cfg); err != nil {
 		s.shutdownTracing()
 		return nil, publicError(err)
 	}
+	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native,
+		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster, Suspended: s.sharedSuspended()})
+	if err != nil {
+		s.closeCluster()
+		s.shutdownTracing()
+		return nil, publicError(err)
+	}
+	s.serveClusterReloads()
 	s.api = grpcapi.New(s.core, grpcapi.Options{Logger: log, Metrics: s.prom, Reload: s.reloadForRPC,
 		Shutdown: s.shutdown, DisableInterceptors: opts.knobs.DisableInterceptors})
 
@@ -179,7 +193,6 @@ func New(opts Options) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(gopts...)
 	s.api.Register(s.grpc)
-	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	if gc := cfg.Server.MCP; gc.Listen != "" {
@@ -349,6 +362,7 @@ func (s *Server) stop(ctx context.Context) error {
 	if closeErr != nil {
 		s.log.Warn("closing sources", "error", closeErr)
 	}
+	s.closeCluster()
 	s.shutdownTracing()
 	s.heapFloor.Load().Stop()
 	s.log.Info("toolnexus stopped")

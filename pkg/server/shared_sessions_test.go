@@ -40,6 +40,7 @@ func runReplicaMain() {
 // replicaProc is one server process.
 type replicaProc struct {
 	name, grpc, mcp string
+	cfg             string // the config file
 	cmd             *exec.Cmd
 	mu              sync.Mutex
 	log             bytes.Buffer
@@ -66,14 +67,22 @@ func sharedConfig(name, root, sessions string) string {
 // serves. It is stopped (SIGTERM) when the test ends, unless killed.
 func startReplicaProc(t *testing.T, testName, name, root, sessions string) *replicaProc {
 	t.Helper()
+	return startReplicaWithConfig(t, testName, name, sharedConfig(name, root, sessions))
+}
+
+// startReplicaWithConfig starts replica name of test testName serving the
+// config text cfgText (written to r.cfg, where a test may change it), and
+// waits until it serves.
+func startReplicaWithConfig(t *testing.T, testName, name, cfgText string) *replicaProc {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "toolnexus.json")
-	if err := os.WriteFile(cfg, []byte(sharedConfig(name, root, sessions)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	args := fmt.Sprintf("--config %s --workspace %s --listen 127.0.0.1:0 --metrics-listen off --mcp-listen 127.0.0.1:0",
 		cfg, filepath.Join(dir, "ws"))
-	r := &replicaProc{name: name, exited: make(chan struct{})}
+	r := &replicaProc{name: name, cfg: cfg, exited: make(chan struct{})}
 	r.cmd = exec.Command(os.Args[0], "-test.run=^"+testName+"$")
 	r.cmd.Env = append(os.Environ(), replicaArgsEnv+"="+args)
 	stderr, err := r.cmd.StderrPipe()

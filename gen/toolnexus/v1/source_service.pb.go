@@ -616,7 +616,14 @@ type ReloadResponse struct {
 	// Source instances rebuilt because their config changed, as "kind/name".
 	Rebuilt []string `protobuf:"bytes,2,rep,name=rebuilt,proto3" json:"rebuilt,omitempty"`
 	// Source instances removed, as "kind/name".
-	Removed       []string `protobuf:"bytes,3,rep,name=removed,proto3" json:"removed,omitempty"`
+	Removed []string `protobuf:"bytes,3,rep,name=removed,proto3" json:"removed,omitempty"`
+	// With a shared control plane (cluster.redis) a reload reaches every
+	// replica: one entry per live replica, the one that answered first.
+	// Empty with a single replica.
+	Replicas []*ReplicaReload `protobuf:"bytes,4,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	// Set when the other replicas could not be asked (Redis unreachable):
+	// only the replica that answered reloaded.
+	ReplicasError string `protobuf:"bytes,5,opt,name=replicas_error,json=replicasError,proto3" json:"replicas_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -672,6 +679,93 @@ func (x *ReloadResponse) GetRemoved() []string {
 	return nil
 }
 
+func (x *ReloadResponse) GetReplicas() []*ReplicaReload {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+func (x *ReloadResponse) GetReplicasError() string {
+	if x != nil {
+		return x.ReplicasError
+	}
+	return ""
+}
+
+// ReplicaReload is one replica's outcome of a reload.
+type ReplicaReload struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The replica's id: host name, process id and a random suffix.
+	Replica string `protobuf:"bytes,1,opt,name=replica,proto3" json:"replica,omitempty"`
+	// Whether it now serves the new config.
+	Applied bool `protobuf:"varint,2,opt,name=applied,proto3" json:"applied,omitempty"`
+	// Why not, when not applied (the config error, or no answer in time).
+	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// Its registry revision after the reload.
+	Revision      uint64 `protobuf:"varint,4,opt,name=revision,proto3" json:"revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicaReload) Reset() {
+	*x = ReplicaReload{}
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicaReload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicaReload) ProtoMessage() {}
+
+func (x *ReplicaReload) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_source_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicaReload.ProtoReflect.Descriptor instead.
+func (*ReplicaReload) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_source_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ReplicaReload) GetReplica() string {
+	if x != nil {
+		return x.Replica
+	}
+	return ""
+}
+
+func (x *ReplicaReload) GetApplied() bool {
+	if x != nil {
+		return x.Applied
+	}
+	return false
+}
+
+func (x *ReplicaReload) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ReplicaReload) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
 var File_toolnexus_v1_source_service_proto protoreflect.FileDescriptor
 
 const file_toolnexus_v1_source_service_proto_rawDesc = "" +
@@ -711,11 +805,18 @@ const file_toolnexus_v1_source_service_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\"\x0f\n" +
-	"\rReloadRequest\"`\n" +
+	"\rReloadRequest\"\xc0\x01\n" +
 	"\x0eReloadResponse\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12\x18\n" +
 	"\arebuilt\x18\x02 \x03(\tR\arebuilt\x12\x18\n" +
-	"\aremoved\x18\x03 \x03(\tR\aremoved2\xf9\x01\n" +
+	"\aremoved\x18\x03 \x03(\tR\aremoved\x127\n" +
+	"\breplicas\x18\x04 \x03(\v2\x1b.toolnexus.v1.ReplicaReloadR\breplicas\x12%\n" +
+	"\x0ereplicas_error\x18\x05 \x01(\tR\rreplicasError\"u\n" +
+	"\rReplicaReload\x12\x18\n" +
+	"\areplica\x18\x01 \x01(\tR\areplica\x12\x18\n" +
+	"\aapplied\x18\x02 \x01(\bR\aapplied\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12\x1a\n" +
+	"\brevision\x18\x04 \x01(\x04R\brevision2\xf9\x01\n" +
 	"\rSourceService\x12R\n" +
 	"\vListSources\x12 .toolnexus.v1.ListSourcesRequest\x1a!.toolnexus.v1.ListSourcesResponse\x12O\n" +
 	"\n" +
@@ -734,7 +835,7 @@ func file_toolnexus_v1_source_service_proto_rawDescGZIP() []byte {
 	return file_toolnexus_v1_source_service_proto_rawDescData
 }
 
-var file_toolnexus_v1_source_service_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_toolnexus_v1_source_service_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_toolnexus_v1_source_service_proto_goTypes = []any{
 	(*ListSourcesRequest)(nil),  // 0: toolnexus.v1.ListSourcesRequest
 	(*ListSourcesResponse)(nil), // 1: toolnexus.v1.ListSourcesResponse
@@ -747,6 +848,7 @@ var file_toolnexus_v1_source_service_proto_goTypes = []any{
 	(*SkippedSkill)(nil),        // 8: toolnexus.v1.SkippedSkill
 	(*ReloadRequest)(nil),       // 9: toolnexus.v1.ReloadRequest
 	(*ReloadResponse)(nil),      // 10: toolnexus.v1.ReloadResponse
+	(*ReplicaReload)(nil),       // 11: toolnexus.v1.ReplicaReload
 }
 var file_toolnexus_v1_source_service_proto_depIdxs = []int32{
 	4,  // 0: toolnexus.v1.ListSourcesResponse.sources:type_name -> toolnexus.v1.Source
@@ -754,17 +856,18 @@ var file_toolnexus_v1_source_service_proto_depIdxs = []int32{
 	3,  // 2: toolnexus.v1.Sandbox.layers:type_name -> toolnexus.v1.SandboxLayer
 	7,  // 3: toolnexus.v1.ListSkillsResponse.skills:type_name -> toolnexus.v1.Skill
 	8,  // 4: toolnexus.v1.ListSkillsResponse.skipped:type_name -> toolnexus.v1.SkippedSkill
-	0,  // 5: toolnexus.v1.SourceService.ListSources:input_type -> toolnexus.v1.ListSourcesRequest
-	5,  // 6: toolnexus.v1.SourceService.ListSkills:input_type -> toolnexus.v1.ListSkillsRequest
-	9,  // 7: toolnexus.v1.SourceService.Reload:input_type -> toolnexus.v1.ReloadRequest
-	1,  // 8: toolnexus.v1.SourceService.ListSources:output_type -> toolnexus.v1.ListSourcesResponse
-	6,  // 9: toolnexus.v1.SourceService.ListSkills:output_type -> toolnexus.v1.ListSkillsResponse
-	10, // 10: toolnexus.v1.SourceService.Reload:output_type -> toolnexus.v1.ReloadResponse
-	8,  // [8:11] is the sub-list for method output_type
-	5,  // [5:8] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	11, // 5: toolnexus.v1.ReloadResponse.replicas:type_name -> toolnexus.v1.ReplicaReload
+	0,  // 6: toolnexus.v1.SourceService.ListSources:input_type -> toolnexus.v1.ListSourcesRequest
+	5,  // 7: toolnexus.v1.SourceService.ListSkills:input_type -> toolnexus.v1.ListSkillsRequest
+	9,  // 8: toolnexus.v1.SourceService.Reload:input_type -> toolnexus.v1.ReloadRequest
+	1,  // 9: toolnexus.v1.SourceService.ListSources:output_type -> toolnexus.v1.ListSourcesResponse
+	6,  // 10: toolnexus.v1.SourceService.ListSkills:output_type -> toolnexus.v1.ListSkillsResponse
+	10, // 11: toolnexus.v1.SourceService.Reload:output_type -> toolnexus.v1.ReloadResponse
+	9,  // [9:12] is the sub-list for method output_type
+	6,  // [6:9] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_toolnexus_v1_source_service_proto_init() }
@@ -778,7 +881,7 @@ func file_toolnexus_v1_source_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolnexus_v1_source_service_proto_rawDesc), len(file_toolnexus_v1_source_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

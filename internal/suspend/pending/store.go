@@ -48,6 +48,10 @@ var (
 	ErrExpired  = errors.New("the pending request expired before it was answered (limits.pendingTimeout); call the tool again")
 	ErrUnknown  = errors.New("no pending request has this id; it was already answered, or never existed")
 	ErrMismatch = errors.New("the answer must come with the same tool name and arguments as the call that returned the pending request")
+	// ErrElsewhere: with a shared store (cluster.redis) the request is
+	// open, but another replica holds the upstream connection that asked
+	// it (or held it and is gone).
+	ErrElsewhere = errors.New("this pending request is held by another replica (the one whose upstream connection asked it, which may be gone), and answers are not forwarded between replicas yet; call the tool again, on a route that keeps the session on one replica (docs/cluster.md)")
 )
 
 // Store holds the open requests. The zero value is not usable; use New.
@@ -164,6 +168,9 @@ func (s *Store) Peek(call tool.Call, id string) (*Entry, error) {
 	s.mu.Lock()
 	e, ok := s.open[id]
 	s.mu.Unlock()
+	if !ok && got.State == suspend.Pending {
+		return nil, ErrElsewhere
+	}
 	if !ok || got.State != suspend.Pending {
 		return nil, ErrUnknown
 	}

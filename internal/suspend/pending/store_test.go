@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -132,6 +133,25 @@ func TestAnswerWithReorderedKeys(t *testing.T) {
 	}
 	if _, err := s.Peek(call("a", "s", `{"b":{"d":3,"c":2},"a":1}`), e.ID); err != nil {
 		t.Fatalf("reordered keys: %v", err)
+	}
+	e.Withdraw()
+}
+
+// Two replicas sharing one suspended-call store: an answer to a request
+// the other replica holds is refused at once, saying so — never a wait.
+func TestAnswerOnAnotherReplicaSaysWhere(t *testing.T) {
+	t.Parallel()
+	shared := suspend.NewMemory(nil, 0)
+	a, b := pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
+	e, err := a.Open(call("p", "s", `{"x": 1}`), "elicitation", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Peek(call("p", "s", `{"x": 1}`), e.ID); !errors.Is(err, pending.ErrElsewhere) {
+		t.Fatalf("answer on the other replica: %v", err)
+	}
+	if _, err := b.Peek(call("intruder", "s", `{"x": 1}`), e.ID); !errors.Is(err, pending.ErrUnknown) {
+		t.Fatalf("another principal learns of it: %v", err)
 	}
 	e.Withdraw()
 }

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolnexus/v1/source_service.proto.
  */
 export const file_toolnexus_v1_source_service: GenFile = /*@__PURE__*/
-  fileDesc("CiF0b29sbmV4dXMvdjEvc291cmNlX3NlcnZpY2UucHJvdG8SDHRvb2xuZXh1cy52MSIUChJMaXN0U291cmNlc1JlcXVlc3QiZAoTTGlzdFNvdXJjZXNSZXNwb25zZRIlCgdzb3VyY2VzGAEgAygLMhQudG9vbG5leHVzLnYxLlNvdXJjZRImCgdzYW5kYm94GAIgASgLMhUudG9vbG5leHVzLnYxLlNhbmRib3giVAoHU2FuZGJveBIMCgRtb2RlGAEgASgJEioKBmxheWVycxgCIAMoCzIaLnRvb2xuZXh1cy52MS5TYW5kYm94TGF5ZXISDwoHc3VtbWFyeRgDIAEoCSI8CgxTYW5kYm94TGF5ZXISDAoEbmFtZRgBIAEoCRIOCgZhY3RpdmUYAiABKAgSDgoGZGV0YWlsGAMgASgJInoKBlNvdXJjZRIMCgRraW5kGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc3RhdHVzGAMgASgJEhIKCnRvb2xfY291bnQYBCABKAUSDQoFZXJyb3IYBSABKAkSEAoIc2hhZG93ZWQYBiADKAkSDwoHc2FuZGJveBgHIAEoCSITChFMaXN0U2tpbGxzUmVxdWVzdCJmChJMaXN0U2tpbGxzUmVzcG9uc2USIwoGc2tpbGxzGAEgAygLMhMudG9vbG5leHVzLnYxLlNraWxsEisKB3NraXBwZWQYAiADKAsyGi50b29sbmV4dXMudjEuU2tpcHBlZFNraWxsIkUKBVNraWxsEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSCwoDZGlyGAMgASgJEgwKBHBhdGgYBCABKAkiPAoMU2tpcHBlZFNraWxsEgwKBHBhdGgYASABKAkSDgoGcmVhc29uGAIgASgJEg4KBmRldGFpbBgDIAEoCSIPCg1SZWxvYWRSZXF1ZXN0IkQKDlJlbG9hZFJlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEg8KB3JlYnVpbHQYAiADKAkSDwoHcmVtb3ZlZBgDIAMoCTL5AQoNU291cmNlU2VydmljZRJSCgtMaXN0U291cmNlcxIgLnRvb2xuZXh1cy52MS5MaXN0U291cmNlc1JlcXVlc3QaIS50b29sbmV4dXMudjEuTGlzdFNvdXJjZXNSZXNwb25zZRJPCgpMaXN0U2tpbGxzEh8udG9vbG5leHVzLnYxLkxpc3RTa2lsbHNSZXF1ZXN0GiAudG9vbG5leHVzLnYxLkxpc3RTa2lsbHNSZXNwb25zZRJDCgZSZWxvYWQSGy50b29sbmV4dXMudjEuUmVsb2FkUmVxdWVzdBocLnRvb2xuZXh1cy52MS5SZWxvYWRSZXNwb25zZUI9WjtnaXRodWIuY29tL3Rvb2xuZXh1cy90b29sbmV4dXMvZ2VuL3Rvb2xuZXh1cy92MTt0b29sbmV4dXN2MWIGcHJvdG8z");
+  fileDesc("CiF0b29sbmV4dXMvdjEvc291cmNlX3NlcnZpY2UucHJvdG8SDHRvb2xuZXh1cy52MSIUChJMaXN0U291cmNlc1JlcXVlc3QiZAoTTGlzdFNvdXJjZXNSZXNwb25zZRIlCgdzb3VyY2VzGAEgAygLMhQudG9vbG5leHVzLnYxLlNvdXJjZRImCgdzYW5kYm94GAIgASgLMhUudG9vbG5leHVzLnYxLlNhbmRib3giVAoHU2FuZGJveBIMCgRtb2RlGAEgASgJEioKBmxheWVycxgCIAMoCzIaLnRvb2xuZXh1cy52MS5TYW5kYm94TGF5ZXISDwoHc3VtbWFyeRgDIAEoCSI8CgxTYW5kYm94TGF5ZXISDAoEbmFtZRgBIAEoCRIOCgZhY3RpdmUYAiABKAgSDgoGZGV0YWlsGAMgASgJInoKBlNvdXJjZRIMCgRraW5kGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc3RhdHVzGAMgASgJEhIKCnRvb2xfY291bnQYBCABKAUSDQoFZXJyb3IYBSABKAkSEAoIc2hhZG93ZWQYBiADKAkSDwoHc2FuZGJveBgHIAEoCSITChFMaXN0U2tpbGxzUmVxdWVzdCJmChJMaXN0U2tpbGxzUmVzcG9uc2USIwoGc2tpbGxzGAEgAygLMhMudG9vbG5leHVzLnYxLlNraWxsEisKB3NraXBwZWQYAiADKAsyGi50b29sbmV4dXMudjEuU2tpcHBlZFNraWxsIkUKBVNraWxsEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSCwoDZGlyGAMgASgJEgwKBHBhdGgYBCABKAkiPAoMU2tpcHBlZFNraWxsEgwKBHBhdGgYASABKAkSDgoGcmVhc29uGAIgASgJEg4KBmRldGFpbBgDIAEoCSIPCg1SZWxvYWRSZXF1ZXN0IosBCg5SZWxvYWRSZXNwb25zZRIQCghyZXZpc2lvbhgBIAEoBBIPCgdyZWJ1aWx0GAIgAygJEg8KB3JlbW92ZWQYAyADKAkSLQoIcmVwbGljYXMYBCADKAsyGy50b29sbmV4dXMudjEuUmVwbGljYVJlbG9hZBIWCg5yZXBsaWNhc19lcnJvchgFIAEoCSJSCg1SZXBsaWNhUmVsb2FkEg8KB3JlcGxpY2EYASABKAkSDwoHYXBwbGllZBgCIAEoCBINCgVlcnJvchgDIAEoCRIQCghyZXZpc2lvbhgEIAEoBDL5AQoNU291cmNlU2VydmljZRJSCgtMaXN0U291cmNlcxIgLnRvb2xuZXh1cy52MS5MaXN0U291cmNlc1JlcXVlc3QaIS50b29sbmV4dXMudjEuTGlzdFNvdXJjZXNSZXNwb25zZRJPCgpMaXN0U2tpbGxzEh8udG9vbG5leHVzLnYxLkxpc3RTa2lsbHNSZXF1ZXN0GiAudG9vbG5leHVzLnYxLkxpc3RTa2lsbHNSZXNwb25zZRJDCgZSZWxvYWQSGy50b29sbmV4dXMudjEuUmVsb2FkUmVxdWVzdBocLnRvb2xuZXh1cy52MS5SZWxvYWRSZXNwb25zZUI9WjtnaXRodWIuY29tL3Rvb2xuZXh1cy90b29sbmV4dXMvZ2VuL3Rvb2xuZXh1cy92MTt0b29sbmV4dXN2MWIGcHJvdG8z");
 
 /**
  * ListSourcesRequest takes no parameters.
@@ -350,6 +350,23 @@ export type ReloadResponse = Message<"toolnexus.v1.ReloadResponse"> & {
    * @generated from field: repeated string removed = 3;
    */
   removed: string[];
+
+  /**
+   * With a shared control plane (cluster.redis) a reload reaches every
+   * replica: one entry per live replica, the one that answered first.
+   * Empty with a single replica.
+   *
+   * @generated from field: repeated toolnexus.v1.ReplicaReload replicas = 4;
+   */
+  replicas: ReplicaReload[];
+
+  /**
+   * Set when the other replicas could not be asked (Redis unreachable):
+   * only the replica that answered reloaded.
+   *
+   * @generated from field: string replicas_error = 5;
+   */
+  replicasError: string;
 };
 
 /**
@@ -358,6 +375,48 @@ export type ReloadResponse = Message<"toolnexus.v1.ReloadResponse"> & {
  */
 export const ReloadResponseSchema: GenMessage<ReloadResponse> = /*@__PURE__*/
   messageDesc(file_toolnexus_v1_source_service, 10);
+
+/**
+ * ReplicaReload is one replica's outcome of a reload.
+ *
+ * @generated from message toolnexus.v1.ReplicaReload
+ */
+export type ReplicaReload = Message<"toolnexus.v1.ReplicaReload"> & {
+  /**
+   * The replica's id: host name, process id and a random suffix.
+   *
+   * @generated from field: string replica = 1;
+   */
+  replica: string;
+
+  /**
+   * Whether it now serves the new config.
+   *
+   * @generated from field: bool applied = 2;
+   */
+  applied: boolean;
+
+  /**
+   * Why not, when not applied (the config error, or no answer in time).
+   *
+   * @generated from field: string error = 3;
+   */
+  error: string;
+
+  /**
+   * Its registry revision after the reload.
+   *
+   * @generated from field: uint64 revision = 4;
+   */
+  revision: bigint;
+};
+
+/**
+ * Describes the message toolnexus.v1.ReplicaReload.
+ * Use `create(ReplicaReloadSchema)` to create a new message.
+ */
+export const ReplicaReloadSchema: GenMessage<ReplicaReload> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_source_service, 11);
 
 /**
  * SourceService is for operators: what feeds the registry and in what state.

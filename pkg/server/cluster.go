@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/toolnexus/toolnexus/internal/cluster"
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/suspend"
+	"github.com/toolnexus/toolnexus/internal/suspend/redisstore"
+)
+
+// ReplicaReload is one replica's outcome of a reload broadcast over the
+// control plane (cluster.redis).
+type ReplicaReload struct {
+	// Replica is the replica's id (host name, pid, random suffix).
+	Replica string
+	// Applied reports whether it serves the new config.
+	Applied bool
+	// Err says why not.
+	Err string
+	// Revision is its registry revision after the reload.
+	Revision uint64
+}
+
+// startCluster connects to cluster.redis when the config has it. Redis
+// being down does not stop the start: the replica serves on its
+// fallbacks and the health service says so only if cluster.redis.required.
+func (s *Server) startCluster(cfg *config.Config) error {
+	if cfg.Cluster.Redis == nil {
+		return nil
+	}
+	c, err := cluster.New(*cfg.Cluster.Redis, cluster.Options{Logger: s.log, Metrics: s.prom,
+		OnHealth: func(bool) { s.publishHealth() }})
+	if err != nil {
+		return err
+	}
+	s.cluster = c
+	s.suspended = redisstore.New(c)
+	if !c.Up() {
+		s.log.Warn("cluster: Redis does not answer yet; serving on the fallbacks until it does", "redis", cfg.Cluster.Redis.String())
+	}
+	return nil
+}
+
+// sharedSuspended is the store of suspended calls the replicas share, or
+// nil (the core keeps them in memory). A typed nil must not reach the
+// core's interface.
+func (s *Server) sharedSuspended() suspend.Store {
+	if s.suspended == nil {
+		return nil
+	}
+	return s.suspended
+}
+
+// serveClusterReloads makes this replica apply the reloads other
+// replicas broadcast.
+func (s *Server) serveClusterReloads() {
+	if s.cluster == nil {
+		return
+	}
+	s.cluster.ServeReloads(func(ctx context.Context) (uint64, error) {
+		rep, err := s.reload(ctx, "cluster")
+		if err != nil {
+			return 0, publicError(err)
+		}
+		return rep.Revision, nil
+	})
+}
+
+// broadcastReload asks the other replicas to reload after this one did,
+// and adds their answers to rep.
+func (s *Server) broadcastReload(ctx context.Context, rep core.Report) core.Report {
+	if s.cluster == nil {
+		return rep
+	}
+	others, err := s.cluster.BroadcastReload(ctx, 0)
+	rep.Replicas = append([]cluster.ReplicaReload{{Replica: s.cluster.Replica(), Applied: true, Revision: rep.Revision}}, others...)
+	rep.ReplicasErr = err
+	applied := 0
+	for _, r := range rep.Replicas {
+		if r.Applied {
+			applied++
+		} else {
+			s.log.Warn("reload: a replica did not apply it", "replica", r.Replica, "error", r.Error)
+		}
+	}
+	if err != nil {
+		s.log.Warn("reload: applied here only; the other replicas could not be asked", "error", err)
+	}
+	s.log.Info(fmt.Sprintf("reload: %d of %d replicas applied it", applied, len(rep.Replicas)))
+	return rep
+}
+
+func replicaReloads(rs []cluster.ReplicaReload) []ReplicaReload {
+	var out []ReplicaReload
+	for _, r := range rs {
+		out = append(out, ReplicaReload{Replica: r.Replica, Applied: r.Applied, Err: r.Error, Revision: r.Revision})
+	}
+	return out
+}
+
+// clusterHealthy is false only while Redis is down and the operator asked
+// to be taken out of the balancer for that (cluster.redis.required).
+func (s *Server) clusterHealthy() bool {
+	return s.cluster == nil || !s.cluster.Required() || s.cluster.Up()
+}
+
+// healthy is what the health service and /healthz report.
+func (s *Server) healthy() bool { return s.serving.Load() && s.clusterHealthy() }
+
+// clusterChanged names cluster.redis when a reload changed it: the
+// connection is made once, at start.
+func clusterChanged(old, next *config.Config) []string {
+	if reflect.DeepEqual(old.Cluster, next.Cluster) {
+		return nil
+	}
+	return []string{"cluster.redis"}
+}
+
+// closeCluster ends the control-plane connection, last.
+func (s *Server) closeCluster() {
+	if s.cluster == nil {
+		return
+	}
+	s.suspended.Close()
+	if err := s.cluster.Close(); err != nil {
+		s.log.Warn("closing the cluster connection", "error", err)
+	}
+}
