@@ -56,6 +56,8 @@ type Config struct {
 	Policy Policy
 	// RateLimits are the per-principal and per-tool call rates.
 	RateLimits RateLimits
+	// CodeMode is run_code and describe_tools (docs/codemode.md).
+	CodeMode CodeMode
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -102,7 +104,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "codeMode"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -166,6 +168,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Sandbox, err = parseSandbox(nonNull(top["sandbox"]), baseDir); err != nil {
+		return nil, err
+	}
+	if cfg.CodeMode, err = parseCodeMode(nonNull(top["codeMode"])); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {
