@@ -163,6 +163,13 @@ func (t *toolsObject) Get(name string) goja.Value {
 		if r.Structured != nil {
 			return t.vm.ToValue(r.Structured)
 		}
+		// Most tools answer JSON as text: the script gets the value.
+		if o := strings.TrimSpace(r.Output); strings.HasPrefix(o, "{") || strings.HasPrefix(o, "[") {
+			var v any
+			if json.Unmarshal([]byte(o), &v) == nil {
+				return t.vm.ToValue(v)
+			}
+		}
 		return t.vm.ToValue(r.Output)
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -78,6 +79,8 @@ type Core struct {
 	tracer trace.Tracer
 	// audit is the audit log (off unless the config has an audit section).
 	audit *audit.Log
+	// codeMode serves run_code and describe_tools (set at start).
+	codeMode bool
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -107,7 +110,12 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c.box = box
 	c.exec = executor.New(c.reg, c.metrics.ForExecutor(), cfg.Limits, log)
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing, Sandbox: box})
+	native := opts.Native
+	if cfg.CodeMode.Enabled {
+		c.codeMode = true
+		native = append(slices.Clip(native), c.codeModeTools()...)
+	}
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box})
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
 		c.exec.Close()
@@ -205,6 +213,9 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	if err := checkSandboxMode(c.cfg.Load(), cfg); err != nil {
+		return Report{}, err
+	}
+	if err := checkCodeMode(c.cfg.Load(), cfg); err != nil {
 		return Report{}, err
 	}
 	// The audit file is (re)opened first: a path that cannot be opened
