@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/toolnexus/toolnexus/internal/codemode"
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -56,12 +57,27 @@ func (c *Core) runCode(ctx context.Context, args runCodeArgs) (any, error) {
 	if strings.TrimSpace(args.Code) == "" {
 		return tool.FailureWith(tool.OutcomeInvalidArguments, "code is empty: pass a JavaScript function body that returns its result"), nil
 	}
+	rp := &replayer{c: c, outer: outer}
+	if outer.Answer != nil {
+		rp.prior = c.suspended.take(outer.Answer.ID, principalName(outer), outer.Session, args.Code)
+		if rp.prior == nil {
+			return tool.FailureWith(tool.OutcomeInvalidArguments, fmt.Sprintf("answer %s resumes no suspended run_code of this caller with this code", outer.Answer.ID)), nil
+		}
+		rp.answer = outer.Answer
+	}
 	cm := c.cfg.Load().CodeMode
 	lim := codemode.Limits{MaxCalls: cm.MaxCalls, Timeout: cm.Timeout, MemoryBytes: uint64(cm.MemoryMB) << 20, MaxOutput: cm.MaxOutputBytes}
-	r := codemode.Run(ctx, args.Code, lim, func(ctx context.Context, name string, a json.RawMessage) codemode.InnerResult {
-		return c.innerCall(ctx, outer, name, a)
-	})
+	r := codemode.Run(ctx, args.Code, lim, rp.call)
 	meta := map[string]any{"tool_calls": r.Calls}
+	if rp.pending != nil {
+		run := &suspendedRun{principal: principalName(outer), session: outer.Session, code: args.Code, keys: rp.keys, results: rp.results, at: time.Now()}
+		if !c.suspended.put(rp.pending.ID, run) {
+			return tool.Failure(fmt.Sprintf("run_code: an inner call needs an approval, but %d scripts already wait for one", maxSuspended), meta), nil
+		}
+		// The inner call's own PENDING: approve it, then resume run_code
+		// (same code) with the answer.
+		return tool.Suspend(*rp.pending), nil
+	}
 	if r.Error != "" {
 		out := r.Error
 		if r.Printed != "" {
@@ -79,17 +95,12 @@ func (c *Core) runCode(ctx context.Context, args runCodeArgs) (any, error) {
 // innerCall runs one of a script's calls as the outer caller, through
 // Execute: the same allowlist, policy, limits, audit and (as a child of
 // run_code's) span as a direct call.
-func (c *Core) innerCall(ctx context.Context, outer Call, name string, args json.RawMessage) codemode.InnerResult {
+func (c *Core) innerCallWith(ctx context.Context, outer Call, name string, args json.RawMessage, answer *tool.Answer) (codemode.InnerResult, tool.Result) {
 	if c.isCodeModeTool(name) {
-		return codemode.InnerResult{Output: "a script cannot call " + name, IsError: true}
+		return codemode.InnerResult{Output: "a script cannot call " + name, IsError: true}, tool.Result{}
 	}
-	res, _ := c.Execute(ctx, Call{Name: name, Arguments: args, Protocol: outer.Protocol, Caller: outer.Caller, Session: outer.Session})
-	if res.Resolved() == tool.OutcomePending {
-		// Resuming a script after an approval is not built: the script
-		// ends, saying which call to make directly.
-		return codemode.InnerResult{Fatal: fmt.Sprintf("run_code: the call to %s needs an approval, which code mode cannot wait for yet: call %s directly", name, name)}
-	}
-	return codemode.InnerResult{Output: res.Output, IsError: res.IsError, Structured: res.StructuredContent}
+	res, _ := c.Execute(ctx, Call{Name: name, Arguments: args, Answer: answer, Protocol: outer.Protocol, Caller: outer.Caller, Session: outer.Session})
+	return codemode.InnerResult{Output: res.Output, IsError: res.IsError, Structured: res.StructuredContent}, res
 }
 
 func (c *Core) describeTools(ctx context.Context, args describeArgs) (any, error) {

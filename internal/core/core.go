@@ -81,6 +81,8 @@ type Core struct {
 	audit *audit.Log
 	// codeMode serves run_code and describe_tools (set at start).
 	codeMode bool
+	// suspended are run_code scripts waiting for an inner call's approval.
+	suspended suspendedRuns
 }
 
 // New starts every source of cfg. Sources that fail to start are reported

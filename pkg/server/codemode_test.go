@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -177,5 +178,65 @@ func TestRunCodeInnerCallsAreChildSpans(t *testing.T) {
 	}
 	if children != 2 {
 		t.Fatalf("%d inner spans, want 2", children)
+	}
+}
+
+// An inner call needing an approval suspends the script: run_code answers
+// that call's PENDING; approved, run_code resumed with the answer re-runs
+// the script, replaying the calls already made and passing the answer on.
+func TestRunCodeApprovalSuspendsAndResumes(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "tools.cedar")
+	if err := os.WriteFile(pol, []byte(`permit(principal, action, resource);
+@approval("required")
+permit(principal, action, resource == Tool::"cm_upper");
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var adds atomic.Int32
+	counted := append(codeModeTools()[1:], tool.Must(tool.Native("cm_add", func(_ context.Context, a map[string]any) (any, error) {
+		adds.Add(1)
+		x, _ := a["a"].(float64)
+		y, _ := a["b"].(float64)
+		return map[string]any{"sum": x + y}, nil
+	})))
+	s := serve(t, fmt.Sprintf(`{"builtins": false, "skills": [], "codeMode": {"enabled": true},
+		"auth": {"tokens": [{"name": "agent", "token": "cm-agent-4f1a"}, {"name": "reviewer", "token": "cm-reviewer-9b2c"}]},
+		"policy": {"files": [%q], "approvers": ["reviewer"]}}`, pol), nil, counted...)
+	conn := s.dial(t)
+	reg, apr := pb.NewRegistryServiceClient(conn), pb.NewApprovalServiceClient(conn)
+	code := `const s = tools.cm_add({a: 2, b: 3}); const u = tools.cm_upper({text: "sum " + s.sum}); return tools.cm_len({text: u});`
+	run := func(answer *pb.Answer, src string) *pb.ToolResult {
+		resp, err := reg.Execute(bearer("cm-agent-4f1a"), &pb.ExecuteRequest{Name: "run_code", Answer: answer,
+			Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: fmt.Sprintf(`{"code": %q}`, src)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetResult()
+	}
+	r := run(nil, code)
+	if r.GetOutcome() != pb.Outcome_OUTCOME_PENDING || r.GetPending().GetKind() != "approval" || r.GetPending().GetData().AsMap()["tool"] != "cm_upper" {
+		t.Fatalf("want cm_upper's pending approval, got %v", r)
+	}
+	id := r.GetPending().GetId()
+	t.Run("another script cannot redeem it", func(t *testing.T) {
+		if r := run(&pb.Answer{Id: id, Ok: true}, code+" // changed"); !r.GetIsError() || !strings.Contains(r.GetOutput(), "resumes no suspended run_code") {
+			t.Fatalf("%v", r)
+		}
+	})
+	// The refused attempt left the suspended run to its owner.
+	if _, err := apr.Approve(bearer("cm-reviewer-9b2c"), &pb.ApproveRequest{Id: id}); err != nil {
+		t.Fatal(err)
+	}
+	before := adds.Load()
+	r = run(&pb.Answer{Id: id, Ok: true}, code)
+	if r.GetIsError() || r.GetOutput() != `{"length":5,"text":"SUM 5"}` {
+		t.Fatalf("resumed run_code: %v", r)
+	}
+	if adds.Load() != before {
+		t.Fatalf("cm_add ran again on resume (%d → %d): its result should be replayed", before, adds.Load())
+	}
+	if r := run(&pb.Answer{Id: id, Ok: true}, code); !r.GetIsError() {
+		t.Fatalf("the answer was used twice: %v", r)
 	}
 }
