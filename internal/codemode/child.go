@@ -76,8 +76,11 @@ func runScript(s start, in *bufio.Reader, out *bufio.Writer) (d done) {
 		for i, a := range call.Arguments {
 			parts[i] = display(vm, a)
 		}
-		if printed.Len() <= s.MaxOutput {
-			printed.WriteString(strings.Join(parts, " ") + "\n")
+		// Past the cap one byte more is kept: enough for the server to
+		// refuse the run, never a copy of a huge string.
+		line := strings.Join(parts, " ") + "\n"
+		if room := s.MaxOutput + 1 - printed.Len(); room > 0 {
+			printed.WriteString(line[:min(room, len(line))])
 		}
 		return goja.Undefined()
 	}

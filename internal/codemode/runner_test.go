@@ -38,6 +38,7 @@ func TestRun(t *testing.T) {
 		{"10,000 calls", `for (let i = 0; i < 10000; i++) tools.one({i}); return "done"`, "", "", "more than 100 tool calls"},
 		{"cap survives catch", `for (let i = 0; i < 10000; i++) { try { tools.one({i}) } catch (e) {} } return "escaped"`, "", "", "more than 100 tool calls"},
 		{"output cap", `return "x".repeat(1<<20)`, "", "", "output limit"},
+		{"printed cap", `const s = "x".repeat(1<<20); for (let i = 0; i < 10; i++) console.log(s)`, "", "", "output limit"},
 	}
 	t.Run("4 GiB array", func(t *testing.T) {
 		// goja fills an array slowly: the time limit or the memory
