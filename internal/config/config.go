@@ -58,6 +58,8 @@ type Config struct {
 	RateLimits RateLimits
 	// Cluster is the state the replicas share (cluster.redis).
 	Cluster Cluster
+	// CodeMode is run_code and describe_tools (docs/codemode.md).
+	CodeMode CodeMode
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -104,7 +106,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -177,6 +179,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Cluster, err = parseCluster(nonNull(top["cluster"])); err != nil {
+		return nil, err
+	}
+	if cfg.CodeMode, err = parseCodeMode(nonNull(top["codeMode"])); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -90,6 +91,10 @@ type Core struct {
 	audit *audit.Log
 	// cluster is the shared control plane; nil with one replica.
 	cluster *cluster.Client
+	// codeMode serves run_code and describe_tools (set at start).
+	codeMode bool
+	// suspended are run_code scripts waiting for an inner call's approval.
+	scripts suspendedRuns
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -123,8 +128,13 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c.box = box
 	c.exec = executor.New(c.reg, c.metrics.ForExecutor(), cfg.Limits, log)
+	native := opts.Native
+	if cfg.CodeMode.Enabled {
+		c.codeMode = true
+		native = append(slices.Clip(native), c.codeModeTools()...)
+	}
 	c.exec.Compose(c.pipeline()...)
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: opts.Native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
 		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
@@ -226,6 +236,9 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	if err := checkSandboxMode(c.cfg.Load(), cfg); err != nil {
+		return Report{}, err
+	}
+	if err := checkCodeMode(c.cfg.Load(), cfg); err != nil {
 		return Report{}, err
 	}
 	// The audit file is (re)opened first: a path that cannot be opened

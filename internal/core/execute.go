@@ -56,6 +56,9 @@ type Call struct {
 // approval, session, concurrency and timeout, run. It always returns a Result — a failure is a
 // value — and the source label the call was counted under.
 func (c *Core) Execute(ctx context.Context, call Call) (res tool.Result, source string) {
+	if c.isCodeModeTool(call.Name) {
+		ctx = context.WithValue(ctx, outerCallKey{}, call)
+	}
 	if c.tracer != nil || c.audit.On() {
 		res, source = c.executeObserved(ctx, call)
 	} else {

@@ -1,6 +1,9 @@
 package server
 
-import "github.com/toolnexus/toolnexus/internal/sandbox"
+import (
+	"github.com/toolnexus/toolnexus/internal/codemode"
+	"github.com/toolnexus/toolnexus/internal/sandbox"
+)
 
 // EnterSandboxHelper makes this process the command sandbox's helper when
 // the server started it as one, and then never returns; otherwise it
@@ -14,4 +17,7 @@ import "github.com/toolnexus/toolnexus/internal/sandbox"
 // a test package that starts one; without the call, New refuses to start
 // with sandbox.mode auto or required, naming this function, rather than
 // run commands less confined.
-func EnterSandboxHelper() { sandbox.EnterHelper() }
+func EnterSandboxHelper() {
+	codemode.EnterChild()
+	sandbox.EnterHelper()
+}

@@ -1,0 +1,135 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolnexus/toolnexus/internal/codemode"
+	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// DescribeToolsName is code mode's companion tool: declarations of named tools.
+const DescribeToolsName = "describe_tools"
+
+// outerCallKey carries a run_code or describe_tools call's own Call to the
+// tool, which needs its caller to make (or describe) inner calls as that
+// caller.
+type outerCallKey struct{}
+
+// isCodeModeTool reports whether a call is for one of code mode's own
+// tools, which need the outer call in their context.
+func (c *Core) isCodeModeTool(name string) bool {
+	return c.codeMode && (name == codemode.ToolName || name == DescribeToolsName)
+}
+
+// codeModeTools are run_code and describe_tools, served as native tools so
+// that they are listed, searched, allowed, policed and audited like any.
+func (c *Core) codeModeTools() []tool.Tool {
+	run := tool.Must(tool.Typed(codemode.ToolName, c.runCode, tool.WithDescription(
+		"Run a short JavaScript program that calls tools as functions: `const r = tools.some_tool({arg: 1})` returns the tool's "+
+			"structured result (an object) or its text; a failing tool throws an Error you may catch. `return` the result or "+
+			"print it with console.log. No require, files or network: only tools. Get the tools' declarations first with "+
+			DescribeToolsName+" (the names from search). Every call is checked as if made directly; limits on calls, time, "+
+			"memory and output apply."), tool.WithSource("codemode")))
+	describe := tool.Must(tool.Typed(DescribeToolsName, c.describeTools, tool.WithDescription(
+		"TypeScript-like declarations of the named tools, for calling them from "+codemode.ToolName+"."), tool.WithSource("codemode")))
+	return []tool.Tool{run, describe}
+}
+
+type runCodeArgs struct {
+	// Code is the program: a function body; `return` its result.
+	Code string `json:"code" jsonschema:"description=JavaScript function body; return the result"`
+}
+
+type describeArgs struct {
+	Names []string `json:"names" jsonschema:"description=tool names, as found by search"`
+}
+
+func (c *Core) runCode(ctx context.Context, args runCodeArgs) (any, error) {
+	outer, ok := ctx.Value(outerCallKey{}).(Call)
+	if !ok {
+		return nil, fmt.Errorf("%s is served only through the server's call path", codemode.ToolName)
+	}
+	if strings.TrimSpace(args.Code) == "" {
+		return tool.FailureWith(tool.OutcomeInvalidArguments, "code is empty: pass a JavaScript function body that returns its result"), nil
+	}
+	rp := &replayer{c: c, outer: outer}
+	if outer.Answer != nil {
+		rp.prior = c.scripts.take(outer.Answer.ID, principalName(outer), outer.Session, args.Code)
+		if rp.prior == nil {
+			return tool.FailureWith(tool.OutcomeInvalidArguments, fmt.Sprintf("answer %s resumes no suspended run_code of this caller with this code", outer.Answer.ID)), nil
+		}
+		rp.answer = outer.Answer
+	}
+	cm := c.cfg.Load().CodeMode
+	lim := codemode.Limits{MaxCalls: cm.MaxCalls, Timeout: cm.Timeout, MemoryBytes: uint64(cm.MemoryMB) << 20, MaxOutput: cm.MaxOutputBytes}
+	r := codemode.Run(ctx, args.Code, lim, rp.call)
+	meta := map[string]any{"tool_calls": r.Calls}
+	if rp.pending != nil {
+		run := &suspendedRun{principal: principalName(outer), session: outer.Session, code: args.Code, keys: rp.keys, results: rp.results, at: time.Now()}
+		if !c.scripts.put(rp.pending.ID, run) {
+			return tool.Failure(fmt.Sprintf("run_code: an inner call needs an approval, but %d scripts already wait for one", maxSuspended), meta), nil
+		}
+		// The inner call's own PENDING: approve it, then resume run_code
+		// (same code) with the answer.
+		return tool.Suspend(*rp.pending), nil
+	}
+	if r.Error != "" {
+		out := r.Error
+		if r.Printed != "" {
+			out += "\nprinted before it stopped:\n" + r.Printed
+		}
+		return tool.Failure(out, meta), nil
+	}
+	out := r.Printed
+	if r.Value != nil {
+		out += string(r.Value)
+	}
+	return tool.Success(out, meta), nil
+}
+
+// innerCall runs one of a script's calls as the outer caller, through
+// Execute: the same allowlist, policy, limits, audit and (as a child of
+// run_code's) span as a direct call.
+func (c *Core) innerCallWith(ctx context.Context, outer Call, name string, args json.RawMessage, answer *tool.Answer) (codemode.InnerResult, tool.Result) {
+	if c.isCodeModeTool(name) {
+		return codemode.InnerResult{Output: "a script cannot call " + name, IsError: true}, tool.Result{}
+	}
+	res, _ := c.Execute(ctx, Call{Name: name, Arguments: args, Answer: answer, Protocol: outer.Protocol, Caller: outer.Caller, Session: outer.Session})
+	return codemode.InnerResult{Output: res.Output, IsError: res.IsError, Structured: res.StructuredContent}, res
+}
+
+func (c *Core) describeTools(ctx context.Context, args describeArgs) (any, error) {
+	outer, ok := ctx.Value(outerCallKey{}).(Call)
+	if !ok {
+		return nil, fmt.Errorf("%s is served only through the server's call path", DescribeToolsName)
+	}
+	if len(args.Names) == 0 || len(args.Names) > 50 {
+		return tool.FailureWith(tool.OutcomeInvalidArguments, "names: give 1 to 50 tool names (from search)"), nil
+	}
+	snap := c.exec.Snapshot()
+	var b strings.Builder
+	for _, n := range args.Names {
+		e, known := snap.Lookup(n)
+		if !known || !outer.Caller.Allows(e.Tool.Name, e.Tool.Source) || c.isCodeModeTool(n) {
+			// Hidden and missing read the same: describing is no oracle.
+			fmt.Fprintf(&b, "// %s: no such tool\n\n", n)
+			continue
+		}
+		b.WriteString(codemode.Declare(e.Tool.Name, e.Tool.Description, e.Tool.InputSchema) + "\n\n")
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// checkCodeMode refuses a reload that turns code mode on or off: its tools
+// are registered at start.
+func checkCodeMode(old, next *config.Config) error {
+	if old.CodeMode.Enabled != next.CodeMode.Enabled {
+		return &config.Error{Key: "codeMode.enabled", Msg: "turning code mode on or off needs a restart"}
+	}
+	return nil
+}
