@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -93,12 +94,46 @@ func kustomize(t *testing.T, kubectl, dir string) map[string]*yaml.Node {
 // (a temp dir standing in for /etc/toolnexus), loads the config the way the
 // Deployment's args say (--config and every --config-patch) and returns it
 // with the server options that serve it.
+// redisSecretMount is where the redis component mounts its password
+// Secret; the config reads the password from it (${file:...}).
+const redisSecretMount = "/etc/toolnexus-redis/"
+
+// mountedSecrets writes the built Secrets a config reads by ${file:...}
+// to a local directory, and maps each mount path to it, so the real
+// server can read the config as the pod would.
+func mountedSecrets(t *testing.T, objs map[string]*yaml.Node) map[string]string {
+	t.Helper()
+	if _, ok := objs["Secret/toolnexus-redis"]; !ok {
+		return nil
+	}
+	sec := decode[secretObject](t, objs, "Secret/toolnexus-redis")
+	dir := t.TempDir()
+	for k, v := range sec.Data {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			t.Fatalf("Secret/toolnexus-redis %s: %v", k, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, k), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return map[string]string{redisSecretMount: dir + "/"}
+}
+
+type secretObject struct {
+	Data map[string]string `yaml:"data"`
+}
+
 func builtConfig(t *testing.T, objs map[string]*yaml.Node) (*config.Config, server.Options) {
 	t.Helper()
 	dep := decode[deployment](t, objs, "Deployment/toolnexus")
 	cm := decode[configMap](t, objs, "ConfigMap/toolnexus-config")
 	dir := t.TempDir()
+	secrets := mountedSecrets(t, objs)
 	for k, v := range cm.Data {
+		for mount, local := range secrets {
+			v = strings.ReplaceAll(v, mount, local)
+		}
 		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
 			t.Fatal(err)
 		}

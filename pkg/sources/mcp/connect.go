@@ -43,6 +43,10 @@ type session struct {
 	// flying counts their goroutines, which close joins.
 	flights flights
 	flying  sync.WaitGroup
+	// flyMu orders goFlight against close: a WaitGroup may not grow from
+	// zero while close waits on it, so once grounded no flight starts.
+	flyMu    sync.Mutex
+	grounded bool
 
 	downOnce sync.Once
 	dead     chan struct{} // closed when the session is found broken
@@ -103,12 +107,27 @@ func (s *session) close() {
 		s.cancel()
 		<-closed
 		<-s.waitDone
+		s.flyMu.Lock()
+		s.grounded = true
+		s.flyMu.Unlock()
 		s.flying.Wait() // each CallTool returns once the client session is closed
 		s.reap()
 		if s.http != nil {
 			s.http.CloseIdleConnections()
 		}
 	})
+}
+
+// goFlight runs fn as a flight's goroutine, joined by close; false once
+// close has begun (the session is going away: the call must not start).
+func (s *session) goFlight(fn func()) bool {
+	s.flyMu.Lock()
+	defer s.flyMu.Unlock()
+	if s.grounded {
+		return false
+	}
+	s.flying.Go(fn)
+	return true
 }
 
 // killGroup kills the child's process group, which also takes the

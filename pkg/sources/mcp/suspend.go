@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -109,6 +110,9 @@ func (fs *flights) release(f *flight) {
 // was offered elicitation or sampling.
 func (s *Source) suspends() bool { return s.cfg.elicitation() || s.cfg.sampling() }
 
+// errSessionClosing is a call that reached a session close had begun on.
+var errSessionClosing = errors.New("connection closed")
+
 // callFlight runs a call that may suspend: a new call starts a flight; a
 // call with an answer resumes the flight its pending request belongs to.
 func (s *Source) callFlight(ctx context.Context, sess *session, params *sdk.CallToolParams, call tool.Call, name string) tool.Result {
@@ -120,12 +124,17 @@ func (s *Source) callFlight(ctx context.Context, sess *session, params *sdk.Call
 	bg, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), flightKey{}, f))
 	f.cancel = cancel
 	sess.flights.add(f)
-	sess.flying.Go(func() {
+	started := sess.goFlight(func() {
 		res, err := sess.cs.CallTool(bg, params)
 		sess.flights.remove(f)
 		f.done <- callOutcome{res, err}
 		cancel()
 	})
+	if !started {
+		sess.flights.remove(f)
+		cancel()
+		return s.finish(ctx, sess, name, nil, errSessionClosing)
+	}
 	return s.await(ctx, f, name)
 }
 
