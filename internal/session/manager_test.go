@@ -338,10 +338,11 @@ func TestConcurrentCallsAndExpiry(t *testing.T) {
 }
 
 // Two replicas on one shared volume: the one that no longer serves a
-// session does not delete it while the other uses it.
+// session does not delete it while the other uses it. Replicas sharing a
+// root set sessions.shared (a local root is one replica's alone).
 func TestSharedVolumeReplicaLeavesAMovedSessionAlone(t *testing.T) {
 	root := t.TempDir()
-	a, c := newManager(t, root, config.Sessions{IdleTimeout: time.Hour})
+	a, c := newManager(t, root, config.Sessions{IdleTimeout: time.Hour, Shared: true})
 	l := acquire(t, a, "p", "moved")
 	if err := os.WriteFile(filepath.Join(l.Dir(), "f"), []byte("abc"), 0o644); err != nil {
 		t.Fatal(err)
@@ -350,7 +351,7 @@ func TestSharedVolumeReplicaLeavesAMovedSessionAlone(t *testing.T) {
 	created := a.List("", true)[0].CreatedAt
 
 	c.advance(50 * time.Minute)
-	b, err := New(Options{Root: root, Limits: config.Sessions{IdleTimeout: time.Hour}, Now: c.now})
+	b, err := New(Options{Root: root, Limits: config.Sessions{IdleTimeout: time.Hour, Shared: true}, Now: c.now})
 	if err != nil {
 		t.Fatal(err)
 	}
