@@ -184,8 +184,9 @@ func (m *Manager) SetLimits(l config.Sessions) {
 // Limits is the sessions section in force.
 func (m *Manager) Limits() config.Sessions { return *m.limits.Load() }
 
-// Close stops the janitor and records when each session was last used, so
-// a restart resumes their idle clocks. Sessions stay on disk.
+// Close stops the janitor and closes the backend (a local one records when
+// each session was last used, so a restart resumes their idle clocks).
+// Sessions stay on disk.
 func (m *Manager) Close() {
 	m.closeOnce.Do(func() {
 		close(m.stop)
