@@ -18,11 +18,11 @@
 //
 // A call in an existing session takes no lock: a lookup in a sync.Map and
 // an atomic reference count. Creating and deleting sessions take the
-// manager's mutex.
-//
-// On a shared root (sessions.shared) every replica serves every session;
-// file locks on the volume then keep the quota, the cap and the idle
-// cleanup exact across replicas (shared.go).
+// manager's mutex. What the map cannot answer a Backend does (backend.go):
+// a local root is one replica's alone (local.go); on a shared root
+// (sessions.shared) every replica serves every session, and file locks on
+// the volume keep the quota, the cap and the idle cleanup exact across
+// replicas (shared.go).
 package session
 
 import (
@@ -33,7 +33,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,7 +96,7 @@ type Options struct {
 // Manager owns every session's workspace.
 type Manager struct {
 	root     string
-	shared   bool // sessions.shared at New: the root is every replica's
+	backend  Backend // local or shared, by sessions.shared at New
 	log      *slog.Logger
 	now      func() time.Time
 	onDelete func(Info, string)
@@ -147,7 +146,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
-	m := &Manager{root: root, shared: opts.Limits.Shared, log: opts.Logger, now: opts.Now, onDelete: opts.OnDelete, counts: map[string]int{},
+	m := &Manager{root: root, log: opts.Logger, now: opts.Now, onDelete: opts.OnDelete, counts: map[string]int{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -157,13 +156,10 @@ func New(opts Options) (*Manager, error) {
 	}
 	lim := opts.Limits
 	m.limits.Store(&lim)
-	if m.shared {
-		// Other replicas may be emptying their own entries of .trash right
-		// now; the sessions are found on the volume when asked for.
-		m.emptyTrash()
+	if lim.Shared {
+		m.backend = newSharedBackend(m)
 	} else {
-		_ = os.RemoveAll(filepath.Join(root, trashDir))
-		m.rediscover()
+		m.backend = newLocalBackend(m)
 	}
 	if opts.Metrics != nil {
 		opts.Metrics.MustRegister(m.collectors()...)
@@ -188,13 +184,14 @@ func (m *Manager) SetLimits(l config.Sessions) {
 // Limits is the sessions section in force.
 func (m *Manager) Limits() config.Sessions { return *m.limits.Load() }
 
-// Close stops the janitor and records when each session was last used, so
-// a restart resumes their idle clocks. Sessions stay on disk.
+// Close stops the janitor and closes the backend (a local one records when
+// each session was last used, so a restart resumes their idle clocks).
+// Sessions stay on disk.
 func (m *Manager) Close() {
 	m.closeOnce.Do(func() {
 		close(m.stop)
 		<-m.done
-		m.persistAll()
+		m.backend.Close()
 	})
 }
 
@@ -204,27 +201,58 @@ func (m *Manager) Close() {
 // call is over. The id must have passed Validate.
 func (m *Manager) Acquire(principal, id string) (*Lease, error) {
 	k := key{principal, id}
-	if v, ok := m.sessions.Load(k); ok {
-		if s := v.(*Session); s.enter() {
-			if s.sh == nil {
-				return &Lease{s: s}, nil
-			}
-			err := s.hold()
-			if err == nil {
-				return &Lease{s: s}, nil
-			}
-			s.refs.Add(-1)
-			if !errors.Is(err, errGone) {
-				return nil, err
-			}
-			m.drop(s)
-		}
+	s, err := m.enterLive(k)
+	if s == nil && err == nil {
+		s, err = m.create(k)
 	}
-	s, err := m.create(k)
 	if err != nil {
 		return nil, err
 	}
 	return &Lease{s: s}, nil
+}
+
+// enterLive enters the session of k in the map and has the backend hold
+// the call: nil, nil when there is no live session to enter (none, one
+// being deleted, or one removed elsewhere).
+func (m *Manager) enterLive(k key) (*Session, error) {
+	v, ok := m.sessions.Load(k)
+	if !ok {
+		return nil, nil
+	}
+	s := v.(*Session)
+	if !s.enter() {
+		return nil, nil
+	}
+	err := m.backend.Hold(s)
+	if err == nil {
+		return s, nil
+	}
+	s.refs.Add(-1)
+	if errors.Is(err, errGone) {
+		return nil, nil
+	}
+	return nil, err
+}
+
+// create opens a session not (or no longer) live in the map, under mu.
+func (m *Manager) create(k key) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Deletion removes a session from the map under mu, so what is found
+	// here is live, or was removed by another replica: forget that one.
+	if s, err := m.enterLive(k); s != nil || err != nil {
+		return s, err
+	}
+	if v, ok := m.sessions.Load(k); ok {
+		m.unlist(v.(*Session))
+	}
+	s, err := m.backend.Open(k.principal, k.id)
+	if err != nil {
+		return nil, err
+	}
+	m.sessions.Store(k, s)
+	m.counts[k.principal]++
+	return s, nil
 }
 
 // enter counts one more running call unless the session is deleted.
@@ -239,82 +267,6 @@ func (s *Session) enter() bool {
 			return true
 		}
 	}
-}
-
-func (m *Manager) create(k key) (*Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	// Deletion removes a session from the map under mu, so what is found
-	// here is live.
-	if v, ok := m.sessions.Load(k); ok {
-		if s := v.(*Session); s.enter() {
-			if s.sh == nil {
-				return s, nil
-			}
-			err := s.hold()
-			if err == nil {
-				return s, nil
-			}
-			s.refs.Add(-1)
-			if !errors.Is(err, errGone) {
-				return nil, err
-			}
-			m.unlist(s)
-		}
-	}
-	if m.shared {
-		return m.createShared(k)
-	}
-	if max := m.Limits().Max; max > 0 && m.counts[k.principal] >= max {
-		return nil, fmt.Errorf("%w: principal %q already has %d sessions (sessions.max); delete one with DeleteSession or let an idle one expire", ErrTooMany, displayName(k.principal), max)
-	}
-	pdir := principalDir(k.principal)
-	dir := filepath.Join(m.root, pdir, k.id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("session %q: cannot create its workspace: %w", k.id, err)
-	}
-	now := m.now()
-	s := &Session{m: m, id: k.id, principal: k.principal, pdir: pdir, dir: dir,
-		meta: filepath.Join(m.root, metaDir, pdir, k.id), created: now}
-	s.lastUsed.Store(now.UnixNano())
-	if created, ok := readCreated(s.meta); ok {
-		// Another replica on a shared volume made this session: adopt it.
-		s.created = created
-		s.bytes.Store(measure(dir))
-	}
-	if err := s.writeMeta(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("session %q: cannot record it: %w", k.id, err)
-	}
-	s.refs.Store(1)
-	m.sessions.Store(k, s)
-	m.counts[k.principal]++
-	return s, nil
-}
-
-func (s *Session) writeMeta() error {
-	if err := os.MkdirAll(filepath.Dir(s.meta), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(s.meta, []byte(strconv.FormatInt(s.created.UnixNano(), 10)+"\n"), 0o644); err != nil {
-		return err
-	}
-	s.persisted.Store(s.lastUsed.Load() - 1) // the file's mtime is now, not the last use
-	return s.persist()
-}
-
-// persist records the last use as the metadata file's mtime.
-func (s *Session) persist() error {
-	last := s.lastUsed.Load()
-	if s.persisted.Load() == last {
-		return nil
-	}
-	t := time.Unix(0, last)
-	if err := os.Chtimes(s.meta, t, t); err != nil {
-		return err
-	}
-	s.persisted.Store(last)
-	return nil
 }
 
 // Lease is one call's hold on its session, and the call's tool.Workspace.
@@ -339,19 +291,11 @@ func (l *Lease) Dir() string {
 // calls share the room left; the measurement after the call corrects it.
 func (l *Lease) Grow(n int64) error {
 	limit := l.s.m.Limits().MaxBytes
-	if l.s.sh != nil && limit > 0 && n != 0 {
-		return l.growShared(n, limit)
-	}
-	if limit <= 0 || n <= 0 {
+	if limit <= 0 || n == 0 {
 		l.s.bytes.Add(n)
 		return nil
 	}
-	used := l.s.bytes.Load()
-	if used+n > limit {
-		return quotaError(used, n, limit)
-	}
-	l.s.bytes.Add(n)
-	return nil
+	return l.s.m.backend.Grow(l.s, n, limit)
 }
 
 // quotaError refuses a write of n more bytes to a workspace using used of
@@ -369,26 +313,14 @@ func (l *Lease) FileSizeLimit() int64 {
 	if limit <= 0 {
 		return -1
 	}
-	if l.s.sh != nil {
-		return max(limit-l.s.sharedBytes(), 0)
-	}
-	return max(limit-l.s.bytes.Load(), 0)
+	return max(limit-l.s.m.backend.Used(l.s), 0)
 }
 
 // Release ends the call: the workspace is measured when the call used it,
 // the idle clock restarts, and the session may be deleted again once no
 // other call runs in it.
 func (l *Lease) Release() {
-	s := l.s
-	if s.sh != nil {
-		l.releaseShared()
-		return
-	}
-	if l.touched.Load() {
-		s.bytes.Store(measure(s.dir))
-	}
-	s.lastUsed.Store(s.m.now().UnixNano())
-	s.refs.Add(-1)
+	l.s.m.backend.Release(l.s, l.touched.Load())
 }
 
 // measure sums the sizes of the regular files under dir (symlinks are not
@@ -419,17 +351,7 @@ func (s *Session) Dir() string { return s.dir }
 // List returns the sessions of principal, or every session when all is
 // set, sorted by principal then id.
 func (m *Manager) List(principal string, all bool) []Info {
-	var out []Info
-	if m.shared {
-		out = m.listShared(principal, all)
-	} else {
-		m.sessions.Range(func(k, v any) bool {
-			if all || k.(key).principal == principal {
-				out = append(out, v.(*Session).Info())
-			}
-			return true
-		})
-	}
+	out := m.backend.List(principal, all)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Principal != out[j].Principal {
 			return out[i].Principal < out[j].Principal
@@ -442,46 +364,7 @@ func (m *Manager) List(principal string, all bool) []Info {
 // Delete deletes a session and its workspace now: ErrNotFound when there is
 // no such session, ErrBusy while a call in it runs.
 func (m *Manager) Delete(principal, id string) error {
-	if m.shared {
-		return m.removeShared(principal, id, ReasonDeleted, nil)
-	}
-	v, ok := m.sessions.Load(key{principal, id})
-	if !ok {
-		return fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
-	}
-	s := v.(*Session)
-	if !m.remove(s, ReasonDeleted, func(*Session) bool { return true }) {
-		if s.refs.Load() < 0 { // the janitor (or another Delete) got there first
-			return fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
-		}
-		return fmt.Errorf("%w: session %q is in use; delete it when its calls are over", ErrBusy, id)
-	}
-	return nil
-}
-
-// remove deletes s when no call runs in it and cond still holds; it reports
-// whether it did. The workspace is moved aside under the lock (one rename)
-// and removed after, so a new session with the same id can start at once.
-// Everything that changes a session's place on disk happens under mu, as
-// creating one does.
-func (m *Manager) remove(s *Session, reason string, cond func(*Session) bool) bool {
-	m.mu.Lock()
-	if !cond(s) || !s.refs.CompareAndSwap(0, -1) {
-		m.mu.Unlock()
-		return false
-	}
-	// The workspace leaves its place before the session leaves the list,
-	// so a session no longer listed has no directory either.
-	gone := m.moveToTrash(s.dir)
-	_ = os.Remove(s.meta)
-	m.unlist(s)
-	// A principal with no sessions left leaves no empty directory behind
-	// (under the lock: a session being created needs its parent).
-	_ = os.Remove(filepath.Join(m.root, s.pdir))
-	_ = os.Remove(filepath.Dir(s.meta))
-	m.mu.Unlock()
-	m.finishRemoval(s.Info(), reason, s.dir, gone)
-	return true
+	return m.backend.Delete(principal, id)
 }
 
 // moveToTrash moves a workspace out of its place with one rename and
@@ -552,114 +435,7 @@ func (m *Manager) interval() time.Duration {
 // Sweep deletes every session idle for longer than the idle timeout and
 // records the last use of the others. The janitor calls it; tests may too.
 func (m *Manager) Sweep() {
-	if m.shared {
-		m.sweepShared()
-		return
-	}
-	idle := m.Limits().IdleTimeout
-	now := m.now()
-	expired := func(s *Session) bool { return now.Sub(time.Unix(0, s.lastUsed.Load())) >= idle }
-	m.sessions.Range(func(_, v any) bool {
-		s := v.(*Session)
-		if s.refs.Load() == 0 && expired(s) && !s.usedElsewhere() {
-			m.remove(s, ReasonExpired, expired)
-			return true
-		}
-		if err := s.persist(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			m.log.Debug("session: cannot record its last use", "session", s.id, "error", err)
-		}
-		return true
-	})
-}
-
-// usedElsewhere reports whether the metadata file says the session was
-// used after this replica last used it — another replica sharing the
-// volume serves it now — and then takes that time as its last use, so the
-// janitor here leaves the workspace alone.
-func (s *Session) usedElsewhere() bool {
-	fi, err := os.Stat(s.meta)
-	if err != nil || fi.ModTime().UnixNano() <= s.lastUsed.Load() {
-		return false
-	}
-	s.lastUsed.Store(fi.ModTime().UnixNano())
-	s.persisted.Store(fi.ModTime().UnixNano())
-	return true
-}
-
-// readCreated reads a metadata file's creation time.
-func readCreated(meta string) (time.Time, bool) {
-	b, err := os.ReadFile(meta)
-	if err != nil {
-		return time.Time{}, false
-	}
-	r, ok := parseMeta(b)
-	if !ok {
-		return time.Time{}, false
-	}
-	return time.Unix(0, r.created), true
-}
-
-// persistAll records every session's last use; on a shared root that is
-// done at each call, and this closes the sessions' files instead.
-func (m *Manager) persistAll() {
-	m.sessions.Range(func(_, v any) bool {
-		if s := v.(*Session); s.sh != nil {
-			s.sh.close()
-		} else {
-			_ = s.persist()
-		}
-		return true
-	})
-}
-
-// rediscover loads the sessions a previous run left: each workspace
-// directory with its metadata (a directory without any starts its idle
-// clock at the directory's mtime).
-func (m *Manager) rediscover() {
-	pdirs, err := os.ReadDir(m.root)
-	if err != nil {
-		return
-	}
-	for _, pd := range pdirs {
-		principal, ok := principalFromDir(pd.Name())
-		if !pd.IsDir() || !ok {
-			continue
-		}
-		ids, err := os.ReadDir(filepath.Join(m.root, pd.Name()))
-		if err != nil {
-			continue
-		}
-		for _, e := range ids {
-			if !e.IsDir() || Validate(e.Name()) != nil {
-				continue
-			}
-			s := &Session{m: m, id: e.Name(), principal: principal, pdir: pd.Name(),
-				dir: filepath.Join(m.root, pd.Name(), e.Name()), meta: filepath.Join(m.root, metaDir, pd.Name(), e.Name())}
-			last := time.Time{}
-			if fi, err := os.Stat(s.meta); err == nil {
-				last = fi.ModTime()
-				s.created, _ = readCreated(s.meta)
-			}
-			if last.IsZero() {
-				if fi, err := e.Info(); err == nil {
-					last = fi.ModTime()
-				} else {
-					last = m.now()
-				}
-			}
-			if s.created.IsZero() {
-				s.created = last
-			}
-			s.lastUsed.Store(last.UnixNano())
-			if _, err := os.Stat(s.meta); err != nil {
-				_ = s.writeMeta()
-			}
-			s.persisted.Store(last.UnixNano())
-			s.bytes.Store(measure(s.dir))
-			m.sessions.Store(key{principal, s.id}, s)
-			m.counts[principal]++
-		}
-	}
+	m.backend.Sweep(m.now(), m.Limits().IdleTimeout)
 }
 
 func trimNL(b []byte) []byte {

@@ -44,6 +44,28 @@ var errGone = errors.New("session removed elsewhere")
 // errNotIdle: a removal for idleness found the session used after all.
 var errNotIdle = errors.New("session in use")
 
+// sharedBackend serves the sessions of a root every replica mounts. The
+// Manager's map is this replica's cache of the sessions it serves (their
+// open files); the volume is the truth.
+type sharedBackend struct{ m *Manager }
+
+// newSharedBackend empties .trash; other replicas may be emptying their
+// own entries of it right now. The sessions are found on the volume when
+// asked for.
+func newSharedBackend(m *Manager) *sharedBackend {
+	m.emptyTrash()
+	return &sharedBackend{m: m}
+}
+
+// Close closes the sessions' files; their last use is recorded at each
+// call already.
+func (b *sharedBackend) Close() {
+	b.m.sessions.Range(func(_, v any) bool {
+		v.(*Session).sh.close()
+		return true
+	})
+}
+
 // sharedFiles is a session's open files on a shared root.
 type sharedFiles struct {
 	lockPath string
@@ -86,7 +108,7 @@ func (sh *sharedFiles) close() {
 // running call on this replica takes it shared, the others find it held.
 // The use is recorded at once, so a replica killed mid-call still leaves
 // its last use on the volume.
-func (s *Session) hold() error {
+func (b *sharedBackend) Hold(s *Session) error {
 	sh := s.sh
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -104,20 +126,20 @@ func (s *Session) hold() error {
 		return errGone
 	}
 	sh.held = true
-	_ = touch(sh.meta, s.m.now())
+	_ = touch(sh.meta, b.m.now())
 	return nil
 }
 
-// releaseShared ends a call on a shared root. The last call to end here
+// Release ends a call on a shared root. The last call to end here
 // lets go of the call lock; if it can take the lock exclusively no call
 // runs in the session on any replica, and it records the measured bytes
 // (when any call used the workspace) and the last use.
-func (l *Lease) releaseShared() {
-	s, sh := l.s, l.s.sh
-	if l.touched.Load() {
+func (b *sharedBackend) Release(s *Session, touched bool) {
+	sh := s.sh
+	if touched {
 		sh.dirty.Store(true)
 	}
-	s.lastUsed.Store(s.m.now().UnixNano())
+	s.lastUsed.Store(b.m.now().UnixNano())
 	if s.refs.Add(-1) != 0 {
 		return
 	}
@@ -168,19 +190,19 @@ func (s *Session) updateMeta(change func(*metaRecord) bool) error {
 	return writeMeta(f, r, s.m.now())
 }
 
-// growShared admits n more bytes against the figure on the volume, which
+// Grow admits n more bytes against the figure on the volume, which
 // every replica's writes are checked against and added to under the
 // metadata's lock: two replicas writing into one session at once share
 // the room left and cannot pass the quota.
-func (l *Lease) growShared(n, limit int64) error {
+func (*sharedBackend) Grow(s *Session, n, limit int64) error {
 	var refused error
-	err := l.s.updateMeta(func(r *metaRecord) bool {
+	err := s.updateMeta(func(r *metaRecord) bool {
 		if n > 0 && r.bytes+n > limit {
 			refused = quotaError(r.bytes, n, limit)
 			return false
 		}
 		r.bytes = max(r.bytes+n, 0)
-		l.s.bytes.Store(r.bytes)
+		s.bytes.Store(r.bytes)
 		return true
 	})
 	if refused != nil {
@@ -192,8 +214,8 @@ func (l *Lease) growShared(n, limit int64) error {
 	return nil
 }
 
-// sharedBytes is the session's bytes as the volume has them.
-func (s *Session) sharedBytes() int64 {
+// Used is the session's bytes as the volume has them.
+func (*sharedBackend) Used(s *Session) int64 {
 	s.sh.metaMu.Lock()
 	defer s.sh.metaMu.Unlock()
 	f := s.sh.meta
@@ -209,9 +231,10 @@ func (s *Session) sharedBytes() int64 {
 	return r.bytes
 }
 
-// createShared opens (or adopts) a session on a shared root and enters it.
+// Open opens (or adopts) a session on a shared root and enters it.
 // The caller holds m.mu.
-func (m *Manager) createShared(k key) (*Session, error) {
+func (b *sharedBackend) Open(principal, id string) (*Session, error) {
+	m, k := b.m, key{principal, id}
 	pdir := principalDir(k.principal)
 	s := &Session{m: m, id: k.id, principal: k.principal, pdir: pdir, dir: filepath.Join(m.root, pdir, k.id),
 		meta: filepath.Join(m.root, metaDir, pdir, k.id),
@@ -233,7 +256,7 @@ func (m *Manager) createShared(k key) (*Session, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(s.dir); err != nil {
-		if err := m.makeSharedDir(k, s.dir); err != nil {
+		if err := b.makeSharedDir(k, s.dir); err != nil {
 			// A refused session leaves no lock file behind (unless a
 			// replica is creating it right now).
 			if tryLockExclusive(lock) == nil {
@@ -262,15 +285,14 @@ func (m *Manager) createShared(k key) (*Session, error) {
 	s.sh.held = true
 	s.lastUsed.Store(now.UnixNano())
 	s.refs.Store(1)
-	m.sessions.Store(k, s)
-	m.counts[k.principal]++
 	return s, nil
 }
 
 // makeSharedDir creates a session's workspace under its principal's
 // creation lock, where the principal's sessions on the volume are counted
 // against sessions.max. Another replica may have made it meanwhile.
-func (m *Manager) makeSharedDir(k key, dir string) error {
+func (b *sharedBackend) makeSharedDir(k key, dir string) error {
+	m := b.m
 	pl, err := openLocked(filepath.Join(m.root, locksDir, principalLocks, principalDir(k.principal)), lockExclusive)
 	if err != nil {
 		return fmt.Errorf("session %q: cannot lock its principal: %w", k.id, err)
@@ -304,19 +326,12 @@ func countDirs(dir string) int {
 	return n
 }
 
-// drop forgets a session this replica found removed elsewhere.
-func (m *Manager) drop(s *Session) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.unlist(s)
-}
-
-// removeShared removes a session from the shared root when no call runs
+// remove removes a session from the shared root when no call runs
 // in it on any replica (its call lock taken exclusively, without waiting)
 // and, for an expiry, when the metadata under that lock still says it is
 // idle: exactly one replica removes it, by one rename into .trash.
-func (m *Manager) removeShared(principal, id, reason string, stillIdle func(last time.Time) bool) error {
-	k := key{principal, id}
+func (b *sharedBackend) remove(principal, id, reason string, stillIdle func(last time.Time) bool) error {
+	m, k := b.m, key{principal, id}
 	pdir := principalDir(principal)
 	dir := filepath.Join(m.root, pdir, id)
 	meta := filepath.Join(m.root, metaDir, pdir, id)
@@ -382,7 +397,8 @@ func (m *Manager) removeShared(principal, id, reason string, stillIdle func(last
 
 // forgetIdle closes the files of sessions this replica has not used for
 // the idle timeout; they stay on the volume for any replica to adopt.
-func (m *Manager) forgetIdle(now time.Time, idle time.Duration) {
+func (b *sharedBackend) forgetIdle(now time.Time, idle time.Duration) {
+	m := b.m
 	m.sessions.Range(func(_, v any) bool {
 		s := v.(*Session)
 		if now.Sub(time.Unix(0, s.lastUsed.Load())) < idle {
@@ -398,24 +414,29 @@ func (m *Manager) forgetIdle(now time.Time, idle time.Duration) {
 	})
 }
 
-// sweepShared removes every session on the volume that is idle everywhere.
+// Delete removes a session from the volume, whichever replica made it.
+func (b *sharedBackend) Delete(principal, id string) error {
+	return b.remove(principal, id, ReasonDeleted, nil)
+}
+
+// Sweep removes every session on the volume that is idle everywhere.
 // Every replica sweeps; the call lock decides which one removes a session.
-func (m *Manager) sweepShared() {
-	idle := m.Limits().IdleTimeout
-	now := m.now()
-	m.forgetIdle(now, idle)
+func (b *sharedBackend) Sweep(now time.Time, idle time.Duration) {
+	m := b.m
+	b.forgetIdle(now, idle)
 	expired := func(last time.Time) bool { return now.Sub(last) >= idle }
-	m.walkShared("", true, func(principal, pdir, id string) {
+	b.walk("", true, func(principal, pdir, id string) {
 		last := lastUse(filepath.Join(m.root, metaDir, pdir, id), filepath.Join(m.root, pdir, id))
 		if expired(last) {
-			_ = m.removeShared(principal, id, ReasonExpired, expired)
+			_ = b.remove(principal, id, ReasonExpired, expired)
 		}
 	})
 }
 
-// walkShared calls fn for every session directory on the volume: the
+// walk calls fn for every session directory on the volume: the
 // principal's, or every principal's when all is set.
-func (m *Manager) walkShared(principal string, all bool, fn func(principal, pdir, id string)) {
+func (b *sharedBackend) walk(principal string, all bool, fn func(principal, pdir, id string)) {
+	m := b.m
 	var pdirs []string
 	if all {
 		es, _ := os.ReadDir(m.root)
@@ -438,10 +459,11 @@ func (m *Manager) walkShared(principal string, all bool, fn func(principal, pdir
 	}
 }
 
-// listShared reads the sessions off the volume, whichever replica made them.
-func (m *Manager) listShared(principal string, all bool) []Info {
+// List reads the sessions off the volume, whichever replica made them.
+func (b *sharedBackend) List(principal string, all bool) []Info {
+	m := b.m
 	var out []Info
-	m.walkShared(principal, all, func(p, pd, id string) {
+	b.walk(principal, all, func(p, pd, id string) {
 		if info, ok := readInfo(p, id, filepath.Join(m.root, pd, id), filepath.Join(m.root, metaDir, pd, id)); ok {
 			out = append(out, info)
 		}
