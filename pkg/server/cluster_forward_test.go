@@ -11,6 +11,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
 // elicitReplicas starts two replica processes sharing srv, each serving
@@ -119,4 +120,34 @@ func p50(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// An A2A agent's request for input, asked through one replica, answered
+// on another: the answer is forwarded to the replica holding the task's
+// wait, which sends it to the agent; the completed task comes back.
+func TestA2AInputAnsweredOnAnotherReplica(t *testing.T) {
+	srv := testutil.StartRedis(t)
+	card := nodeA2AAgent(t, "1.0")
+	cfg := fmt.Sprintf(`{"builtins": false, "skills": [],
+  "cluster": {"redis": {"url": %q, "timeout": 2000}},
+  "auth": {"tokens": [{"name": "alice", "token": %q}]},
+  "agents": {"node": {"card": %q, "timeout": 20000, "pollEvery": 10}}}`, srv.URL, aliceSecret, card)
+	var reps []pb.RegistryServiceClient
+	for range 2 {
+		s, _, _ := launch(t, cfg, func(o *server.Options) { o.MetricsListen = "-" })
+		reps = append(reps, pb.NewRegistryServiceClient(dialGRPC(t, s.Addr().String())))
+	}
+	const name, args = "Node_Agent_1_0_echo", `{"task": "ask which file should I review?"}`
+	run := func(c pb.RegistryServiceClient, ans *pb.Answer) *pb.ToolResult {
+		resp, err := c.Execute(bearer(aliceSecret), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}, Answer: ans})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetResult()
+	}
+	p := pendingOf(t, run(reps[0], nil), "input")
+	r := run(reps[1], &pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, "main.go")})
+	if r.GetIsError() || r.GetOutcome() != pb.Outcome_OUTCOME_OK || r.GetOutput() != "answer: main.go" {
+		t.Fatalf("answered on the other replica: %v", r)
+	}
 }
