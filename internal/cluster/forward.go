@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Forwarding carries an answer to the replica that holds its pending
@@ -21,6 +24,11 @@ import (
 // to wait out; while a forwarded answer runs, the sender asks Redis every
 // ownerCheckInterval whether the owner is still subscribed, so an owner
 // killed mid-call is known within that interval too.
+
+// With Redis Cluster a PUBLISH and PUBSUB NUMSUB count only the
+// subscribers on the node asked, so there the owner counts as gone when
+// its heartbeat lapses (LiveReplicas) instead: slower to notice, never
+// wrong.
 
 // ownerCheckInterval is how often a waiting sender checks that the owner
 // still listens.
@@ -135,7 +143,8 @@ func (c *Client) Forward(ctx context.Context, owner string, req []byte) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	_, sharded := c.rdb.(*redis.ClusterClient)
+	if n == 0 && !sharded {
 		return nil, ErrReplicaGone
 	}
 	t := time.NewTicker(ownerCheckInterval)
@@ -147,15 +156,29 @@ func (c *Client) Forward(ctx context.Context, owner string, req []byte) ([]byte,
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-t.C:
-			subs, err := c.op(ctx, func(ctx context.Context) (int64, error) {
-				m, err := c.rdb.PubSubNumSub(ctx, ch2).Result()
-				return m[ch2], err
-			})
-			if err == nil && subs == 0 {
+			gone, err := c.ownerGone(ctx, owner, ch2, sharded)
+			if gone {
 				return nil, ErrReplicaGone
+			}
+			if err != nil && !c.Up() { // the reply could not reach us either
+				return nil, fmt.Errorf("cluster: Redis became unreachable while the owner ran the answer: %w", err)
 			}
 		}
 	}
+}
+
+// ownerGone reports whether owner no longer listens on its channel; a
+// check Redis did not answer is not taken for gone.
+func (c *Client) ownerGone(ctx context.Context, owner, channel string, sharded bool) (bool, error) {
+	if sharded {
+		live, err := c.LiveReplicas(ctx)
+		return err == nil && !slices.Contains(live, owner), err
+	}
+	subs, err := c.op(ctx, func(ctx context.Context) (int64, error) {
+		m, err := c.rdb.PubSubNumSub(ctx, channel).Result()
+		return m[channel], err
+	})
+	return err == nil && subs == 0, err
 }
 
 // op runs one Redis operation under cluster.redis.timeout, telling the
