@@ -22,8 +22,8 @@ func elicitReplicas(t *testing.T, srv *testutil.RedisServer) (owner, other *repl
 	entry := everythingServer(t)
 	cfg := fmt.Sprintf(`{"skills": [], "builtins": false,
   "cluster": {"redis": {"url": %q, "timeout": 2000}},
-  "auth": {"tokens": [{"name": "alice", "token": %q}]},
-  "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, srv.URL, aliceSecret, entry)
+  "auth": {"tokens": [{"name": "alice", "token": %q}, {"name": "mallory", "token": %q}]},
+  "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, srv.URL, aliceSecret, mallorySecret, entry)
 	owner = startReplicaWithConfig(t, t.Name(), "owner", cfg)
 	other = startReplicaWithConfig(t, t.Name(), "other", cfg)
 	return owner, other
@@ -69,8 +69,15 @@ func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 	}
 	t.Logf("answer round trip p50: on the owning replica %v, forwarded from another replica %v", p50(local), p50(forwarded))
 
-	t.Run("checked on the owner like a local answer", func(t *testing.T) {
+	t.Run("checked like a local answer", func(t *testing.T) {
 		p := pendingOf(t, execOn(t, onOwner, `{}`, nil), "elicitation")
+		// Mallory has the id (say it leaked) and answers for Alice through
+		// the other replica: refused there as unknown, never forwarded.
+		resp, err := onOther.Execute(bearer(mallorySecret), &pb.ExecuteRequest{Name: "everything_trigger-elicitation-request",
+			Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{}`}, Answer: &pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, map[string]any{"name": "Mallory"})}})
+		if err != nil || !resp.GetResult().GetIsError() || !strings.Contains(resp.GetResult().GetOutput(), "no pending request has this id") {
+			t.Fatalf("another principal answered through another replica: %v, %v", resp, err)
+		}
 		bad := execOn(t, onOther, `{}`, &pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, map[string]any{"integer": 500})})
 		if !bad.GetIsError() || !strings.Contains(bad.GetOutput(), "requestedSchema") {
 			t.Fatalf("a mismatching answer forwarded: %v", bad)
@@ -79,7 +86,7 @@ func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 		if !wrongArgs.GetIsError() || !strings.Contains(wrongArgs.GetOutput(), "same tool name and arguments") {
 			t.Fatalf("an answer with other arguments: %v", wrongArgs)
 		}
-		if r := execOn(t, onOther, `{}`, answer(p.GetId())); r.GetIsError() || !strings.Contains(r.GetOutput(), "Ada Lovelace") {
+		if r := execOn(t, onOther, `{}`, answer(p.GetId())); r.GetIsError() || !strings.Contains(r.GetOutput(), "Ada Lovelace") || strings.Contains(r.GetOutput(), "Mallory") {
 			t.Fatalf("the corrected answer: %v", r)
 		}
 	})
