@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -53,6 +54,8 @@ type forwardedCall struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Owner     tool.Owner      `json:"owner"`
 	Answer    tool.Answer     `json:"answer"`
+	// Deadline is the caller's, so the owner stops when the caller does.
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // Forward answers call, whose request Peek said another replica holds
@@ -64,7 +67,9 @@ func (s *Store) Forward(ctx context.Context, call tool.Call, err error, label st
 	if s.remote == nil || !errors.As(err, &at) || at.owner == "" || call.Answer == nil {
 		return tool.Failure(label+": "+err.Error(), meta)
 	}
-	req, merr := json.Marshal(forwardedCall{Name: call.Name, Arguments: call.Arguments, Owner: call.Owner, Answer: *call.Answer})
+	fc := forwardedCall{Name: call.Name, Arguments: call.Arguments, Owner: call.Owner, Answer: *call.Answer}
+	fc.Deadline, _ = ctx.Deadline()
+	req, merr := json.Marshal(fc)
 	if merr != nil { // the answer's data came from a decoded request: plain JSON values
 		return tool.Failure(label+": the answer cannot be forwarded to the replica holding its request: "+merr.Error(), meta)
 	}
@@ -104,6 +109,11 @@ func (s *Store) ServeForwarded(ctx context.Context, req []byte) []byte {
 		r = tool.Failure("the forwarded answer was unreadable: "+err.Error(), nil)
 	} else {
 		call := tool.Call{Name: fc.Name, Arguments: fc.Arguments, Owner: fc.Owner, Answer: &fc.Answer}
+		if !fc.Deadline.IsZero() {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, fc.Deadline)
+			defer cancel()
+		}
 		r = s.resumeForwarded(ctx, call)
 	}
 	b, err := json.Marshal(r)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
@@ -98,4 +99,42 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 			t.Fatalf("answer to a gone replica: %+v", r)
 		}
 	})
+}
+
+// deadlineSeer says back the deadline the owner resumes under.
+type deadlineSeer struct{}
+
+func (deadlineSeer) ResumeForwarded(ctx context.Context, _ tool.Call) tool.Result {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return tool.Failure("no deadline", nil)
+	}
+	return tool.Result{Output: d.UTC().Format(time.RFC3339Nano)}
+}
+
+// The owner stops when the caller does: the caller's deadline travels
+// with the forwarded answer.
+func TestForwardedAnswerKeepsTheCallersDeadline(t *testing.T) {
+	t.Parallel()
+	shared := suspend.NewMemory(nil, 0)
+	all := replicas{}
+	a, b := pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
+	all["a"], all["b"] = a, b
+	a.SetRemote(remote{"a", all})
+	b.SetRemote(remote{"b", all})
+	e, err := a.Open(call("p", "s", `{}`), "elicitation", deadlineSeer{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Withdraw()
+	c := call("p", "s", `{}`)
+	c.Answer = &tool.Answer{ID: e.ID, OK: true}
+	deadline := time.Now().Add(time.Minute)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	_, perr := b.Peek(c, e.ID)
+	r := b.Forward(ctx, c, perr, "t", nil)
+	if r.IsError || r.Output != deadline.UTC().Format(time.RFC3339Nano) {
+		t.Fatalf("owner resumed under %q, want the caller's deadline %v", r.Output, deadline.UTC())
+	}
 }
