@@ -62,8 +62,10 @@ type Client struct {
 	up atomic.Bool
 	// servesReloads is set once ServeReloads subscribed this replica.
 	servesReloads atomic.Bool
-	stop          chan struct{}
-	wg            sync.WaitGroup
+	// fwd is set once ServeForwards subscribed this replica (forward.go).
+	fwd  *forwarding
+	stop chan struct{}
+	wg   sync.WaitGroup
 
 	closeOnce sync.Once
 }

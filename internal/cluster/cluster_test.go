@@ -20,7 +20,7 @@ import (
 )
 
 // redisConfig is cluster.redis for srv, as config.Parse would make it.
-func redisConfig(t *testing.T, srv *tu.RedisServer, extra string) config.Redis {
+func redisConfig(t testing.TB, srv *tu.RedisServer, extra string) config.Redis {
 	t.Helper()
 	cfg, err := config.Parse([]byte(`{"cluster": {"redis": {"url": "`+srv.URL+`", "keyPrefix": "test:", "timeout": 2000`+extra+`}}}`), "", t.TempDir())
 	if err != nil {
@@ -31,7 +31,7 @@ func redisConfig(t *testing.T, srv *tu.RedisServer, extra string) config.Redis {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newClient(t *testing.T, cfg config.Redis, reg prometheus.Registerer, onHealth func(bool)) *cluster.Client {
+func newClient(t testing.TB, cfg config.Redis, reg prometheus.Registerer, onHealth func(bool)) *cluster.Client {
 	t.Helper()
 	c, err := cluster.New(cfg, cluster.Options{Logger: quiet(), Metrics: reg, OnHealth: onHealth, HealthInterval: 50 * time.Millisecond})
 	if err != nil {

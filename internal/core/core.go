@@ -136,6 +136,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	c.exec.Compose(c.pipeline()...)
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
 		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
+	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
 		c.exec.Close()

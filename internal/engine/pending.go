@@ -11,3 +11,7 @@ func (e *Engine) pendingFor(cfg *config.Config) *pending.Store {
 	e.pending.SetLimits(pending.Limits{Timeout: cfg.Pending.Timeout, MaxPerPrincipal: cfg.Pending.MaxPerPrincipal})
 	return e.pending
 }
+
+// Pending is the store of pending requests every source shares (for the
+// forwarding of answers between replicas).
+func (e *Engine) Pending() *pending.Store { return e.pending }

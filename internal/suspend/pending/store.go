@@ -51,13 +51,19 @@ var (
 	// ErrElsewhere: with a shared store (cluster.redis) the request is
 	// open, but another replica holds the upstream connection that asked
 	// it (or held it and is gone).
-	ErrElsewhere = errors.New("this pending request is held by another replica (the one whose upstream connection asked it, which may be gone), and answers are not forwarded between replicas yet; call the tool again, on a route that keeps the session on one replica (docs/cluster.md)")
+	// Store.Forward carries such an answer to that replica; this text is
+	// only seen without a control plane to carry it.
+	ErrElsewhere = errors.New("this pending request is held by another replica (the one whose upstream connection asked it), and this replica cannot forward the answer to it; call the tool again")
 )
 
 // Store holds the open requests. The zero value is not usable; use New.
 type Store struct {
 	s      suspend.Store
 	limits atomic.Pointer[Limits]
+
+	// remote carries answers to the replica holding their request
+	// (forward.go); nil with one replica.
+	remote Remote
 
 	mu   sync.Mutex
 	open map[string]*Entry // this process's side of each open request
@@ -133,7 +139,11 @@ func (s *Store) Open(call tool.Call, kind string, resume any, onExpire func()) (
 	}
 	l := s.Limits()
 	ctx := context.Background() // the in-memory store does not block; a shared one bounds its own calls
-	se, err := s.s.Create(ctx, suspend.Request{Kind: suspend.Kind(kind), Binding: b, TTL: l.Timeout, MaxPerPrincipal: l.MaxPerPrincipal})
+	req := suspend.Request{Kind: suspend.Kind(kind), Binding: b, TTL: l.Timeout, MaxPerPrincipal: l.MaxPerPrincipal}
+	if s.remote != nil {
+		req.Data = []byte(s.remote.Replica()) // where an answer arriving elsewhere is forwarded
+	}
+	se, err := s.s.Create(ctx, req)
 	if errors.Is(err, suspend.ErrCapped) {
 		return nil, ErrTooMany
 	}
@@ -169,7 +179,7 @@ func (s *Store) Peek(call tool.Call, id string) (*Entry, error) {
 	e, ok := s.open[id]
 	s.mu.Unlock()
 	if !ok && got.State == suspend.Pending {
-		return nil, ErrElsewhere
+		return nil, &elsewhere{owner: string(got.Data)}
 	}
 	if !ok || got.State != suspend.Pending {
 		return nil, ErrUnknown

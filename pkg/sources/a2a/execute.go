@@ -52,7 +52,7 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 
 	m := textMessage(*args.Task)
 	if tc.Answer != nil {
-		w, next, refused := s.takeAnswer(tc)
+		w, next, refused := s.takeAnswer(parent, tc)
 		if refused != nil {
 			return *refused
 		}

@@ -22,6 +22,7 @@ const KindInput = "input"
 
 // inputWait is one task waiting for the caller's answer.
 type inputWait struct {
+	src       *Source
 	c         *client
 	taskID    string
 	contextID string
@@ -34,7 +35,7 @@ type inputWait struct {
 // (limits.maxPending) the task is canceled on the agent and the call fails
 // saying why.
 func (s *Source) suspend(ctx context.Context, c *client, r *call, tc tool.Call, t *task) tool.Result {
-	w := &inputWait{c: c, taskID: r.taskID, contextID: t.ContextID}
+	w := &inputWait{src: s, c: c, taskID: r.taskID, contextID: t.ContextID}
 	e, err := s.open(tc, w)
 	if err != nil {
 		r.cancelTask(ctx, c)
@@ -74,11 +75,14 @@ func (s *Source) open(tc tool.Call, w *inputWait) (*pending.Entry, error) {
 // next is the message that carries it to the agent. An answer the agent
 // could not take (data that is neither text nor parts) is refused with
 // the request left open, so the caller can correct it.
-func (s *Source) takeAnswer(tc tool.Call) (w *inputWait, next outgoing, refused *tool.Result) {
+func (s *Source) takeAnswer(ctx context.Context, tc tool.Call) (w *inputWait, next outgoing, refused *tool.Result) {
 	fail := func(msg string) (*inputWait, outgoing, *tool.Result) {
 		return nil, outgoing{}, ptr(tool.Failure(tc.Name+": "+msg, map[string]any{"agent": s.id}))
 	}
 	e, err := s.pending.Peek(tc, tc.Answer.ID)
+	if errors.Is(err, pending.ErrElsewhere) {
+		return nil, outgoing{}, ptr(s.pending.Forward(ctx, tc, err, tc.Name, map[string]any{"agent": s.id}))
+	}
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -100,6 +104,13 @@ func (s *Source) takeAnswer(tc tool.Call) (w *inputWait, next outgoing, refused 
 	delete(s.waits, w)
 	s.mu.Unlock()
 	return w, next, nil
+}
+
+// ResumeForwarded takes an answer another replica forwarded here, the
+// replica whose source holds the task's wait (pending.Resumer): the task
+// goes on from this replica, with this replica's client to the agent.
+func (w *inputWait) ResumeForwarded(ctx context.Context, call tool.Call) tool.Result {
+	return w.src.execute(ctx, w.c, call)
 }
 
 func (s *Source) holds(w *inputWait) bool {

@@ -23,6 +23,8 @@ import (
 // background CallTool is the SDK's synchronous call. Nothing else waits per
 // pending call: the deadline is a timer in the pending store.
 type flight struct {
+	src    *Source
+	name   string // the tool's name in results
 	sess   *session
 	call   tool.Call // name, arguments (a copy) and owner
 	asks   chan ask  // capacity 1: a flight holds one server request at a time
@@ -117,7 +119,7 @@ var errSessionClosing = errors.New("connection closed")
 // call with an answer resumes the flight its pending request belongs to.
 func (s *Source) callFlight(ctx context.Context, sess *session, params *sdk.CallToolParams, call tool.Call, name string) tool.Result {
 	call.Arguments = append(json.RawMessage(nil), call.Arguments...)
-	f := &flight{sess: sess, call: call, asks: make(chan ask, 1), done: make(chan callOutcome, 1)}
+	f := &flight{src: s, name: name, sess: sess, call: call, asks: make(chan ask, 1), done: make(chan callOutcome, 1)}
 	// The call outlives this request when it suspends: it keeps the
 	// request's values (the trace) but not its cancellation, which await
 	// passes on for as long as someone waits for it.
@@ -164,6 +166,9 @@ func (s *Source) await(ctx context.Context, f *flight, name string) tool.Result 
 // request left open, so the caller can correct it.
 func (s *Source) resume(ctx context.Context, call tool.Call, name string) tool.Result {
 	e, err := s.pending.Peek(call, call.Answer.ID)
+	if errors.Is(err, pending.ErrElsewhere) {
+		return s.pending.Forward(ctx, call, err, name, s.meta)
+	}
 	if err != nil {
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
@@ -178,6 +183,12 @@ func (s *Source) resume(ctx context.Context, call tool.Call, name string) tool.R
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
 	return s.await(ctx, f, name)
+}
+
+// ResumeForwarded takes an answer another replica forwarded here, the
+// replica whose connection holds the server's request (pending.Resumer).
+func (f *flight) ResumeForwarded(ctx context.Context, call tool.Call) tool.Result {
+	return f.src.resume(ctx, call, f.name)
 }
 
 // serverAsk is what the elicitation and sampling handlers share: find the
