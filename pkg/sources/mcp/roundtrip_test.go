@@ -1,5 +1,7 @@
 package mcp_test
 
+//lint:file-ignore SA1019 the test upstream asks for sampling (deprecated in 2026-07-28, still an input request servers may send) to show toolnexus passes it on.
+
 import (
 	"context"
 	"encoding/json"
