@@ -38,9 +38,11 @@ func modernUpstream(t *testing.T) string {
 // TestUpstreamAtModernProtocolAsksMidCall: an upstream on 2026-07-28 whose
 // tool answers input_required becomes PENDING (kind elicitation) over gRPC;
 // the caller's answer reaches the upstream's retry and the result comes
-// back. Today the go-sdk's automatic multi round-trip does the retry, so
-// the suspended call holds goroutines (reported, not asserted: see
-// docs/mcp-2026.md, "Not yet").
+// back. The SDK's automatic multi round-trip is off: toolnexus retries the
+// upstream call itself when the answer comes, so the suspended call holds
+// no goroutine (pkg/sources/mcp's TestModernUpstreamSuspendsWithoutGoroutines
+// asserts it over 200 calls; the count logged here includes the first
+// connection's own goroutines).
 func TestUpstreamAtModernProtocolAsksMidCall(t *testing.T) {
 	t.Parallel()
 	f := start(t, `{"builtins": false, "skills": [], "mcpServers": {"up": {"url": "`+modernUpstream(t)+`"}}}`)

@@ -187,6 +187,11 @@ func (s *Source) dial(ctx context.Context, headers map[string]string, bearer bea
 		// No roots. Elicitation and sampling unless the server's config
 		// opts out: their requests suspend the call (suspend.go).
 		Capabilities: &sdk.ClientCapabilities{},
+		// An upstream on 2026-07-28 that needs input answers
+		// input_required; toolnexus suspends the call and retries it
+		// itself when the caller answers (roundtrip.go), instead of the
+		// SDK holding the call open while it waits.
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 	}
 	s.offerAnswers(opts, sess)
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolnexus", Version: "1"}, opts)

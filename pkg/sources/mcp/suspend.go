@@ -172,6 +172,9 @@ func (s *Source) resume(ctx context.Context, call tool.Call, name string) tool.R
 	if err != nil {
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
+	if rt, ok := e.Resume.(*roundTrip); ok {
+		return s.answerRoundTrip(ctx, call, e, rt, name)
+	}
 	f, ok := e.Resume.(*flight)
 	if !ok {
 		return tool.Failure(name+": "+pending.ErrUnknown.Error(), s.meta)

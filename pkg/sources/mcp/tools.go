@@ -130,6 +130,9 @@ func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 			// headers); streamable HTTP carries the headers too.
 			params.Meta = telemetry.InjectMeta(ctx, params.Meta)
 		}
+		if sess.speaksModern() {
+			return out.check(s.callRoundTrip(ctx, sess, params, call, name))
+		}
 		if s.suspends() {
 			return out.check(s.callFlight(ctx, sess, params, call, name))
 		}

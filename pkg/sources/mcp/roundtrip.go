@@ -1,0 +1,202 @@
+package mcp
+
+//lint:file-ignore SA1019 sampling is deprecated in MCP 2026-07-28 but still an input request an upstream may send; toolnexus passes it to the caller.
+
+import (
+	"context"
+	"sort"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnexus/toolnexus/internal/plainjson"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// An upstream on MCP 2026-07-28 asks for input by answering the call with
+// input_required (inputRequests and an opaque requestState) and expects the
+// call again with inputResponses. The SDK's automatic retry is off
+// (connect.go), so such a call suspends as nothing but a pending entry: no
+// goroutine, no open request to the upstream. Each input request is shown
+// to the caller in turn; when all are answered, resume calls the tool again
+// with the answers and the upstream's requestState.
+
+// modernVersion is the first protocol whose servers ask by input_required.
+const modernVersion = "2026-07-28"
+
+// maxRoundTrips bounds how often one call may come back input_required.
+const maxRoundTrips = 10
+
+// roundTrip is a call suspended on an upstream's input_required: what the
+// retry needs, kept in the pending entry (its Resume).
+type roundTrip struct {
+	sess      *session
+	params    sdk.CallToolParams // name, arguments, _meta of the first call
+	state     string             // the upstream's requestState, echoed as is
+	requests  sdk.InputRequestMap
+	responses sdk.InputResponseMap
+	asking    string // the input request id the open entry shows
+	rounds    int
+}
+
+// speaksModern reports whether the session negotiated 2026-07-28 or later.
+func (sess *session) speaksModern() bool {
+	ir := sess.cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion >= modernVersion
+}
+
+// callRoundTrip calls a tool on a modern upstream synchronously; an
+// input_required answer suspends the call.
+func (s *Source) callRoundTrip(ctx context.Context, sess *session, params *sdk.CallToolParams, call tool.Call, name string) tool.Result {
+	res, err := sess.cs.CallTool(ctx, params)
+	if err != nil || res == nil || !res.NeedsInput() {
+		return s.finish(ctx, sess, name, res, err)
+	}
+	rt := &roundTrip{sess: sess, params: *params, rounds: 1}
+	return s.inputRequired(call, rt, res, name)
+}
+
+// inputRequired turns an input_required result into the next pending
+// request (or a failure the caller can act on).
+func (s *Source) inputRequired(call tool.Call, rt *roundTrip, res *sdk.CallToolResult, name string) tool.Result {
+	if !s.suspends() {
+		return tool.Failure(name+": the MCP server asked for input, but its config turns elicitation and sampling off (set elicitation or sampling to true to pass its requests on)", s.meta)
+	}
+	if len(res.InputRequests) == 0 {
+		return tool.Failure(name+": the MCP server is busy (input_required with no input requests); retry the call later", s.meta)
+	}
+	if rt.rounds > maxRoundTrips {
+		return tool.Failure(name+": the MCP server asked for input more than 10 times in one call; the call was stopped", s.meta)
+	}
+	rt.state, rt.requests, rt.responses = res.RequestState, res.InputRequests, sdk.InputResponseMap{}
+	call.Arguments = append([]byte(nil), call.Arguments...)
+	return s.askNext(call, rt, name)
+}
+
+// askNext opens a pending entry for the first input request not answered
+// yet (in id order, so the caller sees a stable sequence).
+func (s *Source) askNext(call tool.Call, rt *roundTrip, name string) tool.Result {
+	ids := make([]string, 0, len(rt.requests))
+	for id := range rt.requests {
+		if _, done := rt.responses[id]; !done {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	p, check, ok := pendingOf(rt.requests[ids[0]])
+	if !ok {
+		return tool.Failure(name+": the MCP server asked for input of a kind toolnexus does not pass on (only elicitation and sampling; roots are not offered)", s.meta)
+	}
+	rt.asking = ids[0]
+	e, err := s.pending.Open(call, p.Kind, rt, nil)
+	if err != nil {
+		return tool.Failure(name+": "+err.Error(), s.meta)
+	}
+	e.Check = check
+	p.ID, p.ExpiresAt = e.ID, e.ExpiresAt
+	r := tool.Suspend(p)
+	r.Metadata = s.meta
+	return r
+}
+
+// pendingOf is how an input request is shown to the caller: the same
+// Pending as the server-to-client request of the older protocols.
+func pendingOf(ir sdk.InputRequest) (p tool.Pending, check any, ok bool) {
+	switch q := ir.(type) {
+	case *sdk.ElicitParams:
+		mode := q.Mode
+		if mode == "" {
+			mode = "form"
+		}
+		data := map[string]any{"mode": mode}
+		if q.RequestedSchema != nil {
+			data["requestedSchema"] = plainjson.Of(q.RequestedSchema)
+		}
+		return tool.Pending{Kind: KindElicitation, Prompt: q.Message, URL: q.URL, Data: data}, data["requestedSchema"], true
+	case *sdk.CreateMessageParams:
+		data, _ := plainjson.Of(q).(map[string]any)
+		delete(data, "_meta")
+		return tool.Pending{Kind: KindSampling, Prompt: lastUserText(q), Data: data}, nil, true
+	case *sdk.CreateMessageWithToolsParams:
+		// How the SDK decodes every sampling input request.
+		data, _ := plainjson.Of(q).(map[string]any)
+		delete(data, "_meta")
+		return tool.Pending{Kind: KindSampling, Prompt: lastUserTextV2(q), Data: data}, nil, true
+	}
+	return tool.Pending{}, nil, false
+}
+
+// resumeRoundTrip takes the caller's answer (already checked and the entry
+// closed) and either asks the next input request or retries the call.
+func (s *Source) resumeRoundTrip(ctx context.Context, call tool.Call, rt *roundTrip, a tool.Answer, name string) tool.Result {
+	resp, msg := inputResponse(rt.requests[rt.asking], a)
+	if msg != "" {
+		return tool.Failure(name+": "+msg, s.meta)
+	}
+	rt.responses[rt.asking] = resp
+	if len(rt.responses) < len(rt.requests) {
+		return s.askNext(call, rt, name)
+	}
+	sess := rt.sess
+	if live := s.live.Load(); s.callers == nil && live != nil {
+		// The upstream keeps no session between rounds: the retry may go
+		// out on the connection that replaced the one the call began on.
+		sess = live
+	}
+	params := rt.params
+	params.InputResponses, params.RequestState = rt.responses, rt.state
+	res, err := sess.cs.CallTool(ctx, &params)
+	if err != nil || res == nil || !res.NeedsInput() {
+		return s.finish(ctx, sess, name, res, err)
+	}
+	rt.rounds++
+	return s.inputRequired(call, rt, res, name)
+}
+
+// inputResponse is the caller's answer as the upstream expects it.
+func inputResponse(ir sdk.InputRequest, a tool.Answer) (sdk.InputResponse, string) {
+	switch ir.(type) {
+	case *sdk.CreateMessageParams, *sdk.CreateMessageWithToolsParams:
+		if !a.OK {
+			// A sampling input response has no "declined" form.
+			return nil, "the caller declined the sampling request; the call to the MCP server ends here"
+		}
+		res, err := samplingResult(a.Data)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return res, ""
+	}
+	if !a.OK {
+		return &sdk.ElicitResult{Action: actionDecline}, ""
+	}
+	content, _ := plainjson.Of(a.Data).(map[string]any)
+	return &sdk.ElicitResult{Action: actionAccept, Content: content}, ""
+}
+
+// answerRoundTrip is resume's path for an entry a round trip opened.
+func (s *Source) answerRoundTrip(ctx context.Context, call tool.Call, e *pending.Entry, rt *roundTrip, name string) tool.Result {
+	if msg := checkAnswer(e, *call.Answer); msg != "" {
+		return tool.Failure(name+": "+msg, s.meta)
+	}
+	if err := e.Deliver(*call.Answer); err != nil {
+		return tool.Failure(name+": "+err.Error(), s.meta)
+	}
+	return s.resumeRoundTrip(ctx, call, rt, *call.Answer, name)
+}
+
+// lastUserTextV2 is lastUserText for a sampling request with array content.
+func lastUserTextV2(p *sdk.CreateMessageWithToolsParams) string {
+	for i := len(p.Messages) - 1; i >= 0; i-- {
+		m := p.Messages[i]
+		if m == nil || m.Role != "user" {
+			continue
+		}
+		for _, c := range m.Content {
+			if t, ok := c.(*sdk.TextContent); ok {
+				return t.Text
+			}
+		}
+	}
+	return p.SystemPrompt
+}

@@ -1,0 +1,190 @@
+package mcp_test
+
+//lint:file-ignore SA1019 the test upstream asks for sampling (deprecated in 2026-07-28, still an input request servers may send) to show toolnexus passes it on.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// modernServer is a go-sdk server on 2026-07-28 (stateless handler) whose
+// tools ask the new way: input_required, then the retry with answers.
+// "confirm" asks one elicitation; "both" asks an elicitation and a
+// sampling request in the same round.
+func modernServer(t testing.TB) string {
+	t.Helper()
+	s := sdk.NewServer(&sdk.Implementation{Name: "modern", Version: "1"}, nil)
+	schema := map[string]any{"type": "object", "properties": map[string]any{"reason": map[string]any{"type": "string"}}, "required": []any{"reason"}}
+	sdk.AddTool(s, &sdk.Tool{Name: "confirm"}, func(_ context.Context, req *sdk.CallToolRequest, args map[string]any) (*sdk.CallToolResult, any, error) {
+		if r, ok := req.Params.InputResponses["ok"].(*sdk.ElicitResult); ok && req.Params.RequestState == "st-"+jsonOf(args) {
+			reason, _ := r.Content["reason"].(string)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: r.Action + ":" + reason}}}, nil, nil
+		}
+		return &sdk.CallToolResult{RequestState: "st-" + jsonOf(args), InputRequests: sdk.InputRequestMap{"ok": &sdk.ElicitParams{Message: "Proceed?", RequestedSchema: schema}}}, nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "both"}, func(_ context.Context, req *sdk.CallToolRequest, _ map[string]any) (*sdk.CallToolResult, any, error) {
+		e, eok := req.Params.InputResponses["a-elicit"].(*sdk.ElicitResult)
+		m, mok := req.Params.InputResponses["b-sample"].(*sdk.CreateMessageWithToolsResult)
+		if eok && mok {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: e.Action + "+" + m.Content[0].(*sdk.TextContent).Text}}}, nil, nil
+		}
+		return &sdk.CallToolResult{RequestState: "s", InputRequests: sdk.InputRequestMap{
+			"a-elicit": &sdk.ElicitParams{Message: "Name?", RequestedSchema: schema},
+			"b-sample": &sdk.CreateMessageParams{MaxTokens: 10, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "Say hi"}}}},
+		}}, nil, nil
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return ts.URL
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestModernUpstreamSuspendsWithoutGoroutines: 200 calls to a 2026-07-28
+// upstream suspend on its input_required; none holds a goroutine (the
+// count after is the count before, give or take the HTTP client's idle
+// connections), and each answer reaches the upstream's retry with its own
+// requestState.
+func TestModernUpstreamSuspendsWithoutGoroutines(t *testing.T) {
+	const n = 200
+	store := pending.NewLocal(pending.Limits{MaxPerPrincipal: 2 * n})
+	reg, _ := startEnv(t, "up", remoteConfig(modernServer(t)), sources.Env{Pending: store})
+	ctx := context.Background()
+	owner := tool.Owner{Principal: "p"}
+	warm := (testutil.Direct{Reg: reg}).Execute(ctx, "up_confirm", tool.Call{Arguments: json.RawMessage(`{"i":-1}`), Owner: owner})
+	if warm.Pending == nil {
+		t.Fatalf("want PENDING, got %+v", warm)
+	}
+	runtime.GC()
+	g0 := runtime.NumGoroutine()
+	ids := make([]string, n)
+	for i := range n {
+		r := (testutil.Direct{Reg: reg}).Execute(ctx, "up_confirm", tool.Call{Arguments: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`), Owner: owner})
+		if r.Pending == nil || r.Pending.Kind != "elicitation" || r.Pending.Prompt != "Proceed?" {
+			t.Fatalf("call %d: want PENDING elicitation, got %+v", i, r)
+		}
+		ids[i] = r.Pending.ID
+	}
+	if g1 := runtime.NumGoroutine(); g1-g0 > 4 {
+		t.Fatalf("%d suspended calls hold %d more goroutines; want none per call", n, g1-g0)
+	}
+	for i, id := range ids {
+		data := map[string]any{"reason": "r" + strconv.Itoa(i)}
+		r := (testutil.Direct{Reg: reg}).Execute(ctx, "up_confirm", tool.Call{Arguments: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`), Owner: owner, Answer: &tool.Answer{ID: id, OK: true, Data: data}})
+		if r.IsError || !strings.Contains(r.Output, "accept:r"+strconv.Itoa(i)) {
+			t.Fatalf("answer %d: %+v", i, r)
+		}
+	}
+	if store.Len() != 1 { // the warm-up call is still open
+		t.Fatalf("open entries after answering: %d, want 1", store.Len())
+	}
+}
+
+// TestModernUpstreamAnswers covers the answers' paths: a decline reaches
+// the upstream as decline; an answer not matching requestedSchema is
+// refused with the request left open; two input requests in one round
+// are asked in turn (elicitation, then sampling) before the one retry;
+// another principal cannot answer.
+func TestModernUpstreamAnswers(t *testing.T) {
+	reg, _ := startEnv(t, "up", remoteConfig(modernServer(t)), sources.Env{Pending: pending.NewLocal(pending.Limits{})})
+	ctx := context.Background()
+	exec := func(name, args string, owner string, a *tool.Answer) tool.Result {
+		return (testutil.Direct{Reg: reg}).Execute(ctx, name, tool.Call{Arguments: json.RawMessage(args), Owner: tool.Owner{Principal: owner}, Answer: a})
+	}
+	t.Run("decline", func(t *testing.T) {
+		p := exec("up_confirm", `{"d":1}`, "p", nil).Pending
+		if p == nil {
+			t.Fatal("no PENDING")
+		}
+		if r := exec("up_confirm", `{"d":1}`, "p", &tool.Answer{ID: p.ID}); r.IsError || r.Output != "decline:" {
+			t.Fatalf("decline: %+v", r)
+		}
+	})
+	t.Run("bad answer refused, then corrected", func(t *testing.T) {
+		p := exec("up_confirm", `{"d":2}`, "p", nil).Pending
+		r := exec("up_confirm", `{"d":2}`, "p", &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"other": 1}})
+		if !r.IsError || !strings.Contains(r.Output, "requestedSchema") {
+			t.Fatalf("want refusal naming requestedSchema, got %+v", r)
+		}
+		if r := exec("up_confirm", `{"d":2}`, "p", &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"reason": "x"}}); r.IsError || r.Output != "accept:x" {
+			t.Fatalf("corrected: %+v", r)
+		}
+	})
+	t.Run("another principal", func(t *testing.T) {
+		p := exec("up_confirm", `{"d":3}`, "p", nil).Pending
+		if r := exec("up_confirm", `{"d":3}`, "intruder", &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"reason": "x"}}); !r.IsError {
+			t.Fatalf("another principal answered: %+v", r)
+		}
+	})
+	t.Run("two requests in one round", func(t *testing.T) {
+		p := exec("up_both", `{}`, "p", nil).Pending
+		if p == nil || p.Kind != "elicitation" || p.Prompt != "Name?" {
+			t.Fatalf("first: %+v", p)
+		}
+		r := exec("up_both", `{}`, "p", &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"reason": "y"}})
+		if r.Pending == nil || r.Pending.Kind != "sampling" || r.Pending.Prompt != "Say hi" {
+			t.Fatalf("second: %+v", r)
+		}
+		r = exec("up_both", `{}`, "p", &tool.Answer{ID: r.Pending.ID, OK: true, Data: "hi there"})
+		if r.IsError || r.Output != "accept+hi there" {
+			t.Fatalf("result: %+v", r)
+		}
+	})
+}
+
+// BenchmarkPendingThousandModern is BenchmarkPendingThousand against a
+// go-sdk upstream on 2026-07-28 (in process, stateless streamable HTTP)
+// whose tool answers input_required: the suspended call is a pending
+// entry and the upstream's requestState, nothing else. The heap counted
+// includes the upstream's (it holds nothing between rounds).
+//
+//	go test -run '^$' -bench 'BenchmarkPendingThousandModern' -benchtime 1x ./pkg/sources/mcp/
+func BenchmarkPendingThousandModern(b *testing.B) {
+	const n = 1000
+	store := pending.NewLocal(pending.Limits{MaxPerPrincipal: 2 * n})
+	reg, _ := startEnv(b, "up", remoteConfig(modernServer(b)), sources.Env{Pending: store})
+	ctx := context.Background()
+	owner := tool.Owner{Principal: "bench"}
+	for range b.N {
+		runtime.GC()
+		g0, rss0, mem0 := runtime.NumGoroutine(), rssKiB(b), inUseKiB()
+		ids := make([]string, n)
+		for i := range n {
+			r := (testutil.Direct{Reg: reg}).Execute(ctx, "up_confirm", tool.Call{Arguments: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`), Owner: owner})
+			if r.Pending == nil {
+				b.Fatalf("call %d did not suspend: %+v", i, r)
+			}
+			ids[i] = r.Pending.ID
+		}
+		runtime.GC()
+		g1, rss1, mem1 := runtime.NumGoroutine(), rssKiB(b), inUseKiB()
+		b.ReportMetric(float64(g1-g0)/n, "goroutines/pending")
+		b.ReportMetric(float64(mem1-mem0)/n, "heap+stack-KiB/pending")
+		b.ReportMetric(float64(rss1-rss0)/n, "KiB/pending")
+		for i, id := range ids {
+			r := (testutil.Direct{Reg: reg}).Execute(ctx, "up_confirm", tool.Call{Arguments: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`), Owner: owner, Answer: &tool.Answer{ID: id}})
+			if r.IsError {
+				b.Fatalf("decline %d: %+v", i, r)
+			}
+		}
+	}
+}
