@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/toolnexus/toolnexus/internal/egress"
 )
@@ -77,23 +76,14 @@ func parseEgress(raw json.RawMessage) (*Egress, error) {
 		e.Tools[name] = t
 	}
 	if l := r.Limits; l != nil {
-		if l.Connections != nil {
-			if *l.Connections < 0 {
-				return nil, keyErr("sandbox.egress.limits.connections", "must be >= 0 (0 = no limit; default 1024 per command)")
-			}
-			e.Limits.Connections = *l.Connections
+		if err := nonNegative(&e.Limits.Connections, l.Connections, "sandbox.egress.limits.connections", "must be >= 0 (0 = no limit; default 1024 per command)"); err != nil {
+			return nil, err
 		}
-		if l.Bytes != nil {
-			if *l.Bytes < 0 {
-				return nil, keyErr("sandbox.egress.limits.bytes", "must be >= 0 bytes (0 = no limit; default 1073741824, 1 GiB per call)")
-			}
-			e.Limits.Bytes = *l.Bytes
+		if err := nonNegative(&e.Limits.Bytes, l.Bytes, "sandbox.egress.limits.bytes", "must be >= 0 bytes (0 = no limit; default 1073741824, 1 GiB per call)"); err != nil {
+			return nil, err
 		}
-		if l.IdleTimeout != nil {
-			if *l.IdleTimeout < 0 {
-				return nil, keyErr("sandbox.egress.limits.idleTimeout", "must be >= 0 milliseconds (0 = none; default 120000)")
-			}
-			e.Limits.Idle = time.Duration(*l.IdleTimeout) * time.Millisecond
+		if err := nonNegativeMillis(&e.Limits.Idle, l.IdleTimeout, "sandbox.egress.limits.idleTimeout", "must be >= 0 milliseconds (0 = none; default 120000)"); err != nil {
+			return nil, err
 		}
 	}
 	return e, nil

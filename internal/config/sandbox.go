@@ -114,36 +114,47 @@ func parseSandbox(raw json.RawMessage, baseDir string) (Sandbox, error) {
 		}
 	}
 	if l := lim; l != nil {
-		if l.Memory != nil {
-			if *l.Memory < 0 {
-				return s, keyErr("sandbox.limits.memory", "must be >= 0 bytes (0 = no limit; default 2147483648, 2 GiB)")
-			}
-			s.Limits.Memory = *l.Memory
+		if err := nonNegative(&s.Limits.Memory, l.Memory, "sandbox.limits.memory", "must be >= 0 bytes (0 = no limit; default 2147483648, 2 GiB)"); err != nil {
+			return s, err
 		}
-		if l.Processes != nil {
-			if *l.Processes < 0 {
-				return s, keyErr("sandbox.limits.processes", "must be >= 0 (0 = no limit; default 256)")
-			}
-			s.Limits.Processes = *l.Processes
+		if err := nonNegative(&s.Limits.Processes, l.Processes, "sandbox.limits.processes", "must be >= 0 (0 = no limit; default 256)"); err != nil {
+			return s, err
 		}
-		if l.FileSize != nil {
-			if *l.FileSize < 0 {
-				return s, keyErr("sandbox.limits.fileSize", "must be >= 0 bytes (0 = no limit; default 1073741824, 1 GiB)")
-			}
-			s.Limits.FileSize = *l.FileSize
+		if err := nonNegative(&s.Limits.FileSize, l.FileSize, "sandbox.limits.fileSize", "must be >= 0 bytes (0 = no limit; default 1073741824, 1 GiB)"); err != nil {
+			return s, err
 		}
-		if l.OpenFiles != nil {
-			if *l.OpenFiles < 0 {
-				return s, keyErr("sandbox.limits.openFiles", "must be >= 0 (0 = no limit; default 1024)")
-			}
-			s.Limits.OpenFiles = *l.OpenFiles
+		if err := nonNegative(&s.Limits.OpenFiles, l.OpenFiles, "sandbox.limits.openFiles", "must be >= 0 (0 = no limit; default 1024)"); err != nil {
+			return s, err
 		}
-		if l.CPU != nil {
-			if *l.CPU < 0 {
-				return s, keyErr("sandbox.limits.cpu", "must be >= 0 milliseconds (0 = the call's timeout, the default)")
-			}
-			s.Limits.CPU = time.Duration(*l.CPU) * time.Millisecond
+		if err := nonNegativeMillis(&s.Limits.CPU, l.CPU, "sandbox.limits.cpu", "must be >= 0 milliseconds (0 = the call's timeout, the default)"); err != nil {
+			return s, err
 		}
 	}
 	return s, nil
+}
+
+// nonNegative sets *dst to an optional limit that must not be negative;
+// absent (nil) keeps the default in *dst. msg says the unit and default.
+func nonNegative[T int | int64](dst *T, v *T, key, msg string) error {
+	if v == nil {
+		return nil
+	}
+	if *v < 0 {
+		return &Error{Key: key, Msg: msg}
+	}
+	*dst = *v
+	return nil
+}
+
+// nonNegativeMillis is nonNegative for a limit given in milliseconds.
+func nonNegativeMillis(dst *time.Duration, v *int64, key, msg string) error {
+	var ms int64
+	if v == nil {
+		return nil
+	}
+	if err := nonNegative(&ms, v, key, msg); err != nil {
+		return err
+	}
+	*dst = time.Duration(ms) * time.Millisecond
+	return nil
 }
