@@ -49,7 +49,7 @@ func sink(b *testing.B, size int) (int, func()) {
 
 func benchProxy(b *testing.B) (string, func()) {
 	rules, _ := egress.ParseRules("sandbox.egress", []string{"origin.test"}, nil)
-	px := egress.New(egress.Config{Rules: rules, Resolver: &resolver{m: map[string][]netip.Addr{"origin.test": addrs("127.0.0.1")}}, Limits: benchLimits})
+	px := egress.New(egress.Config{Rules: rules, Resolver: &resolver{m: map[string][]netip.Addr{"origin.test": addrs(public)}}, Limits: benchLimits, Dial: toLoopback})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
