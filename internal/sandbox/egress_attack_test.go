@@ -133,7 +133,7 @@ EOF`, sinkPort))
 		}
 		// What the hosts sent, not the proxy's own 403 to a request made
 		// once the budget was used up.
-		out := sh(patient, "curl -sS -Z --parallel-immediate --parallel-max 30 -w '%{http_code} %{size_download}\\n'" + urls.String() + " 2>/dev/null | awk '$1 != 403 {s += $2} END {print \"total\", s}'")
+		out := sh(patient, "curl -sS -Z --parallel-immediate --parallel-max 30 -w '%{http_code} %{size_download}\\n'"+urls.String()+" 2>/dev/null | awk '$1 != 403 {s += $2} END {print \"total\", s}'")
 		var total int64
 		if _, err := fmt.Sscanf(out[strings.Index(out, "total"):], "total %d", &total); err != nil || total > 1_000_000 {
 			t.Fatalf("30 parallel downloads received %d bytes with a limit of 1,000,000:\n%s", total, out)
