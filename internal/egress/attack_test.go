@@ -20,46 +20,8 @@ import (
 	"golang.org/x/net/proxy"
 
 	"github.com/toolnexus/toolnexus/internal/egress"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
-
-// recorder is an origin that counts every byte it receives and answers
-// nothing (as a server that reads what crypto/tls would not: a name with
-// a trailing dot, a huge ClientHello).
-type recorder struct {
-	port     int
-	received atomic.Int64
-	closed   chan struct{} // one value per connection that ended
-}
-
-func newRecorder(t *testing.T) *recorder {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &recorder{port: ln.Addr().(*net.TCPAddr).Port, closed: make(chan struct{}, 64)}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				n, _ := io.Copy(io.Discard, c)
-				r.received.Add(n)
-				c.Close()
-				r.closed <- struct{}{}
-			}()
-		}
-	}()
-	return r
-}
 
 // clientHello is a TLS 1.2 ClientHello record sequence naming name (none
 // when ""), with bulk bytes of cipher suites and padding to make it as
@@ -130,7 +92,7 @@ func tunnelTo(t *testing.T, proxyAddr, via, host string, port int) net.Conn {
 // picks. Each is refused before a byte reaches the host; a hello naming
 // api.test passes.
 func TestTunnelWithAnUnreadableServerNameIsRefused(t *testing.T) {
-	origin := newRecorder(t)
+	origin := testutil.NewSink(t)
 	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs(public)}}
 	p := start(t, []string{"api.test"}, nil, res, egress.DefaultLimits, nil)
 	for _, tc := range []struct {
@@ -144,16 +106,16 @@ func TestTunnelWithAnUnreadableServerNameIsRefused(t *testing.T) {
 	} {
 		for _, via := range []string{"connect", "socks5"} {
 			t.Run(tc.name+"/"+via, func(t *testing.T) {
-				origin.received.Store(0)
-				c := tunnelTo(t, p.addr, via, "api.test", origin.port)
+				origin.Received.Store(0)
+				c := tunnelTo(t, p.addr, via, "api.test", origin.Port)
 				defer c.Close()
 				go c.Write(tc.hello) // a refused hello is not read to its end
 				c.SetReadDeadline(time.Now().Add(5 * time.Second))
 				if _, err := c.Read(make([]byte, 1)); errors.Is(err, os.ErrDeadlineExceeded) {
 					t.Fatal("the tunnel stayed open: the hello went through")
 				}
-				<-origin.closed
-				if n := origin.received.Load(); n != 0 {
+				<-origin.Closed
+				if n := origin.Received.Load(); n != 0 {
 					t.Fatalf("the host received %d bytes of the hello", n)
 				}
 			})
@@ -167,16 +129,16 @@ func TestTunnelWithAnUnreadableServerNameIsRefused(t *testing.T) {
 		}
 	}
 	t.Run("the allowed name passes", func(t *testing.T) {
-		origin.received.Store(0)
+		origin.Received.Store(0)
 		hello := clientHello("api.test", 0)
-		c := tunnelTo(t, p.addr, "connect", "api.test", origin.port)
+		c := tunnelTo(t, p.addr, "connect", "api.test", origin.Port)
 		if _, err := c.Write(hello); err != nil {
 			t.Fatal(err)
 		}
 		c.(*net.TCPConn).CloseWrite()
-		<-origin.closed
+		<-origin.Closed
 		c.Close()
-		if n := origin.received.Load(); n != int64(len(hello)) {
+		if n := origin.Received.Load(); n != int64(len(hello)) {
 			t.Fatalf("the host received %d of %d bytes", n, len(hello))
 		}
 	})
@@ -186,18 +148,18 @@ func TestTunnelWithAnUnreadableServerNameIsRefused(t *testing.T) {
 // command's byte limit: with a limit of 1,000,000 bytes, a 20 MB upload
 // used to go out whole; the host now receives at most the limit.
 func TestUploadIsCutAtTheByteLimit(t *testing.T) {
-	origin := newRecorder(t)
+	origin := testutil.NewSink(t)
 	res := &resolver{m: map[string][]netip.Addr{"upload.test": addrs(public)}}
 	p := start(t, []string{"upload.test"}, nil, res, egress.Limits{Bytes: 1_000_000, Idle: time.Minute}, nil)
 	const size = 20 << 20
-	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://upload.test:%d/", origin.port), io.LimitReader(zeros{}, size))
+	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://upload.test:%d/", origin.Port), io.LimitReader(zeros{}, size))
 	req.ContentLength = size
 	resp, err := client(p.addr).Do(req)
 	if err == nil {
 		resp.Body.Close()
 	}
-	<-origin.closed
-	if n := origin.received.Load(); n > 1_000_000 {
+	<-origin.Closed
+	if n := origin.Received.Load(); n > 1_000_000 {
 		t.Fatalf("the host received %d bytes with a limit of 1,000,000", n)
 	}
 	p.stop()
@@ -265,15 +227,15 @@ func TestParallelConnectionsShareTheByteLimit(t *testing.T) {
 // SOCKS greeting cut off, a POST whose body stalls are each closed after
 // it, where they used to stay open for the command's life.
 func TestIdleTimeoutWhileTheClientIsHalfWay(t *testing.T) {
-	origin := newRecorder(t)
+	origin := testutil.NewSink(t)
 	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs(public)}}
 	p := start(t, []string{"api.test"}, nil, res, egress.Limits{Idle: 200 * time.Millisecond}, nil)
 	for _, tc := range []struct{ name, send string }{
 		{"partial request line", "GET http://api.test/ HTT"},
-		{"partial headers", fmt.Sprintf("GET http://api.test:%d/ HTTP/1.1\r\nHost: api.test\r\n", origin.port)},
+		{"partial headers", fmt.Sprintf("GET http://api.test:%d/ HTTP/1.1\r\nHost: api.test\r\n", origin.Port)},
 		{"partial socks greeting", "\x05\x02\x00"},
 		{"partial socks request", "\x05\x01\x00\x05\x01\x00\x03"},
-		{"stalled POST body", fmt.Sprintf("POST http://api.test:%d/ HTTP/1.1\r\nHost: api.test\r\nContent-Length: 100000\r\n\r\nhalf", origin.port)},
+		{"stalled POST body", fmt.Sprintf("POST http://api.test:%d/ HTTP/1.1\r\nHost: api.test\r\nContent-Length: 100000\r\n\r\nhalf", origin.Port)},
 		{"partial CONNECT", "CONNECT api.test:443 HTTP/1.1\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,46 +9,13 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/egress"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
-
-// countingOrigin counts every byte it receives and answers nothing: a
-// host that reads what the proxy could not (a server name with a trailing
-// dot) or takes an upload whole.
-func countingOrigin(t *testing.T) (int, *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got atomic.Int64
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				c.SetReadDeadline(time.Now().Add(30 * time.Second))
-				n, _ := io.Copy(io.Discard, c)
-				got.Add(n)
-			}()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port, &got
-}
 
 // TestEgressAttacksFromInside is issue 45's attacks on the egress proxy,
 // made as a model would make them: commands in the sandboxed bash, with
@@ -63,7 +29,8 @@ func TestEgressAttacksFromInside(t *testing.T) {
 		}
 	}
 	f := newFixture(t)
-	sinkPort, sunk := countingOrigin(t)
+	sink := testutil.NewSink(t)
+	sinkPort, sunk := sink.Port, &sink.Received
 	// The downloads all answer at once: each connection is open, and
 	// decided, before any byte is counted.
 	var arrived atomic.Int64
