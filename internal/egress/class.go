@@ -18,37 +18,10 @@ const (
 	ClassBroadcast   = "broadcast"
 )
 
-// metadataAddrs are cloud metadata and platform services on addresses
-// outside the link-local range, where no other class would catch them.
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud (shared address space)
-	netip.MustParseAddr("168.63.129.16"),   // Azure's platform endpoint (a public address)
-	netip.MustParseAddr("fd00:ec2::254"),   // AWS IMDS over IPv6
-}
-
-// v4Ranges are the IPv4 special-purpose blocks (RFC 6890) that netip's
-// predicates leave out, each with its class.
-var v4Ranges = []struct {
-	prefix netip.Prefix
-	class  string
-}{
-	{netip.MustParsePrefix("0.0.0.0/8"), ClassUnspecified}, // "this network": reaches the host on Linux
-	{netip.MustParsePrefix("100.64.0.0/10"), ClassShared},  // carrier-grade NAT, some clouds' internal services
-	{netip.MustParsePrefix("192.0.0.0/24"), ClassReserved}, // IETF protocol assignments
-	{netip.MustParsePrefix("198.18.0.0/15"), ClassBenchmark},
-	{netip.MustParsePrefix("240.0.0.0/4"), ClassReserved}, // and 255.255.255.255, caught before as broadcast
-}
-
-// IPv6 forms that carry an IPv4 address a router or the host may turn back
-// into it: the IPv4 address is classified.
-var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")   // RFC 6052: the IPv4 address in the last 32 bits
-	nat64L    = netip.MustParsePrefix("64:ff9b:1::/48") // RFC 8215, local-use: the site's own translator
-	sixToFour = netip.MustParsePrefix("2002::/16")      // RFC 3056: the IPv4 address in bits 16-47
-	teredo    = netip.MustParsePrefix("2001::/32")      // RFC 4380: the server in bits 32-63, the client inverted in 96-127
-	compat    = netip.MustParsePrefix("::/96")          // deprecated IPv4-compatible
-	siteLocal = netip.MustParsePrefix("fec0::/10")      // deprecated site-local: private
-)
+// metadataV6 is a cloud metadata service on an IPv6 address outside the
+// link-local range, where no other class would catch it: AWS IMDS over
+// IPv6. (The IPv4 ones are in v4Class.)
+var metadataV6 = netip.MustParseAddr("fd00:ec2::254")
 
 // AddrClass names the class of an address that is refused unless a rule
 // names it — the server itself, its network, the cloud metadata services,
@@ -96,32 +69,42 @@ func baseClass(class string) string {
 	return class
 }
 
+// v4Class classifies an IPv4 address by its bytes: the special-purpose
+// blocks of RFC 6890 that are not the public internet. It is on every
+// dial's path, so it is a switch, not a walk over prefixes.
 func v4Class(ip netip.Addr) string {
+	b := ip.As4()
 	switch {
-	case isMetadata(ip):
+	case b == [4]byte{100, 100, 100, 200}, // Alibaba Cloud (in the shared address space)
+		b == [4]byte{168, 63, 129, 16}: // Azure's platform endpoint (a public address)
 		return ClassMetadata
-	case ip.IsLoopback():
+	case b[0] == 127:
 		return ClassLoopback
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+	case b[0] == 169 && b[1] == 254:
 		return ClassLinkLocal
-	case ip.IsMulticast():
+	case b[0] == 0: // "this network": reaches the host on Linux
+		return ClassUnspecified
+	case b[0] >= 224 && b[0] <= 239:
 		return ClassMulticast
-	case ip.IsPrivate():
+	case b[0] == 10, b[0] == 172 && b[1]&0xf0 == 16, b[0] == 192 && b[1] == 168:
 		return ClassPrivate
-	case ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+	case b == [4]byte{255, 255, 255, 255}:
 		return ClassBroadcast
-	}
-	for _, r := range v4Ranges {
-		if r.prefix.Contains(ip) {
-			return r.class
-		}
+	case b[0] == 100 && b[1]&0xc0 == 64: // 100.64.0.0/10: carrier-grade NAT, some clouds' internal services
+		return ClassShared
+	case b[0] == 198 && b[1]&0xfe == 18: // 198.18.0.0/15
+		return ClassBenchmark
+	case b[0] == 192 && b[1] == 0 && b[2] == 0, // 192.0.0.0/24: IETF protocol assignments
+		b[0] >= 240: // 240.0.0.0/4
+		return ClassReserved
 	}
 	return ""
 }
 
 func v6Class(ip netip.Addr) string {
+	b := ip.As16()
 	switch {
-	case isMetadata(ip):
+	case ip == metadataV6:
 		return ClassMetadata
 	case ip.IsUnspecified():
 		return ClassUnspecified
@@ -131,19 +114,12 @@ func v6Class(ip netip.Addr) string {
 		return ClassLinkLocal
 	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
 		return ClassMulticast
-	case ip.IsPrivate(), siteLocal.Contains(ip), nat64L.Contains(ip):
+	case ip.IsPrivate(),
+		b[0] == 0xfe && b[1]&0xc0 == 0xc0, // fec0::/10, the deprecated site-local
+		b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1: // 64:ff9b:1::/48, local-use NAT64 (RFC 8215)
 		return ClassPrivate
 	}
 	return ""
-}
-
-func isMetadata(ip netip.Addr) bool {
-	for _, m := range metadataAddrs {
-		if ip == m {
-			return true
-		}
-	}
-	return false
 }
 
 // embeddedV4 is an IPv4 address an IPv6 one carries, and the form.
@@ -153,18 +129,24 @@ type embeddedV4 struct {
 }
 
 // embedded lists the IPv4 addresses ip carries (none for a plain IPv6
-// address).
+// address), by the IPv6 forms a router or the host may turn back into
+// IPv4.
 func embedded(ip netip.Addr) []embeddedV4 {
 	b := ip.As16()
 	last := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	switch {
-	case nat64.Contains(ip):
+	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && [8]byte(b[4:12]) == [8]byte{}:
+		// 64:ff9b::/96, NAT64 (RFC 6052): the last 32 bits
 		return []embeddedV4{{last, "NAT64"}}
-	case compat.Contains(ip):
+	case [12]byte(b[:12]) == [12]byte{}:
+		// ::/96, the deprecated IPv4-compatible form
 		return []embeddedV4{{last, "an IPv4-compatible address"}}
-	case sixToFour.Contains(ip):
+	case b[0] == 0x20 && b[1] == 0x02:
+		// 2002::/16, 6to4 (RFC 3056): bits 16-47
 		return []embeddedV4{{netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), "6to4"}}
-	case teredo.Contains(ip):
+	case b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0:
+		// 2001::/32, Teredo (RFC 4380): the server in bits 32-63, the
+		// client inverted in 96-127
 		client := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
 		return []embeddedV4{{netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]}), "Teredo (server)"}, {client, "Teredo (client)"}}
 	}
