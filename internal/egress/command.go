@@ -115,7 +115,7 @@ func (c *Command) connect(ctx context.Context, host string, port int, rec *Recor
 	if max := c.p.cfg.Limits.Connections; max > 0 && c.conns.Add(1) > int64(max) {
 		return nil, &Refusal{Rule: "sandbox.egress.limits.connections", Reason: fmt.Sprintf("the command opened its %d connections (sandbox.egress.limits.connections)", max)}
 	}
-	if max := c.p.cfg.Limits.Bytes; max > 0 && c.committed.Load() >= max && c.bytes.Load() >= max {
+	if max := c.p.cfg.Limits.Bytes; max > 0 && c.bytes.Load() >= max {
 		return nil, byteLimit(max)
 	}
 	addrs, ref := c.p.decide(ctx, c.call, &c.rules, host, port)
