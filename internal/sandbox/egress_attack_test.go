@@ -17,6 +17,28 @@ import (
 	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
+// burstOrigin serves ?bytes=N downloads that all answer at once, when n
+// have arrived (or after 5 s): each connection is open, and decided,
+// before any byte is counted.
+func burstOrigin(t *testing.T, n int64) int {
+	t.Helper()
+	var arrived atomic.Int64
+	all := make(chan struct{})
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if arrived.Add(1) == n {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-time.After(5 * time.Second):
+		}
+		size, _ := strconv.Atoi(r.URL.Query().Get("bytes"))
+		w.Write(make([]byte, size))
+	}))
+	t.Cleanup(web.Close)
+	return web.Listener.Addr().(*net.TCPAddr).Port
+}
+
 // TestEgressAttacksFromInside is issue 45's attacks on the egress proxy,
 // made as a model would make them: commands in the sandboxed bash, with
 // curl and Python through the proxy the environment names. Each used to
@@ -31,23 +53,7 @@ func TestEgressAttacksFromInside(t *testing.T) {
 	f := newFixture(t)
 	sink := testutil.NewSink(t)
 	sinkPort, sunk := sink.Port, &sink.Received
-	// The downloads all answer at once: each connection is open, and
-	// decided, before any byte is counted.
-	var arrived atomic.Int64
-	all := make(chan struct{})
-	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if arrived.Add(1) == 30 {
-			close(all)
-		}
-		select {
-		case <-all:
-		case <-time.After(5 * time.Second):
-		}
-		n, _ := strconv.Atoi(r.URL.Query().Get("bytes"))
-		w.Write(make([]byte, n))
-	}))
-	t.Cleanup(web.Close)
-	webPort := web.Listener.Addr().(*net.TCPAddr).Port
+	webPort := burstOrigin(t, 30)
 	rules, err := egress.ParseRules("sandbox.egress", []string{"*.test"}, nil)
 	if err != nil {
 		t.Fatal(err)
