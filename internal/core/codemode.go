@@ -65,9 +65,7 @@ func (c *Core) runCode(ctx context.Context, args runCodeArgs) (any, error) {
 		}
 		rp.answer = outer.Answer
 	}
-	cm := c.cfg.Load().CodeMode
-	lim := codemode.Limits{MaxCalls: cm.MaxCalls, Timeout: cm.Timeout, MemoryBytes: uint64(cm.MemoryMB) << 20, MaxOutput: cm.MaxOutputBytes}
-	r := codemode.Run(ctx, args.Code, lim, rp.call)
+	r := c.interpreters.Run(ctx, principalName(outer), args.Code, c.codeModeLimits(), rp.call)
 	meta := map[string]any{"tool_calls": r.Calls}
 	if rp.pending != nil {
 		run := &suspendedRun{principal: principalName(outer), session: outer.Session, code: args.Code, keys: rp.keys, results: rp.results, at: time.Now()}
@@ -90,6 +88,15 @@ func (c *Core) runCode(ctx context.Context, args runCodeArgs) (any, error) {
 		out += string(r.Value)
 	}
 	return tool.Success(out, meta), nil
+}
+
+// codeModeLimits are a run's limits as the config sets them now: the
+// bounds of one run, the interpreter caps, and the sandbox it runs in.
+func (c *Core) codeModeLimits() codemode.Limits {
+	cfg := c.cfg.Load()
+	cm := cfg.CodeMode
+	return codemode.Limits{MaxCalls: cm.MaxCalls, Timeout: cm.Timeout, MemoryBytes: uint64(cm.MemoryMB) << 20, MaxOutput: cm.MaxOutputBytes,
+		MaxConcurrent: cm.MaxConcurrency, MaxPerPrincipal: cm.MaxConcurrencyPerPrincipal, Sandbox: c.eng.InterpreterSandbox(cfg)}
 }
 
 // innerCall runs one of a script's calls as the outer caller, through

@@ -23,6 +23,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/cluster"
+	"github.com/toolnexus/toolnexus/internal/codemode"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/egress"
 	"github.com/toolnexus/toolnexus/internal/engine"
@@ -95,6 +96,8 @@ type Core struct {
 	codeMode bool
 	// suspended are run_code scripts waiting for an inner call's approval.
 	scripts suspendedRuns
+	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
+	interpreters codemode.Pool
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
