@@ -337,6 +337,7 @@ func (e *Entry) Deliver(a tool.Answer) error {
 	e.store.forget(e)
 	return nil
 }
+
 // Wait blocks until the answer comes (ok true), the request expires or
 // ctx ends (the upstream withdrew its request, the session ended); then
 // ok is false and the entry is closed.
