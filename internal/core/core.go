@@ -93,8 +93,6 @@ type Core struct {
 	cluster *cluster.Client
 	// codeMode serves run_code and describe_tools (set at start).
 	codeMode bool
-	// suspended are run_code scripts waiting for an inner call's approval.
-	scripts suspendedRuns
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
