@@ -71,7 +71,9 @@ func everyKind(f *testing.F) []suspendedKind {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return func(r tool.Call) bool { return !a.Answer(ctx, answered(r, e.ID), pending.Answering{Label: kind}).IsError }
+			return func(r tool.Call) bool {
+				return !a.Answer(ctx, answered(r, e.ID), pending.Answering{Label: kind}).IsError
+			}
 		}
 	}
 	return []suspendedKind{
