@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/toolnexus/toolnexus/internal/codemode"
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -57,24 +56,14 @@ func (c *Core) runCode(ctx context.Context, args runCodeArgs) (any, error) {
 	if strings.TrimSpace(args.Code) == "" {
 		return tool.FailureWith(tool.OutcomeInvalidArguments, "code is empty: pass a JavaScript function body that returns its result"), nil
 	}
-	rp := &replayer{c: c, outer: outer}
-	if outer.Answer != nil {
-		rp.prior = c.scripts.take(outer.Answer.ID, principalName(outer), outer.Session, args.Code)
-		if rp.prior == nil {
-			return tool.FailureWith(tool.OutcomeInvalidArguments, fmt.Sprintf("answer %s resumes no suspended run_code of this caller with this code", outer.Answer.ID)), nil
-		}
-		rp.answer = outer.Answer
+	rp, refused := c.resumeRun(ctx, outer)
+	if refused != nil {
+		return *refused, nil
 	}
 	r := c.interpreters.Run(ctx, principalName(outer), args.Code, c.codeModeLimits(), rp.call)
 	meta := map[string]any{"tool_calls": r.Calls}
 	if rp.pending != nil {
-		run := &suspendedRun{principal: principalName(outer), session: outer.Session, code: args.Code, keys: rp.keys, results: rp.results, at: time.Now()}
-		if !c.scripts.put(rp.pending.ID, run) {
-			return tool.Failure(fmt.Sprintf("run_code: an inner call needs an approval, but %d scripts already wait for one", maxSuspended), meta), nil
-		}
-		// The inner call's own PENDING: approve it, then resume run_code
-		// (same code) with the answer.
-		return tool.Suspend(*rp.pending), nil
+		return c.suspendRun(ctx, rp, meta), nil
 	}
 	if r.Error != "" {
 		out := r.Error

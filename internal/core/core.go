@@ -94,8 +94,6 @@ type Core struct {
 	cluster *cluster.Client
 	// codeMode serves run_code and describe_tools (set at start).
 	codeMode bool
-	// suspended are run_code scripts waiting for an inner call's approval.
-	scripts suspendedRuns
 	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
 	interpreters codemode.Pool
 }

@@ -152,7 +152,9 @@ func (g *callGate) approval(ctx context.Context, e *registry.Entry, args json.Ra
 	}
 	if answer != nil {
 		if !answer.OK {
-			return refuse(fmt.Sprintf("approval %s: withdrawn by the caller", answer.ID)), nil
+			// Nothing is withdrawn: the approval stays as an approver sees
+			// it, and the caller is told so.
+			return refuse(fmt.Sprintf("approval %s: the answer says ok: false, so the call does not run; the approval itself is unchanged (it ends when used or when it expires)", answer.ID)), nil
 		}
 		if _, err := store.Redeem(ctx, answer.ID, bind); err != nil {
 			return refuse(fmt.Sprintf("approval %s refused: %v", answer.ID, err)), nil
