@@ -23,3 +23,35 @@ func checkDiscovery(m MCPGateway) error {
 	}
 	return nil
 }
+
+// checkViews validates server.mcp.views: each name is one path segment of
+// /mcp/NAME and a gRPC metadata value, and each glob compiles.
+func checkViews(views map[string]MCPView) error {
+	for name, v := range views {
+		key := "server.mcp.views." + name
+		if !viewName(name) {
+			return keyErr(key, "%q is not a view name: use letters, digits, '-' and '_' (it is the path /mcp/NAME)", name)
+		}
+		if len(v.Tools) == 0 {
+			return keyErr(key+".tools", "is empty: list the globs of the tools this view shows, e.g. [\"read\", \"source:github\"]")
+		}
+		for j, p := range v.Tools {
+			if _, err := path.Match(strings.TrimPrefix(p, "source:"), ""); err != nil {
+				return keyErr(fmt.Sprintf("%s.tools[%d]", key, j), "bad glob pattern %q: %v", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+func viewName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -289,6 +289,18 @@ type MCPGateway struct {
 	// balancer share it. Relative to the config file; empty = a random key
 	// per process. Read by MCPStateKey.
 	StateKeyFile string `json:"stateKeyFile"`
+	// Views are named narrowings of what /mcp serves: /mcp/NAME serves
+	// server.mcp.tools narrowed by views.NAME.tools, and over gRPC the
+	// metadata "toolnexus-view: NAME" narrows a caller's tools the same
+	// way (internal/core/view.go). Checked by checkViews.
+	Views map[string]MCPView `json:"views"`
+}
+
+// MCPView is one named view (server.mcp.views.NAME).
+type MCPView struct {
+	// Tools are the globs of the tools the view shows (a "source:" prefix
+	// matches the source), as in server.mcp.tools.
+	Tools []string `json:"tools"`
 }
 
 func parseServer(raw json.RawMessage) (Server, error) {
@@ -363,6 +375,9 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		}
 	}
 	if err := checkDiscovery(r.MCP); err != nil {
+		return s, err
+	}
+	if err := checkViews(r.MCP.Views); err != nil {
 		return s, err
 	}
 	s.MCP = r.MCP

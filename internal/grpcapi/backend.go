@@ -22,6 +22,9 @@ type Core interface {
 	// Recovered records a panic the front-end caught while decoding or
 	// encoding, and returns the result the caller gets.
 	Recovered(ctx context.Context, name, protocol string, v any) tool.Result
+	// View is the caller's view of the tool set, which every listing,
+	// search and call consults (view.go).
+	View(caller *auth.Principal, protocol, name string) (core.View, error)
 	// Snapshot is the tool set calls run against (ListTools, GetTool, Export).
 	Snapshot() *registry.Snapshot
 	// Watch follows the tool set (WatchTools).

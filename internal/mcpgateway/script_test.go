@@ -30,7 +30,7 @@ import (
 // archive, its comment saying what it shows, its files in order:
 //
 //	-- config.json --        the core's config (config.Parse)
-//	-- gateway.json --       optional: {"name", "version", "tools"} (Options)
+//	-- gateway.json --       optional: {"name", "version"} (Options)
 //	-- post [token=T] [header=K:V] --
 //	<one JSON-RPC message>
 //	-- want [status=N] --
