@@ -38,7 +38,9 @@ func (e *TimeoutError) Is(target error) bool { return target == context.Deadline
 type callContext struct {
 	parent   context.Context
 	deadline time.Time
-	timeout  time.Duration
+	// limit is the context's cause at its deadline, kept here so that
+	// arming it allocates nothing more.
+	limit    TimeoutError
 	inner    atomic.Pointer[armedContext]
 	released atomic.Bool
 }
@@ -55,11 +57,11 @@ var closedDone = func() chan struct{} {
 }()
 
 func newCallContext(parent context.Context, timeout time.Duration) *callContext {
-	return &callContext{parent: parent, deadline: time.Now().Add(timeout), timeout: timeout}
+	return &callContext{parent: parent, deadline: time.Now().Add(timeout), limit: TimeoutError{Limit: timeout}}
 }
 
 // cause is why the context ends at its deadline: limits.timeout.
-func (c *callContext) cause() error { return &TimeoutError{Limit: c.timeout} }
+func (c *callContext) cause() error { return &c.limit }
 
 // arm makes the real deadline context, once.
 func (c *callContext) arm() context.Context {
