@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/toolnexus/toolnexus/internal/auth"
@@ -17,12 +16,7 @@ import (
 const ViewMetadata = "toolnexus-view"
 
 // viewName is the view the request names, "" for the caller's whole tool set.
-func viewName(ctx context.Context) string {
-	if v := metadata.ValueFromIncomingContext(ctx, ViewMetadata); len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
+func viewName(ctx context.Context) string { return metadataValue(ctx, ViewMetadata) }
 
 // view is the caller's view of the tool set: its token's allowlist,
 // narrowed by the view its metadata chose — the same value the core's

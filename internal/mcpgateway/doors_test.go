@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -44,16 +43,7 @@ func startDoor(t *testing.T, cfgJSON string, opts mcpgateway.Options) *door {
 		t.Fatal(err)
 	}
 	opts.Logger = log
-	g := mcpgateway.New(c, opts)
-	hs := httptest.NewServer(g)
-	t.Cleanup(func() {
-		hs.Close()
-		g.Close()
-		if err := c.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	return &door{url: hs.URL, steps: steps}
+	return &door{url: serveGateway(t, c, opts), steps: steps}
 }
 
 // connect is an MCP client session on path (/mcp, or a view's /mcp/NAME),
