@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -24,24 +25,34 @@ func checkDiscovery(m MCPGateway) error {
 	return nil
 }
 
-// checkViews validates server.mcp.views: each name is one path segment of
-// /mcp/NAME and a gRPC metadata value, and each glob compiles.
-func checkViews(views map[string]MCPView) error {
-	for name, v := range views {
+// parseViews reads server.mcp.views: each name is one path segment of
+// /mcp/NAME and a gRPC metadata value, each view lists at least one glob,
+// and each glob compiles.
+func parseViews(raw map[string]json.RawMessage) (map[string]MCPView, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	views := make(map[string]MCPView, len(raw))
+	for name, r := range raw {
 		key := "server.mcp.views." + name
 		if !viewName(name) {
-			return keyErr(key, "%q is not a view name: use letters, digits, '-' and '_' (it is the path /mcp/NAME)", name)
+			return nil, keyErr(key, "%q is not a view name: use letters, digits, '-' and '_' (it is the path /mcp/NAME)", name)
+		}
+		var v MCPView
+		if err := strictDecode(key, r, &v); err != nil {
+			return nil, err
 		}
 		if len(v.Tools) == 0 {
-			return keyErr(key+".tools", "is empty: list the globs of the tools this view shows, e.g. [\"read\", \"source:github\"]")
+			return nil, keyErr(key+".tools", "is empty: list the globs of the tools this view shows, e.g. [\"read\", \"source:github\"]")
 		}
 		for j, p := range v.Tools {
 			if _, err := path.Match(strings.TrimPrefix(p, "source:"), ""); err != nil {
-				return keyErr(fmt.Sprintf("%s.tools[%d]", key, j), "bad glob pattern %q: %v", p, err)
+				return nil, keyErr(fmt.Sprintf("%s.tools[%d]", key, j), "bad glob pattern %q: %v", p, err)
 			}
 		}
+		views[name] = v
 	}
-	return nil
+	return views, nil
 }
 
 func viewName(s string) bool {

@@ -292,8 +292,8 @@ type MCPGateway struct {
 	// Views are named narrowings of what /mcp serves: /mcp/NAME serves
 	// server.mcp.tools narrowed by views.NAME.tools, and over gRPC the
 	// metadata "toolnexus-view: NAME" narrows a caller's tools the same
-	// way (internal/core/view.go). Checked by checkViews.
-	Views map[string]MCPView `json:"views"`
+	// way (internal/core/view.go). Read and checked by parseViews.
+	Views map[string]MCPView `json:"-"`
 }
 
 // MCPView is one named view (server.mcp.views.NAME).
@@ -336,7 +336,16 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		}
 	}
 	if raw := nonNull(r.MCPRaw); raw != nil {
-		if err := strictDecode("server.mcp", raw, &r.MCP); err != nil {
+		var m struct {
+			MCPGateway
+			Views map[string]json.RawMessage `json:"views"`
+		}
+		if err := strictDecode("server.mcp", raw, &m); err != nil {
+			return s, err
+		}
+		r.MCP = m.MCPGateway
+		var err error
+		if r.MCP.Views, err = parseViews(m.Views); err != nil {
 			return s, err
 		}
 		if err := checkMCPResource(r.MCP.Resource); err != nil {
@@ -375,9 +384,6 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		}
 	}
 	if err := checkDiscovery(r.MCP); err != nil {
-		return s, err
-	}
-	if err := checkViews(r.MCP.Views); err != nil {
 		return s, err
 	}
 	s.MCP = r.MCP

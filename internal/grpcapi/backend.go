@@ -41,8 +41,8 @@ type Core interface {
 	Sources() []core.SourceInfo
 	Sandbox() sandbox.Status
 	Skills() ([]core.Skill, []core.SkippedSkill)
-	// SkillsPromptFor is the skills catalog as the caller may see it.
-	SkillsPromptFor(p *auth.Principal) string
+	// SkillsPromptFor is the skills catalog as the caller's view shows it.
+	SkillsPromptFor(v core.View) string
 	// Config is the config in force (server.limits.watchStreams).
 	Config() *config.Config
 	// Approvals and DecideApproval are ApprovalService.

@@ -297,8 +297,12 @@ func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRe
 	return &pb.ExportToolsResponse{Json: string(out)}, nil
 }
 
-// GetSkillsPrompt is the catalog of the skill tool, as the caller's
-// allowlist lets it see it.
+// GetSkillsPrompt is the catalog of the skill tool, as the caller's view
+// (its allowlist, and the named view it chose) lets it see it.
 func (r *registryService) GetSkillsPrompt(ctx context.Context, _ *pb.GetSkillsPromptRequest) (*pb.GetSkillsPromptResponse, error) {
-	return &pb.GetSkillsPromptResponse{Prompt: r.a.core.SkillsPromptFor(auth.From(ctx))}, nil
+	view, err := r.a.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetSkillsPromptResponse{Prompt: r.a.core.SkillsPromptFor(view)}, nil
 }
