@@ -62,6 +62,10 @@ type Options struct {
 	// an in-memory store when nil. A shared store lets any replica
 	// answer a call another suspended.
 	Suspended suspend.Store
+	// OnStep, when set, hears every step of the pipeline each call enters
+	// (StepObserve, StepView...), in order: a test's way to show that a
+	// door skips none. Nil costs a call nothing.
+	OnStep func(ctx context.Context, step string, call Call)
 }
 
 // Core is one running tool set.
@@ -92,6 +96,10 @@ type Core struct {
 	audit *audit.Log
 	// cluster is the shared control plane; nil with one replica.
 	cluster *cluster.Client
+	// handler is the pipeline, composed once (pipeline.go).
+	handler handler
+	// served are the doors' narrowings of the tool set (view.go).
+	served atomic.Pointer[served]
 	// codeMode serves run_code and describe_tools (set at start).
 	codeMode bool
 	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
@@ -134,7 +142,8 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		c.codeMode = true
 		native = append(slices.Clip(native), c.codeModeTools()...)
 	}
-	c.exec.Compose(c.pipeline()...)
+	c.handler = c.compose(opts.OnStep)
+	c.served.Store(newServed(cfg.Server.MCP))
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
 		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
 	c.serveForwards()
@@ -265,6 +274,7 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	c.sessions.SetLimits(cfg.Sessions)
 	c.auth.Store(c.newAuthenticator(cfg.Auth))
 	c.applyPolicy(cfg)
+	c.served.Store(newServed(cfg.Server.MCP))
 	c.cfg.Store(cfg)
 	c.metrics.Reloads.WithLabelValues("ok").Inc()
 	out := Report{Revision: c.reg.Snapshot().Revision(), Failed: map[string]error{}}

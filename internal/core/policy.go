@@ -14,7 +14,6 @@ import (
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/internal/policy"
 	"github.com/toolnexus/toolnexus/internal/ratelimit"
@@ -74,16 +73,6 @@ func (c *Core) applyPolicy(cfg *config.Config) {
 	c.limiter.Store(ratelimit.New(cfg.RateLimits, ratelimit.WithCluster(c.cluster)))
 }
 
-// gate is the executor's Gate for a call while policies are on; nil (no
-// cost beyond one atomic load) while they are off.
-func (c *Core) gate(call Call) executor.Gate {
-	ps := c.policy.Load()
-	if ps == nil {
-		return nil
-	}
-	return &callGate{c: c, ps: ps, call: call}
-}
-
 func policyPrincipal(p *auth.Principal) string {
 	if p == nil {
 		return policy.Anonymous
@@ -91,6 +80,8 @@ func policyPrincipal(p *auth.Principal) string {
 	return p.Name
 }
 
+// callGate is the policy step's check of one call (pipeline.go): made on
+// the stack per call while policies are on.
 type callGate struct {
 	c    *Core
 	ps   *policyState
