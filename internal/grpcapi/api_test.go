@@ -52,13 +52,20 @@ func startFront(t *testing.T, cfgJSON string) *front {
 // reloadJSON (config.Parse refusing it fails the reload, as a bad file does).
 func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
 	t.Helper()
+	return startFrontWith(t, cfgJSON, reloadJSON)
+}
+
+// startFrontWith is startFrontReloading serving native tools of the
+// embedding program beside reportTool.
+func startFrontWith(t *testing.T, cfgJSON, reloadJSON string, native ...tool.Tool) *front {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(cfgJSON), "", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	c, err := core.New(cfg, core.Options{Logger: log, Native: []tool.Tool{reportTool()}})
+	c, err := core.New(cfg, core.Options{Logger: log, Native: append([]tool.Tool{reportTool()}, native...)})
 	if err != nil {
 		t.Fatal(err)
 	}

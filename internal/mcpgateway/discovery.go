@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/search"
-	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -71,6 +70,14 @@ func newDiscovery(g *Gateway, pinned []string) *discovery {
 	return d
 }
 
+// registryTools allows the registry's tools, not the gateway's own
+// search_tools and call_tool: a registry tool of either name is not served
+// in discovery mode.
+type registryTools struct{}
+
+func (registryTools) Allows(name, _ string) bool { return !isDiscoveryTool(name) }
+func (registryTools) ViewKey() string            { return "mcp-registry" }
+
 type foundTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
@@ -97,10 +104,11 @@ func (g *Gateway) searchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp
 	g.syncMu.Lock()
 	served := g.filter
 	g.syncMu.Unlock()
+	// The ranking is made within the caller's view alone (what /mcp serves,
+	// what the token allows, less the gateway's own tools), so neither its
+	// scores nor its work depend on tools the caller cannot see.
 	snap := g.core.Registry().Snapshot()
-	hits := g.disc.index.For(snap).Search(in.Query, limit, func(e *registry.Entry) bool {
-		return !isDiscoveryTool(e.Tool.Name) && served.Allows(e.Tool.Name, e.Tool.Source) && caller.Allows(e.Tool.Name, e.Tool.Source)
-	})
+	hits := g.disc.index.For(snap, search.Intersect(registryTools{}, served, caller)).Search(in.Query, limit, nil).Hits
 	out := struct {
 		Tools []foundTool `json:"tools"`
 	}{Tools: make([]foundTool, len(hits))}

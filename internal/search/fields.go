@@ -25,27 +25,30 @@ var fieldWeights = [numFields]float64{fieldName: 3, fieldDescription: 1, fieldPa
 // from one line to a page, so their length matters.
 var fieldB = [numFields]float64{fieldName: 0.3, fieldDescription: 0.75, fieldParamNames: 0.5, fieldParamText: 0.75}
 
-// analysed is one tool cut into terms, field by field. It depends only on
-// the tool, so Cache carries it from one revision's index to the next.
-type analysed struct {
-	tf  map[string]*[numFields]float32 // term → count per field
-	len [numFields]int                 // terms per field
+// doc is one tool cut into terms, field by field: its distinct terms in
+// byte order, each with its count per field. It depends only on the tool,
+// so every view and the next revision share it (analyses).
+type doc struct {
+	terms []string
+	tf    [][numFields]float32 // parallel to terms
+	len   [numFields]int32     // terms per field
 }
 
-func analyse(name, description string, schema json.RawMessage) *analysed {
-	a := &analysed{tf: map[string]*[numFields]float32{}}
+func analyse(name, description string, schema json.RawMessage) *doc {
+	counts := map[string]*[numFields]float32{}
+	var lens [numFields]int32
 	var buf []string
 	add := func(f int, text string) {
 		buf = appendTerms(buf[:0], text)
 		for _, t := range buf {
-			c := a.tf[t]
+			c := counts[t]
 			if c == nil {
 				c = new([numFields]float32)
-				a.tf[t] = c
+				counts[t] = c
 			}
 			c[f]++
 		}
-		a.len[f] += len(buf)
+		lens[f] += int32(len(buf))
 	}
 	add(fieldName, name)
 	add(fieldDescription, description)
@@ -57,7 +60,16 @@ func analyse(name, description string, schema json.RawMessage) *analysed {
 	for _, t := range texts {
 		add(fieldParamText, t)
 	}
-	return a
+	d := &doc{terms: make([]string, 0, len(counts)), len: lens}
+	for t := range counts {
+		d.terms = append(d.terms, t)
+	}
+	sort.Strings(d.terms)
+	d.tf = make([][numFields]float32, len(d.terms))
+	for i, t := range d.terms {
+		d.tf[i] = *counts[t]
+	}
+	return d
 }
 
 // schemaNode is the part of a JSON Schema that says what parameters mean.

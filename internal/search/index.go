@@ -6,20 +6,21 @@ import (
 	"sync"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
-	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // BM25 saturation: how fast repeated occurrences stop adding score.
 const k1 = 1.2
 
-// Index ranks the tools of one registry snapshot.
+// Index ranks the tools one view shows of one registry snapshot. It holds
+// nothing about the tools the view hides: not their terms, not their
+// counts.
 type Index struct {
 	snap    *registry.Snapshot
-	entries []*registry.Entry
-	// postings maps a term to every tool containing it, with the term's
-	// whole BM25F contribution (idf included) precomputed.
+	entries []*registry.Entry // the visible tools, in the snapshot's order
+	docs    []*doc            // parallel to entries
+	// postings maps a term to every visible tool containing it, with the
+	// term's whole BM25F contribution (idf included) precomputed.
 	postings map[string][]posting
-	analysed map[*tool.Tool]*analysed
 	scratch  sync.Pool // *accumulator sized to entries
 }
 
@@ -34,58 +35,91 @@ type Hit struct {
 	Score float64
 }
 
+// Result is a ranking and the work it took.
+type Result struct {
+	Hits []Hit
+	// Postings is how many postings the query walked: the work of the
+	// search, counted rather than timed. It depends only on the tools the
+	// view shows.
+	Postings int
+}
+
 // Snapshot is the registry snapshot this index was built from.
 func (ix *Index) Snapshot() *registry.Snapshot { return ix.snap }
 
-// Build indexes every tool of snap. prev, when not nil, is the index of an
-// earlier snapshot: tools that did not change reuse their analysis.
-func Build(snap *registry.Snapshot, prev *Index) *Index {
-	entries := snap.Entries()
-	ix := &Index{snap: snap, entries: entries, postings: map[string][]posting{},
-		analysed: make(map[*tool.Tool]*analysed, len(entries))}
-	docs := make([]*analysed, len(entries))
-	var avg [numFields]float64
-	for i, e := range entries {
-		var a *analysed
-		if prev != nil {
-			a = prev.analysed[e.Tool]
+// Len is the number of tools the index ranks: those its view shows.
+func (ix *Index) Len() int { return len(ix.entries) }
+
+// Build indexes the tools of snap that v shows, analysing each afresh; a
+// Cache reuses analyses across views and revisions instead.
+func Build(snap *registry.Snapshot, v View) *Index {
+	return build(snap, v, nil)
+}
+
+func build(snap *registry.Snapshot, v View, docs *analyses) *Index {
+	ix := &Index{snap: snap}
+	for _, e := range snap.Entries() {
+		if !v.shows(e) {
+			continue
 		}
-		if a == nil {
-			a = analyse(e.Tool.Name, e.Tool.Description, e.Tool.InputSchema)
+		var d *doc
+		if docs != nil {
+			d = docs.get(snap.Revision(), e.Tool)
+		} else {
+			d = analyse(e.Tool.Name, e.Tool.Description, e.Tool.InputSchema)
 		}
-		docs[i] = a
-		ix.analysed[e.Tool] = a
-		for f := range numFields {
-			avg[f] += float64(a.len[f])
-		}
+		ix.entries = append(ix.entries, e)
+		ix.docs = append(ix.docs, d)
 	}
-	n := float64(len(entries))
+	ix.index()
+	n := len(ix.entries)
+	ix.scratch.New = func() any { return &accumulator{score: make([]float32, n)} }
+	return ix
+}
+
+// index computes the postings from the visible tools alone: document
+// frequencies and average field lengths are those of the view.
+func (ix *Index) index() {
+	n := float64(len(ix.docs))
+	var avg [numFields]float64
+	df := map[string]int32{}
+	total := 0
+	for _, d := range ix.docs {
+		for f := range numFields {
+			avg[f] += float64(d.len[f])
+		}
+		for _, t := range d.terms {
+			df[t]++
+		}
+		total += len(d.terms)
+	}
 	for f := range numFields {
 		avg[f] = max(avg[f]/max(n, 1), 1)
 	}
-	df := map[string]int{}
-	for _, a := range docs {
-		for t := range a.tf {
-			df[t]++
-		}
+	// One backing array for every posting list: each list gets exactly its
+	// document frequency as capacity, so filling them allocates nothing.
+	slab := make([]posting, total)
+	ix.postings = make(map[string][]posting, len(df))
+	off := 0
+	for t, c := range df {
+		ix.postings[t] = slab[off : off : off+int(c)]
+		off += int(c)
 	}
-	for i, a := range docs {
+	for i, d := range ix.docs {
 		var norm [numFields]float64
 		for f := range numFields {
-			norm[f] = 1 - fieldB[f] + fieldB[f]*float64(a.len[f])/avg[f]
+			norm[f] = 1 - fieldB[f] + fieldB[f]*float64(d.len[f])/avg[f]
 		}
-		for t, tf := range a.tf {
+		for j, t := range d.terms {
 			var w float64
 			for f := range numFields {
-				w += fieldWeights[f] * float64(tf[f]) / norm[f]
+				w += fieldWeights[f] * float64(d.tf[j][f]) / norm[f]
 			}
-			d := float64(df[t])
-			idf := math.Log(1 + (n-d+0.5)/(d+0.5))
+			c := float64(df[t])
+			idf := math.Log(1 + (n-c+0.5)/(c+0.5))
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), score: float32(idf * w / (k1 + w))})
 		}
 	}
-	ix.scratch.New = func() any { return &accumulator{score: make([]float32, len(entries))} }
-	return ix
 }
 
 // accumulator sums a query's scores per tool; touched lists the tools with
@@ -96,11 +130,12 @@ type accumulator struct {
 }
 
 // Search returns at most k tools ranked by score, best first (ties by name),
-// among those keep accepts (nil keeps all). A query with no indexed term
-// returns nothing.
-func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) []Hit {
+// among those keep accepts (nil keeps all). keep narrows within the view
+// (a request's own filter, such as SearchTools' sources); it never widens
+// it. A query with no indexed term returns nothing.
+func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Result {
 	if k <= 0 {
-		return nil
+		return Result{}
 	}
 	terms := appendTerms(make([]string, 0, 8), query)
 	acc := ix.scratch.Get().(*accumulator)
@@ -111,11 +146,14 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) []
 		acc.touched = acc.touched[:0]
 		ix.scratch.Put(acc)
 	}()
+	var res Result
 	for i, t := range terms {
 		if seen(terms[:i], t) {
 			continue
 		}
-		for _, p := range ix.postings[t] {
+		list := ix.postings[t]
+		res.Postings += len(list)
+		for _, p := range list {
 			if acc.score[p.doc] == 0 {
 				acc.touched = append(acc.touched, p.doc)
 			}
@@ -139,11 +177,11 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) []
 			heap.Fix(&top, 0)
 		}
 	}
-	out := make([]Hit, len(top))
+	res.Hits = make([]Hit, len(top))
 	for i := len(top) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&top).(Hit)
+		res.Hits[i] = heap.Pop(&top).(Hit)
 	}
-	return out
+	return res
 }
 
 func seen(terms []string, t string) bool {
