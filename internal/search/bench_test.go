@@ -40,7 +40,7 @@ func BenchmarkSearch(b *testing.B) {
 			if err := r.Replace(layer, searchtest.Tools(n)); err != nil {
 				b.Fatal(err)
 			}
-			ix := Build(r.Snapshot(), All)
+			ix := Build(r.Snapshot(), All, nil)
 			keep := func(*registry.Entry) bool { return true }
 			times := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
@@ -75,7 +75,7 @@ func BenchmarkBuild(b *testing.B) {
 		b.Run(fmt.Sprintf("scratch/tools=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				Build(snap, All)
+				Build(snap, All, nil)
 			}
 		})
 		b.Run(fmt.Sprintf("unchanged/tools=%d", n), func(b *testing.B) {
@@ -83,7 +83,7 @@ func BenchmarkBuild(b *testing.B) {
 			c.For(snap, All)
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				build(snap, All, &c.docs)
+				build(snap, All, &defaultRanking, nil, &c.docs)
 			}
 		})
 	}

@@ -21,6 +21,11 @@ const maxViews = 32
 // all views share) under the view's own mutex, so a burst of searches right
 // after a reload builds it once and views do not wait for each other.
 type Cache struct {
+	// Servers says what each source says about itself (ServerInfo), for
+	// the server field of its tools; nil = each source's layer name alone.
+	// Set it before the first search.
+	Servers func(registry.LayerID) ServerInfo
+
 	views sync.Map // View.Key → *slot
 	mu    sync.Mutex
 	n     int // slots in views, under mu
@@ -50,7 +55,7 @@ func (c *Cache) For(snap *registry.Snapshot, v View) *Index {
 	if cur != nil && cur.snap == snap {
 		return cur
 	}
-	ix := build(snap, v, &c.docs)
+	ix := build(snap, v, &defaultRanking, c.Servers, &c.docs)
 	if cur == nil || cur.snap.Revision() < snap.Revision() {
 		s.cur.Store(ix)
 	}
@@ -118,7 +123,7 @@ func (a *analyses) get(rev uint64, t *tool.Tool) *doc {
 	if d != nil {
 		return d
 	}
-	d = analyse(t.Name, t.Description, t.InputSchema)
+	d = defaultRanking.an.analyse(t.Name, t.Description, t.InputSchema)
 	a.mu.Lock()
 	if rev >= a.rev {
 		a.cur[t] = d

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 
@@ -147,10 +148,47 @@ func (sc scores) String() string {
 	return fmt.Sprintf("recall@1 %.2f  recall@5 %.2f  MRR %.2f", sc.at1, sc.at5, sc.mrr)
 }
 
-// ourRanker is the package's ranking of the split's whole catalog.
-func ourRanker(s evalSplit) ranker {
-	ix := Build(s.snap, All)
+// ourRanker is a ranking of the split's whole catalog.
+func ourRanker(s evalSplit, rk *ranking) ranker {
+	ix := build(s.snap, All, rk, func(id registry.LayerID) ServerInfo { return s.servers[id.Name] }, nil)
 	return func(q string, k int) []string { return names(ix.Search(q, k, nil).Hits) }
+}
+
+// ablation is the ranking less one of its parts.
+type ablation struct {
+	name string
+	less func(rk *ranking)
+}
+
+func withAnalyzer(rk *ranking, change func(a *analyzer)) {
+	a := *rk.an
+	change(&a)
+	rk.an = &a
+	rk.related = sync.OnceValue(func() relatedTable { return parseRelated(&a) })
+}
+
+var ablations = []ablation{
+	{"brands whole (GitHub, JavaScript)", func(rk *ranking) { withAnalyzer(rk, func(a *analyzer) { a.brands = false }) }},
+	{"question words as stopwords", func(rk *ranking) { withAnalyzer(rk, func(a *analyzer) { a.stops = stopwordsBefore }) }},
+	{"light Porter2 stemmer (date, site)", func(rk *ranking) { withAnalyzer(rk, func(a *analyzer) { a.stem = stemBefore }) }},
+	{"abbreviations (PR, repo)", func(rk *ranking) { withAnalyzer(rk, func(a *analyzer) { a.abbrevs = nil }) }},
+	{"server field", func(rk *ranking) { rk.servers = false }},
+	{"product named in the query", func(rk *ranking) { rk.mention = 1 }},
+	{"summary apart from the rest", func(rk *ranking) { rk.weights[fieldDetail] = rk.weights[fieldDescription] }},
+
+	{"WordNet synonyms", func(rk *ranking) { rk.synonym = 0 }},
+	{"WordNet derived forms", func(rk *ranking) { rk.derived = 0 }},
+}
+
+// rankingBefore is the ranking before the evaluation on unseen catalogs:
+// every part above off.
+func rankingBefore() *ranking {
+	rk := defaultRanking
+	for _, a := range ablations {
+		a.less(&rk)
+	}
+	rk.related = nil
+	return &rk
 }
 
 // bm25Ranker is the baseline: plain BM25 (k1 1.2, b 0.75) over each tool's
@@ -215,12 +253,32 @@ func bm25Ranker(s evalSplit) ranker {
 func TestRankingOnUnseenCatalogs(t *testing.T) {
 	splits := []evalSplit{loadSplit(t, "tune.json", false), loadSplit(t, "heldout.json", true), writtenSplit(t)}
 	for _, s := range splits {
-		ours, base := measure(s, ourRanker(s)), measure(s, bm25Ranker(s))
-		t.Logf("%-13s %3d tools %3d tasks | ranking: %s | BM25: %s", s.name, s.snap.Len(), len(s.tasks), ours, base)
+		ours, before, base := measure(s, ourRanker(s, &defaultRanking)), measure(s, ourRanker(s, rankingBefore())), measure(s, bm25Ranker(s))
+		t.Logf("%s: %d tools, %d tasks", s.name, s.snap.Len(), len(s.tasks))
+		t.Logf("  %-40s %s", "ranking", ours)
+		t.Logf("  %-40s %s", "ranking before (all parts below off)", before)
+		t.Logf("  %-40s %s", "BM25 (name + description)", base)
+		if os.Getenv("SEARCH_EVAL_ABLATIONS") != "" {
+			for _, a := range ablations {
+				rk := defaultRanking
+				a.less(&rk)
+				t.Logf("  %-40s %s", "without "+a.name, measure(s, ourRanker(s, &rk)))
+			}
+		}
 		if os.Getenv("SEARCH_EVAL_MISSES") != "" && !s.heldOut {
 			for _, m := range ours.misses {
 				t.Log("  ", m)
 			}
 		}
+		if ours.at5 < base.at5 || ours.mrr < base.mrr {
+			t.Errorf("%s: the ranking (%s) is below plain BM25 (%s)", s.name, ours, base)
+		}
+		if floor := evalFloors[s.name]; ours.at5 < floor {
+			t.Errorf("%s: recall@5 %.2f, the floor is %.2f", s.name, ours.at5, floor)
+		}
 	}
 }
+
+// evalFloors are recall@5 floors a little under what the ranking reaches:
+// a change that loses tasks must say so.
+var evalFloors = map[string]float64{"tune": 0.74, "heldout": 0.75, "written-1005": 0.95}

@@ -3,27 +3,23 @@ package search
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 )
 
 // The fields of a tool, in the order of fieldWeights.
 const (
 	fieldName = iota
 	fieldDescription
+	fieldDetail
 	fieldParamNames
 	fieldParamText
+	fieldServer
 	numFields
 )
 
-// fieldWeights says how much a term in each field counts: the name is what
-// the model calls and what a query most often echoes; parameter names are
-// nearly as telling ("city", "repo"); parameter descriptions are long and
-// generic, so they count least.
-var fieldWeights = [numFields]float64{fieldName: 3, fieldDescription: 1, fieldParamNames: 1.5, fieldParamText: 0.4}
-
-// fieldB is each field's length normalisation: names are short and of
-// similar length, so a long name is barely penalised; descriptions vary
-// from one line to a page, so their length matters.
-var fieldB = [numFields]float64{fieldName: 0.3, fieldDescription: 0.75, fieldParamNames: 0.5, fieldParamText: 0.75}
+// fieldNames name the fields in a hit's reason.
+var fieldNames = [numFields]string{fieldName: "name", fieldDescription: "description", fieldDetail: "description", fieldParamNames: "parameters",
+	fieldParamText: "parameter text", fieldServer: "server"}
 
 // doc is one tool cut into terms, field by field: its distinct terms in
 // byte order, each with its count per field. It depends only on the tool,
@@ -34,12 +30,12 @@ type doc struct {
 	len   [numFields]int32     // terms per field
 }
 
-func analyse(name, description string, schema json.RawMessage) *doc {
+func (a *analyzer) analyse(name, description string, schema json.RawMessage) *doc {
 	counts := map[string]*[numFields]float32{}
 	var lens [numFields]int32
 	var buf []string
 	add := func(f int, text string) {
-		buf = appendTerms(buf[:0], text)
+		buf = a.appendTerms(buf[:0], text)
 		for _, t := range buf {
 			c := counts[t]
 			if c == nil {
@@ -51,7 +47,9 @@ func analyse(name, description string, schema json.RawMessage) *doc {
 		lens[f] += int32(len(buf))
 	}
 	add(fieldName, name)
-	add(fieldDescription, description)
+	summary, detail := splitSummary(description)
+	add(fieldDescription, summary)
+	add(fieldDetail, detail)
 	var names, texts []string
 	collectParams(schema, 0, &names, &texts)
 	for _, n := range names {
@@ -60,6 +58,10 @@ func analyse(name, description string, schema json.RawMessage) *doc {
 	for _, t := range texts {
 		add(fieldParamText, t)
 	}
+	return newDoc(counts, lens)
+}
+
+func newDoc(counts map[string]*[numFields]float32, lens [numFields]int32) *doc {
 	d := &doc{terms: make([]string, 0, len(counts)), len: lens}
 	for t := range counts {
 		d.terms = append(d.terms, t)
@@ -118,4 +120,47 @@ func collectParams(schema json.RawMessage, depth int, names, texts *[]string) {
 	if len(n.Items) > 0 {
 		collectParams(n.Items, depth+1, names, texts)
 	}
+}
+
+// analyseServer is the server field of every tool a source serves: its
+// layer's name (the mcpServers key) and what the source says about itself.
+// "MCP" and "server" are in every server's description and tell nothing.
+func (a *analyzer) analyseServer(layer string, info ServerInfo) *doc {
+	counts := map[string]*[numFields]float32{}
+	var lens [numFields]int32
+	for _, text := range []string{layer, info.Name, info.Title, info.Description} {
+		for _, t := range a.appendTerms(nil, text) {
+			if serverNoise[t] {
+				continue
+			}
+			c := counts[t]
+			if c == nil {
+				c = new([numFields]float32)
+				counts[t] = c
+			}
+			c[fieldServer] = 1 // a name said twice (key and title) is one mention
+			lens[fieldServer]++
+		}
+	}
+	return newDoc(counts, lens)
+}
+
+var serverNoise = setOf("mcp", "server", "servers", "model", "context", "protocol")
+
+// splitSummary cuts a description after its first sentence: the summary
+// says what the tool does; the rest — examples ("such as ..."), warnings,
+// usage notes — mentions many things the tool does not do, and counts
+// less. The sentence ends at a period, question or exclamation mark
+// followed by a space or a line break, or at a blank line.
+func splitSummary(d string) (summary, detail string) {
+	d = strings.TrimSpace(d)
+	for i := 0; i+1 < len(d); i++ {
+		switch {
+		case (d[i] == '.' || d[i] == '?' || d[i] == '!') && (d[i+1] == ' ' || d[i+1] == '\n'):
+			return d[:i+1], d[i+1:]
+		case d[i] == '\n' && d[i+1] == '\n':
+			return d[:i], d[i:]
+		}
+	}
+	return d, ""
 }

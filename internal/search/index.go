@@ -3,6 +3,7 @@ package search
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -16,8 +17,14 @@ const k1 = 1.2
 // counts.
 type Index struct {
 	snap    *registry.Snapshot
+	rk      *ranking
 	entries []*registry.Entry // the visible tools, in the snapshot's order
 	docs    []*doc            // parallel to entries
+	servers []*doc            // parallel to entries: each tool's server field
+	// serverSet is the distinct server fields; serverOf says which is
+	// each tool's (parallel to entries).
+	serverSet []*doc
+	serverOf  []int32
 	// postings maps a term to every visible tool containing it, with the
 	// term's whole BM25F contribution (idf included) precomputed.
 	postings map[string][]posting
@@ -51,13 +58,15 @@ func (ix *Index) Snapshot() *registry.Snapshot { return ix.snap }
 func (ix *Index) Len() int { return len(ix.entries) }
 
 // Build indexes the tools of snap that v shows, analysing each afresh; a
-// Cache reuses analyses across views and revisions instead.
-func Build(snap *registry.Snapshot, v View) *Index {
-	return build(snap, v, nil)
+// Cache reuses analyses across views and revisions instead. servers, when
+// not nil, says what each source says about itself (ServerInfo).
+func Build(snap *registry.Snapshot, v View, servers func(registry.LayerID) ServerInfo) *Index {
+	return build(snap, v, &defaultRanking, servers, nil)
 }
 
-func build(snap *registry.Snapshot, v View, docs *analyses) *Index {
-	ix := &Index{snap: snap}
+func build(snap *registry.Snapshot, v View, rk *ranking, info func(registry.LayerID) ServerInfo, docs *analyses) *Index {
+	ix := &Index{snap: snap, rk: rk}
+	sd := serverDocs{rk: rk, info: info, cache: map[registry.LayerID]*doc{}}
 	for _, e := range snap.Entries() {
 		if !v.shows(e) {
 			continue
@@ -66,15 +75,51 @@ func build(snap *registry.Snapshot, v View, docs *analyses) *Index {
 		if docs != nil {
 			d = docs.get(snap.Revision(), e.Tool)
 		} else {
-			d = analyse(e.Tool.Name, e.Tool.Description, e.Tool.InputSchema)
+			d = rk.an.analyse(e.Tool.Name, e.Tool.Description, e.Tool.InputSchema)
 		}
 		ix.entries = append(ix.entries, e)
 		ix.docs = append(ix.docs, d)
+		ix.addServer(sd.of(e.Layer))
 	}
 	ix.index()
 	n := len(ix.entries)
-	ix.scratch.New = func() any { return &accumulator{score: make([]float32, n)} }
+	ix.scratch.New = func() any { return &accumulator{score: make([]float32, n), group: make([]float32, n)} }
 	return ix
+}
+
+func (ix *Index) addServer(d *doc) {
+	ix.servers = append(ix.servers, d)
+	i := slices.Index(ix.serverSet, d)
+	if i < 0 {
+		i = len(ix.serverSet)
+		ix.serverSet = append(ix.serverSet, d)
+	}
+	ix.serverOf = append(ix.serverOf, int32(i))
+}
+
+// mentioned reports, per server field, whether the query names it ("on
+// GitHub", "in Slack"): the user who names a product means that product's
+// tools.
+func (ix *Index) mentioned(terms []string) []bool {
+	if ix.rk.mention <= 1 {
+		return nil
+	}
+	var out []bool
+	for i, sv := range ix.serverSet {
+		if sv == nil {
+			continue
+		}
+		for _, t := range terms {
+			if _, ok := slices.BinarySearch(sv.terms, t); ok {
+				if out == nil {
+					out = make([]bool, len(ix.serverSet))
+				}
+				out[i] = true
+				break
+			}
+		}
+	}
+	return out
 }
 
 // index computes the postings from the visible tools alone: document
@@ -84,14 +129,17 @@ func (ix *Index) index() {
 	var avg [numFields]float64
 	df := map[string]int32{}
 	total := 0
-	for _, d := range ix.docs {
+	for i, d := range ix.docs {
 		for f := range numFields {
 			avg[f] += float64(d.len[f])
 		}
-		for _, t := range d.terms {
-			df[t]++
+		if sv := ix.servers[i]; sv != nil {
+			avg[fieldServer] += float64(sv.len[fieldServer])
 		}
-		total += len(d.terms)
+		eachTerm(d, ix.servers[i], func(t string, _ *[numFields]float32) {
+			df[t]++
+			total++
+		})
 	}
 	for f := range numFields {
 		avg[f] = max(avg[f]/max(n, 1), 1)
@@ -105,28 +153,60 @@ func (ix *Index) index() {
 		ix.postings[t] = slab[off : off : off+int(c)]
 		off += int(c)
 	}
+	rk := ix.rk
 	for i, d := range ix.docs {
+		lens := d.len
+		if sv := ix.servers[i]; sv != nil {
+			lens[fieldServer] = sv.len[fieldServer]
+		}
 		var norm [numFields]float64
 		for f := range numFields {
-			norm[f] = 1 - fieldB[f] + fieldB[f]*float64(d.len[f])/avg[f]
+			norm[f] = 1 - rk.b[f] + rk.b[f]*float64(lens[f])/avg[f]
 		}
-		for j, t := range d.terms {
+		eachTerm(d, ix.servers[i], func(t string, tf *[numFields]float32) {
 			var w float64
 			for f := range numFields {
-				w += fieldWeights[f] * float64(d.tf[j][f]) / norm[f]
+				w += rk.weights[f] * float64(tf[f]) / norm[f]
 			}
 			c := float64(df[t])
 			idf := math.Log(1 + (n-c+0.5)/(c+0.5))
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), score: float32(idf * w / (k1 + w))})
-		}
+		})
 	}
 }
 
 // accumulator sums a query's scores per tool; touched lists the tools with
-// a non-zero score so resetting costs the hits, not the catalog.
+// a non-zero score so resetting costs the hits, not the catalog. group and
+// grouped do the same for one query word and its related words, whose
+// best score per tool counts, not their sum.
 type accumulator struct {
-	score   []float32
-	touched []int32
+	score, group     []float32
+	touched, grouped []int32
+}
+
+// expansion is one query word's postings and its related words'.
+type expansion struct {
+	list   []posting
+	weight float32
+}
+
+// expand returns the postings of query term t and of its related words
+// (leaving out words the query has itself: they count on their own).
+func (ix *Index) expand(dst []expansion, t string, query []string) []expansion {
+	dst = append(dst[:0], expansion{ix.postings[t], 1})
+	if ix.rk.related == nil {
+		return dst
+	}
+	for _, r := range ix.rk.related()[t] {
+		w := ix.rk.synonym
+		if r.kind == relDerived {
+			w = ix.rk.derived
+		}
+		if list := ix.postings[r.term]; w > 0 && len(list) > 0 && !seen(query, r.term) {
+			dst = append(dst, expansion{list, w})
+		}
+	}
+	return dst
 }
 
 // Search returns at most k tools ranked by score, best first (ties by name),
@@ -137,7 +217,7 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 	if k <= 0 {
 		return Result{}
 	}
-	terms := appendTerms(make([]string, 0, 8), query)
+	terms := ix.rk.an.appendTerms(make([]string, 0, 8), query)
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
 		for _, d := range acc.touched {
@@ -147,23 +227,45 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 		ix.scratch.Put(acc)
 	}()
 	var res Result
+	var group []expansion
 	for i, t := range terms {
 		if seen(terms[:i], t) {
 			continue
 		}
-		list := ix.postings[t]
-		res.Postings += len(list)
-		for _, p := range list {
-			if acc.score[p.doc] == 0 {
-				acc.touched = append(acc.touched, p.doc)
+		group = ix.expand(group, t, terms)
+		for _, x := range group {
+			res.Postings += len(x.list)
+			for _, p := range x.list {
+				s := x.weight * p.score
+				if acc.group[p.doc] == 0 {
+					acc.grouped = append(acc.grouped, p.doc)
+				}
+				acc.group[p.doc] = max(acc.group[p.doc], s)
 			}
-			acc.score[p.doc] += p.score
 		}
+		for _, d := range acc.grouped {
+			if acc.score[d] == 0 {
+				acc.touched = append(acc.touched, d)
+			}
+			acc.score[d] += acc.group[d]
+			acc.group[d] = 0
+		}
+		acc.grouped = acc.grouped[:0]
 	}
+	res.Hits = ix.top(acc, k, keep, ix.mentioned(terms))
+	return res
+}
+
+// top selects the k best of the scored tools that keep accepts, those of a
+// server the query names counting more.
+func (ix *Index) top(acc *accumulator, k int, keep func(*registry.Entry) bool, mentioned []bool) []Hit {
 	top := make(hitHeap, 0, k)
 	for _, d := range acc.touched {
 		e := ix.entries[d]
 		h := Hit{Entry: e, Score: float64(acc.score[d])}
+		if mentioned != nil && mentioned[ix.serverOf[d]] {
+			h.Score *= ix.rk.mention
+		}
 		if len(top) == k && !better(h, top[0]) {
 			continue
 		}
@@ -177,11 +279,11 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 			heap.Fix(&top, 0)
 		}
 	}
-	res.Hits = make([]Hit, len(top))
+	out := make([]Hit, len(top))
 	for i := len(top) - 1; i >= 0; i-- {
-		res.Hits[i] = heap.Pop(&top).(Hit)
+		out[i] = heap.Pop(&top).(Hit)
 	}
-	return res
+	return out
 }
 
 func seen(terms []string, t string) bool {

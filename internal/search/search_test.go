@@ -50,15 +50,21 @@ func TestTerms(t *testing.T) {
 		{"get-weather-forecast", "get weather forecast"},
 		{"getHTTPStatus2", "get http status 2"},
 		{"createPullRequest", "creat pull request"},
-		{"Create a new file in the repository", "creat new fil repository"},
-		{"files filed filing", "fil fil fil"},
-		{"queries query", "query query"},
+		{"Create a new file in the repository", "creat new file repositori"},
+		{"files filed filing", "file file file"},
+		{"queries query", "queri queri"},
+		{"date dated site sites", "date date site site"},
+		{"open it on GitHub with JavaScript", "open github javascript"},
+		{"MongoDB CircleCI DevTools iPhone", "mongodb circleci devtool phone"},
+		{"GetUserByID HTTPServer", "get user id http server"},
+		{"someone's copy, don't", "copi"},
+		{"what does it make, how", ""},
 		{"", ""},
 		{"__--__", ""},
 		{"données météo", "données météo"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got := appendTerms(nil, tc.in)
+			got := textAnalyzer.appendTerms(nil, tc.in)
 			want := []string{}
 			if tc.want != "" {
 				want = splitSpace(tc.want)
@@ -96,7 +102,7 @@ func fixture(t testing.TB) *registry.Snapshot {
 }
 
 func TestSearchRanks(t *testing.T) {
-	ix := Build(fixture(t), All)
+	ix := Build(fixture(t), All, nil)
 	for _, tc := range []struct {
 		query string
 		first string
@@ -124,7 +130,7 @@ func TestSearchRanks(t *testing.T) {
 }
 
 func TestSearchEdges(t *testing.T) {
-	ix := Build(fixture(t), All)
+	ix := Build(fixture(t), All, nil)
 	t.Run("no known term", func(t *testing.T) {
 		if hits := ix.Search("zebra xylophone", 5, nil).Hits; len(hits) != 0 {
 			t.Fatalf("hits %v", names(hits))
@@ -166,12 +172,12 @@ func TestSearchEdges(t *testing.T) {
 	})
 	t.Run("ties by name", func(t *testing.T) {
 		s := snapshotOf(t, mkTool(t, "b_tool", "same words", ""), mkTool(t, "a_tool", "same words", ""))
-		if got := names(Build(s, All).Search("same words", 5, nil).Hits); !slices.Equal(got, []string{"a_tool", "b_tool"}) {
+		if got := names(Build(s, All, nil).Search("same words", 5, nil).Hits); !slices.Equal(got, []string{"a_tool", "b_tool"}) {
 			t.Fatalf("order %v", got)
 		}
 	})
 	t.Run("empty registry", func(t *testing.T) {
-		if hits := Build(registry.New().Snapshot(), All).Search("anything", 5, nil).Hits; len(hits) != 0 {
+		if hits := Build(registry.New().Snapshot(), All, nil).Search("anything", 5, nil).Hits; len(hits) != 0 {
 			t.Fatalf("hits %v", hits)
 		}
 	})

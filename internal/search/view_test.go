@@ -104,7 +104,7 @@ func TestIntersectKeys(t *testing.T) {
 	if v.Key == Intersect(emails).Key || v.Key == Intersect(sends).Key {
 		t.Fatalf("keys collide: %q", v.Key)
 	}
-	got := names(Build(hiddenCatalog(t, 0), v).Search("email", 100, nil).Hits)
+	got := names(Build(hiddenCatalog(t, 0), v, nil).Search("email", 100, nil).Hits)
 	if len(got) != 4 || slices.ContainsFunc(got, func(n string) bool { return !strings.Contains(n, "send_email") }) {
 		t.Fatalf("emails ∩ sends shows %v", got)
 	}
