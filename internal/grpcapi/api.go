@@ -50,6 +50,13 @@ func New(c Core, opts Options) *API {
 		opts.Logger = slog.Default()
 	}
 	a := &API{core: c, opts: opts, log: opts.Logger}
+	a.search.Servers = func() map[string]search.ServerInfo {
+		out := map[string]search.ServerInfo{}
+		for _, s := range c.Sources() {
+			out[s.Kind+"/"+s.Name] = search.ServerInfo{Title: s.Title, Description: s.Description}
+		}
+		return out
+	}
 	a.grpcMetrics = newGRPCMetrics()
 	if opts.Metrics != nil {
 		opts.Metrics.MustRegister(a.grpcMetrics)

@@ -49,7 +49,7 @@ func (r *registryService) SearchTools(ctx context.Context, req *pb.SearchToolsRe
 	pt := r.a.protos.get(snap)
 	resp := &pb.SearchToolsResponse{Revision: snap.Revision(), Tools: make([]*pb.ScoredTool, len(hits))}
 	for i, h := range hits {
-		resp.Tools[i] = &pb.ScoredTool{Tool: pt.byName[h.Entry.Tool.Name], Score: h.Score}
+		resp.Tools[i] = &pb.ScoredTool{Tool: pt.byName[h.Entry.Tool.Name], Score: h.Score, Reason: h.Reason}
 	}
 	return resp, nil
 }

@@ -19,8 +19,8 @@ func searchTool(name, description string) tool.Tool {
 // restricted token: on one server it can see three tools; on another it
 // sees the same three among 400 it cannot, which share its words. Its
 // scores must be identical to the last bit (the corpus statistics are
-// those of its own view), and a word only hidden tools carry must find
-// nothing, exactly as a word no tool has.
+// those of its own view), each hit's reason too, and a word only hidden
+// tools carry must find nothing, exactly as a word no tool has.
 func TestSearchScoresIgnoreHiddenTools(t *testing.T) {
 	t.Parallel()
 	const cfg = `{"builtins": false, "auth": {"tokens": [
@@ -44,6 +44,9 @@ func TestSearchScoresIgnoreHiddenTools(t *testing.T) {
 			t.Fatalf("%q: %v alone, %v among hidden tools", q, a, b)
 		}
 		for i := range a {
+			if a[i].GetReason() == "" || a[i].GetReason() != b[i].GetReason() {
+				t.Errorf("%q #%d: reason %q alone, %q among hidden tools", q, i, a[i].GetReason(), b[i].GetReason())
+			}
 			if a[i].GetTool().GetName() != b[i].GetTool().GetName() || a[i].GetScore() != b[i].GetScore() {
 				t.Errorf("%q #%d: %s %v alone, %s %v among hidden tools", q, i, a[i].GetTool().GetName(), a[i].GetScore(),
 					b[i].GetTool().GetName(), b[i].GetScore())

@@ -21,10 +21,11 @@ const maxViews = 32
 // all views share) under the view's own mutex, so a burst of searches right
 // after a reload builds it once and views do not wait for each other.
 type Cache struct {
-	// Servers says what each source says about itself (ServerInfo), for
-	// the server field of its tools; nil = each source's layer name alone.
+	// Servers says what each source says about itself (ServerInfo), by
+	// its layer (LayerID.String()), for the server field of its tools; it
+	// is asked once per index built. nil = each source's layer name alone.
 	// Set it before the first search.
-	Servers func(registry.LayerID) ServerInfo
+	Servers func() map[string]ServerInfo
 
 	views sync.Map // View.Key → *slot
 	mu    sync.Mutex
@@ -55,7 +56,11 @@ func (c *Cache) For(snap *registry.Snapshot, v View) *Index {
 	if cur != nil && cur.snap == snap {
 		return cur
 	}
-	ix := build(snap, v, &defaultRanking, c.Servers, &c.docs)
+	var servers map[string]ServerInfo
+	if c.Servers != nil {
+		servers = c.Servers()
+	}
+	ix := build(snap, v, &defaultRanking, servers, &c.docs)
 	if cur == nil || cur.snap.Revision() < snap.Revision() {
 		s.cur.Store(ix)
 	}

@@ -29,7 +29,7 @@ type evalTask struct {
 type evalSplit struct {
 	name    string
 	snap    *registry.Snapshot
-	servers map[string]ServerInfo // by layer name
+	servers map[string]ServerInfo // by LayerID.String()
 	tasks   []evalTask
 	heldOut bool // only totals are shown: its tasks are not read while tuning
 }
@@ -68,7 +68,7 @@ func loadSplit(t testing.TB, file string, heldOut bool) evalSplit {
 		if err := r.Replace(registry.LayerID{Kind: mcpKind, Name: key}, tools); err != nil {
 			t.Fatal(err)
 		}
-		s.servers[key] = ServerInfo{Name: l.ServerInfo.Name, Title: l.ServerInfo.Title, Description: l.ServerInfo.Description}
+		s.servers[registry.LayerID{Kind: mcpKind, Name: key}.String()] = ServerInfo{Name: l.ServerInfo.Name, Title: l.ServerInfo.Title, Description: l.ServerInfo.Description}
 	}
 	s.snap = r.Snapshot()
 	for _, task := range s.tasks {
@@ -150,7 +150,7 @@ func (sc scores) String() string {
 
 // ourRanker is a ranking of the split's whole catalog.
 func ourRanker(s evalSplit, rk *ranking) ranker {
-	ix := build(s.snap, All, rk, func(id registry.LayerID) ServerInfo { return s.servers[id.Name] }, nil)
+	ix := build(s.snap, All, rk, s.servers, nil)
 	return func(q string, k int) []string { return names(ix.Search(q, k, nil).Hits) }
 }
 

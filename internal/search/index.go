@@ -40,6 +40,11 @@ type posting struct {
 type Hit struct {
 	Entry *registry.Entry
 	Score float64
+	// Reason is the query's words the tool matched, by field, in one
+	// line ("name: issue, github; description: open"), so a model can
+	// tell a good hit from a lucky one and refine its words.
+	Reason string
+	doc    int32 // in the index's entries
 }
 
 // Result is a ranking and the work it took.
@@ -58,13 +63,14 @@ func (ix *Index) Snapshot() *registry.Snapshot { return ix.snap }
 func (ix *Index) Len() int { return len(ix.entries) }
 
 // Build indexes the tools of snap that v shows, analysing each afresh; a
-// Cache reuses analyses across views and revisions instead. servers, when
-// not nil, says what each source says about itself (ServerInfo).
-func Build(snap *registry.Snapshot, v View, servers func(registry.LayerID) ServerInfo) *Index {
+// Cache reuses analyses across views and revisions instead. servers says
+// what each source says about itself (ServerInfo), by its layer
+// (LayerID.String()); nil knows nothing beyond the layers' names.
+func Build(snap *registry.Snapshot, v View, servers map[string]ServerInfo) *Index {
 	return build(snap, v, &defaultRanking, servers, nil)
 }
 
-func build(snap *registry.Snapshot, v View, rk *ranking, info func(registry.LayerID) ServerInfo, docs *analyses) *Index {
+func build(snap *registry.Snapshot, v View, rk *ranking, info map[string]ServerInfo, docs *analyses) *Index {
 	ix := &Index{snap: snap, rk: rk}
 	sd := serverDocs{rk: rk, info: info, cache: map[registry.LayerID]*doc{}}
 	for _, e := range snap.Entries() {
@@ -217,7 +223,7 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 	if k <= 0 {
 		return Result{}
 	}
-	terms := ix.rk.an.appendTerms(make([]string, 0, 8), query)
+	terms, words := ix.rk.an.appendTermsWords(make([]string, 0, 8), make([]string, 0, 8), query, true)
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
 		for _, d := range acc.touched {
@@ -253,6 +259,9 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 		acc.grouped = acc.grouped[:0]
 	}
 	res.Hits = ix.top(acc, k, keep, ix.mentioned(terms))
+	for i := range res.Hits {
+		res.Hits[i].Reason = ix.reason(res.Hits[i].doc, terms, words)
+	}
 	return res
 }
 
@@ -262,7 +271,7 @@ func (ix *Index) top(acc *accumulator, k int, keep func(*registry.Entry) bool, m
 	top := make(hitHeap, 0, k)
 	for _, d := range acc.touched {
 		e := ix.entries[d]
-		h := Hit{Entry: e, Score: float64(acc.score[d])}
+		h := Hit{Entry: e, Score: float64(acc.score[d]), doc: d}
 		if mentioned != nil && mentioned[ix.serverOf[d]] {
 			h.Score *= ix.rk.mention
 		}

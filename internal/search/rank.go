@@ -46,7 +46,7 @@ var defaultRanking = ranking{
 // serverDocs analyses each layer's server field once per build.
 type serverDocs struct {
 	rk    *ranking
-	info  func(registry.LayerID) ServerInfo
+	info  map[string]ServerInfo // by LayerID.String()
 	cache map[registry.LayerID]*doc
 }
 
@@ -56,11 +56,7 @@ func (s *serverDocs) of(id registry.LayerID) *doc {
 	}
 	d, ok := s.cache[id]
 	if !ok {
-		var info ServerInfo
-		if s.info != nil {
-			info = s.info(id)
-		}
-		d = s.rk.an.analyseServer(id.Name, info)
+		d = s.rk.an.analyseServer(id.Name, s.info[id.String()])
 		s.cache[id] = d
 	}
 	return d

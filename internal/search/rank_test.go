@@ -60,9 +60,7 @@ func TestRankingPatterns(t *testing.T) {
 		},
 		"web": {mkTool(t, "web_evaluate", "Evaluate JavaScript in the page.", `{"type":"object","properties":{"script":{"type":"string"}}}`)},
 	})
-	info := func(id registry.LayerID) ServerInfo {
-		return map[string]ServerInfo{"gh": {Title: "GitHub"}, "gl": {Name: "gitlab-mcp-server"}}[id.Name]
-	}
+	info := map[string]ServerInfo{"mcp/gh": {Title: "GitHub"}, "mcp/gl": {Name: "gitlab-mcp-server"}}
 	ix := Build(snap, All, info)
 	for _, tc := range []struct{ pattern, query, first string }{
 		{"a product named by its title, the server keyed short", "create an issue on GitHub", "gh_create_issue"},
@@ -86,5 +84,24 @@ func TestRankingPatterns(t *testing.T) {
 	// An example in a description's detail counts less than its summary.
 	if hits := ix.Search("landing page checkout", 1, nil).Hits; hits[0].Score >= ix.Search("sankey", 1, nil).Hits[0].Score {
 		t.Errorf("words of an example (%v) outscore the tool's own name (sankey)", hits[0].Score)
+	}
+}
+
+// TestHitReasons: each hit says which of the query's words it matched, by
+// field, in the query's spelling, and a related word as such.
+func TestHitReasons(t *testing.T) {
+	snap := layered(t, map[string][]tool.Tool{"gh": {
+		mkTool(t, "gh_create_issue", "Open a new issue in a repository.", `{"type":"object","properties":{"title":{"type":"string"}}}`),
+		mkTool(t, "gh_close_tab", "Close the browser tab.", ""),
+	}})
+	ix := Build(snap, All, map[string]ServerInfo{"mcp/gh": {Title: "GitHub"}})
+	for _, tc := range []struct{ query, want string }{
+		{"Issues on GitHub with a title", "name: issues; description: issues; parameters: title; server: github"},
+		{"shut it", "related: shut (close)"},
+	} {
+		hits := ix.Search(tc.query, 1, nil).Hits
+		if len(hits) == 0 || hits[0].Reason != tc.want {
+			t.Errorf("%q: reason %q, want %q", tc.query, hits[0].Reason, tc.want)
+		}
 	}
 }

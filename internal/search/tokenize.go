@@ -79,6 +79,13 @@ var abbreviations = map[string]string{
 // possessive or contraction dropped ("someone's" → someone), lowercased,
 // stopwords dropped and each word stemmed.
 func (a *analyzer) appendTerms(dst []string, s string) []string {
+	dst, _ = a.appendTermsWords(dst, nil, s, false)
+	return dst
+}
+
+// appendTermsWords is appendTerms that, when keep is set, also appends to
+// words the word of s (lowercased) each term came from, for a hit's reason.
+func (a *analyzer) appendTermsWords(dst, words []string, s string, keep bool) ([]string, []string) {
 	start := -1
 	clitic := false // skipping the letters after an apostrophe ('s, 't, 're)
 	brand := false  // the current run of letters is a brand: no cuts inside
@@ -86,7 +93,11 @@ func (a *analyzer) appendTerms(dst []string, s string) []string {
 	var prev rune
 	flush := func(end int) {
 		if start >= 0 {
+			n := len(dst)
 			dst = a.appendNormal(dst, s[start:end])
+			for ; keep && n < len(dst); n++ {
+				words = append(words, strings.ToLower(s[start:end]))
+			}
 			start = -1
 		}
 	}
@@ -117,7 +128,7 @@ func (a *analyzer) appendTerms(dst []string, s string) []string {
 		}
 	}
 	flush(len(s))
-	return dst
+	return dst, words
 }
 
 // wordAt is the run of letters and digits of s starting at i.
