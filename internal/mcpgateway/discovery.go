@@ -44,8 +44,9 @@ func (d *discovery) listed(name, source string) bool {
 	return isDiscoveryTool(name) || d.pinned != nil && d.pinned.Allows(name, source)
 }
 
-func newDiscovery(g *Gateway, pinned []string) *discovery {
+func newDiscovery(g *Gateway, pinned []string, embedder *search.Embedder) *discovery {
 	d := &discovery{}
+	d.index.Embedder = embedder
 	d.index.Servers = func() map[string]search.ServerInfo {
 		out := map[string]search.ServerInfo{}
 		for _, s := range g.core.Sources() {

@@ -26,6 +26,9 @@ type Cache struct {
 	// is asked once per index built. nil = each source's layer name alone.
 	// Set it before the first search.
 	Servers func() map[string]ServerInfo
+	// Embedder, when set, is the semantic side every index fuses with its
+	// lexical ranking (search.embeddings). Set it before the first search.
+	Embedder *Embedder
 
 	views sync.Map // View.Key → *slot
 	mu    sync.Mutex
@@ -61,6 +64,7 @@ func (c *Cache) For(snap *registry.Snapshot, v View) *Index {
 		servers = c.Servers()
 	}
 	ix := build(snap, v, &defaultRanking, servers, &c.docs)
+	ix.embedder, ix.viewKey = c.Embedder, v.Key
 	if cur == nil || cur.snap.Revision() < snap.Revision() {
 		s.cur.Store(ix)
 	}

@@ -29,6 +29,7 @@ type Index struct {
 	// term's whole BM25F contribution (idf included) precomputed.
 	postings map[string][]posting
 	scratch  sync.Pool // *accumulator sized to entries
+	semanticField
 }
 
 type posting struct {
@@ -258,11 +259,28 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 		}
 		acc.grouped = acc.grouped[:0]
 	}
-	res.Hits = ix.top(acc, k, keep, ix.mentioned(terms))
+	if ix.embedder == nil {
+		res.Hits = ix.top(acc, k, keep, ix.mentioned(terms))
+	} else {
+		res.Hits = ix.withSemantic(query, ix.top(acc, max(k, fuseDepth), keep, ix.mentioned(terms)), k, keep)
+	}
 	for i := range res.Hits {
-		res.Hits[i].Reason = ix.reason(res.Hits[i].doc, terms, words)
+		if r := ix.reason(res.Hits[i].doc, terms, words); r != "" {
+			res.Hits[i].Reason = r
+		}
 	}
 	return res
+}
+
+// withSemantic fuses the lexical hits with the semantic ranking when the
+// embedder can give one now, and counts why when it cannot.
+func (ix *Index) withSemantic(query string, lexical []Hit, k int, keep func(*registry.Entry) bool) []Hit {
+	semantic, outcome := ix.semanticRank(query)
+	ix.embedder.count(outcome)
+	if semantic == nil {
+		return lexical[:min(k, len(lexical))]
+	}
+	return ix.fuse(lexical, semantic, k, func(d int32) bool { return keep == nil || keep(ix.entries[d]) })
 }
 
 // top selects the k best of the scored tools that keep accepts, those of a
