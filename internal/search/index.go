@@ -264,8 +264,9 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 	} else {
 		res.Hits = ix.withSemantic(query, ix.top(acc, max(k, fuseDepth), keep, ix.mentioned(terms)), k, keep)
 	}
+	var sc reasonScratch
 	for i := range res.Hits {
-		if r := ix.reason(res.Hits[i].doc, terms, words); r != "" {
+		if r := ix.reason(res.Hits[i].doc, terms, words, &sc); r != "" {
 			res.Hits[i].Reason = r
 		}
 	}

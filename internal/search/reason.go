@@ -1,48 +1,86 @@
 package search
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
+
+// reasonScratch is reused across the hits of one search.
+type reasonScratch struct {
+	tf    [][numFields]float32
+	found []bool
+	buf   []byte
+}
 
 // reason says which of the query's words a hit matched, and where:
 // "name: issue, github; description: open; server: github; related: shut
 // (close)". Fields are in a fixed order; a word is listed once per field,
 // in the query's own spelling.
-func (ix *Index) reason(d int32, terms, words []string) string {
+func (ix *Index) reason(d int32, terms, words []string, sc *reasonScratch) string {
 	doc, server := ix.docs[d], ix.servers[d]
-	var byField [numFields][]string
-	var related []string
-	for i, t := range terms {
+	sc.tf, sc.found, sc.buf = sc.tf[:0], sc.found[:0], sc.buf[:0]
+	for _, t := range terms {
 		tf, ok := termFields(doc, server, t)
-		if !ok {
-			if r := ix.relatedIn(doc, server, t); r != "" && !slices.Contains(related, words[i]+" ("+r+")") {
-				related = append(related, words[i]+" ("+r+")")
-			}
+		sc.tf, sc.found = append(sc.tf, tf), append(sc.found, ok)
+	}
+	for f := range numFields {
+		if reasonField(f) != f {
 			continue
 		}
-		for f := range numFields {
-			if tf[f] > 0 && !slices.Contains(byField[reasonField(f)], words[i]) {
-				byField[reasonField(f)] = append(byField[reasonField(f)], words[i])
+		head := len(sc.buf)
+		for i, w := range words {
+			if !sc.found[i] || !inField(sc.tf[i], f) || listedBefore(words, sc.found, sc.tf, i, f) {
+				continue
 			}
-		}
-	}
-	var b strings.Builder
-	for f, ws := range byField {
-		if len(ws) > 0 {
-			if b.Len() > 0 {
-				b.WriteString("; ")
+			if len(sc.buf) == head {
+				sc.buf = appendSep(sc.buf)
+				sc.buf = append(sc.buf, fieldNames[f]+": "...)
+			} else {
+				sc.buf = append(sc.buf, ", "...)
 			}
-			b.WriteString(fieldNames[f] + ": " + strings.Join(ws, ", "))
+			sc.buf = append(sc.buf, w...)
 		}
 	}
-	if len(related) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("; ")
+	head := len(sc.buf)
+	for i, t := range terms {
+		if sc.found[i] {
+			continue
 		}
-		b.WriteString("related: " + strings.Join(related, ", "))
+		if r := ix.relatedIn(doc, server, t); r != "" {
+			if len(sc.buf) == head {
+				sc.buf = append(appendSep(sc.buf), "related: "...)
+			} else {
+				sc.buf = append(sc.buf, ", "...)
+			}
+			sc.buf = append(append(append(append(sc.buf, words[i]...), " ("...), r...), ')')
+		}
 	}
-	return b.String()
+	return string(sc.buf)
+}
+
+func appendSep(b []byte) []byte {
+	if len(b) > 0 {
+		return append(b, "; "...)
+	}
+	return b
+}
+
+// inField reports whether a term's counts put it in reason field f (the
+// fields reasonField folds into f included).
+func inField(tf [numFields]float32, f int) bool {
+	for g := range numFields {
+		if reasonField(g) == f && tf[g] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// listedBefore reports whether word i was already listed under field f.
+func listedBefore(words []string, found []bool, tf [][numFields]float32, i, f int) bool {
+	for j := range i {
+		if words[j] == words[i] && found[j] && inField(tf[j], f) {
+			return true
+		}
+	}
+	return false
 }
 
 // reasonField folds the fields a reader need not tell apart: a
