@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -235,12 +236,7 @@ func bm25Ranker(s evalSplit) ranker {
 				hits = append(hits, Hit{Entry: &registry.Entry{Tool: &tool.Tool{Name: d.name}}, Score: sc})
 			}
 		}
-		slices.SortFunc(hits, func(a, b Hit) int {
-			if better(a, b) {
-				return -1
-			}
-			return 1
-		})
+		slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) }) // docs are in name order
 		return names(hits[:min(k, len(hits))])
 	}
 }

@@ -195,12 +195,13 @@ type accumulator struct {
 type expansion struct {
 	list   []posting
 	weight float32
+	term   string
 }
 
 // expand returns the postings of query term t and of its related words
 // (leaving out words the query has itself: they count on their own).
 func (ix *Index) expand(dst []expansion, t string, query []string) []expansion {
-	dst = append(dst[:0], expansion{ix.postings[t], 1})
+	dst = append(dst[:0], expansion{ix.postings[t], 1, t})
 	if ix.rk.related == nil {
 		return dst
 	}
@@ -210,7 +211,7 @@ func (ix *Index) expand(dst []expansion, t string, query []string) []expansion {
 			w = ix.rk.derived
 		}
 		if list := ix.postings[r.term]; w > 0 && len(list) > 0 && !seen(query, r.term) {
-			dst = append(dst, expansion{list, w})
+			dst = append(dst, expansion{list, w, r.term})
 		}
 	}
 	return dst
@@ -235,11 +236,15 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 	}()
 	var res Result
 	var group []expansion
+	var reached []reachedBy // related words this view has, for the reasons
 	for i, t := range terms {
 		if seen(terms[:i], t) {
 			continue
 		}
 		group = ix.expand(group, t, terms)
+		for _, x := range group[1:] {
+			reached = append(reached, reachedBy{i, x.term})
+		}
 		for _, x := range group {
 			res.Postings += len(x.list)
 			for _, p := range x.list {
@@ -266,7 +271,7 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 	}
 	var sc reasonScratch
 	for i := range res.Hits {
-		if r := ix.reason(res.Hits[i].doc, terms, words, &sc); r != "" {
+		if r := ix.reason(res.Hits[i].doc, terms, words, reached, &sc); r != "" {
 			res.Hits[i].Reason = r
 		}
 	}
@@ -323,13 +328,15 @@ func seen(terms []string, t string) bool {
 	return false
 }
 
-// better orders hits: higher score first, then name in byte order, so the
-// ranking is deterministic.
+// better orders the hits of one index: higher score first, then name in
+// byte order, so the ranking is deterministic. An index's tools are in the
+// snapshot's order, which is by name, so the position breaks a tie as the
+// name would, without comparing strings.
 func better(a, b Hit) bool {
 	if a.Score != b.Score {
 		return a.Score > b.Score
 	}
-	return a.Entry.Tool.Name < b.Entry.Tool.Name
+	return a.doc < b.doc
 }
 
 // hitHeap is a min-heap by better: its root is the worst hit kept so far.

@@ -13,7 +13,7 @@ type reasonScratch struct {
 // "name: issue, github; description: open; server: github; related: shut
 // (close)". Fields are in a fixed order; a word is listed once per field,
 // in the query's own spelling.
-func (ix *Index) reason(d int32, terms, words []string, sc *reasonScratch) string {
+func (ix *Index) reason(d int32, terms, words []string, reached []reachedBy, sc *reasonScratch) string {
 	doc, server := ix.docs[d], ix.servers[d]
 	sc.tf, sc.found, sc.buf = sc.tf[:0], sc.found[:0], sc.buf[:0]
 	for _, t := range terms {
@@ -39,11 +39,11 @@ func (ix *Index) reason(d int32, terms, words []string, sc *reasonScratch) strin
 		}
 	}
 	head := len(sc.buf)
-	for i, t := range terms {
+	for i := range terms {
 		if sc.found[i] {
 			continue
 		}
-		if r := ix.relatedIn(doc, server, t); r != "" {
+		if r := relatedIn(doc, server, i, reached); r != "" {
 			if len(sc.buf) == head {
 				sc.buf = append(appendSep(sc.buf), "related: "...)
 			} else {
@@ -111,18 +111,21 @@ func termFields(doc, server *doc, t string) ([numFields]float32, bool) {
 	return tf, found
 }
 
-// relatedIn is the first word related to t (as the ranking weighs them)
-// that the tool has, or "".
-func (ix *Index) relatedIn(doc, server *doc, t string) string {
-	if ix.rk.related == nil {
-		return ""
-	}
-	for _, r := range ix.rk.related()[t] {
-		w := ix.rk.synonym
-		if r.kind == relDerived {
-			w = ix.rk.derived
+// reachedBy is a related word of query term number i that the view's
+// tools have (Index.expand walked its postings).
+type reachedBy struct {
+	i    int
+	term string
+}
+
+// relatedIn is the first related word of query term number i that the
+// tool has, or "".
+func relatedIn(doc, server *doc, i int, reached []reachedBy) string {
+	for _, r := range reached {
+		if r.i != i {
+			continue
 		}
-		if _, ok := termFields(doc, server, r.term); ok && w > 0 {
+		if _, ok := termFields(doc, server, r.term); ok {
 			return r.term
 		}
 	}
