@@ -10,8 +10,9 @@ import (
 // query like "how do I get the weather for a city" from rewarding every
 // description that says "the" or "how". The list is the function words of
 // English with the question words people start a request with (what, how,
-// does, make), less the words a tool's operation can hinge on: not, no,
-// up, down, off, out, over, more, new, all but "all".
+// does, make), less the words a tool's operation can hinge on (not, no,
+// up, down, off, out, over, more, new) and pronouns that are also
+// nouns or verbs (mine, as in data mining).
 var stopwords = setOf(
 	"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it",
 	"its", "of", "on", "or", "that", "the", "this", "to", "with", "i", "me", "my", "we", "our",
@@ -21,7 +22,7 @@ var stopwords = setOf(
 	"could", "should", "shall", "may", "might", "must", "have", "has", "had", "was", "were", "been",
 	"being", "am", "when", "where", "who", "whom", "whose", "why", "there", "here", "if", "then",
 	"than", "so", "just", "also", "them", "they", "their", "these", "those", "us", "him", "her",
-	"his", "she", "he", "mine", "yours", "ours", "myself", "itself", "own", "else", "very", "too",
+	"his", "she", "he", "myself", "itself", "own", "else", "very", "too",
 	"such", "both", "each", "any", "someone", "something", "somewhere", "thing", "things", "bit",
 	"lot", "way", "im", "ive", "don", "doesn", "didn", "isn", "aren", "wasn",
 )
