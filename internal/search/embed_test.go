@@ -117,12 +117,45 @@ func embedCatalog(t *testing.T) *registry.Snapshot {
 	)
 }
 
-func newTestEmbedder(t *testing.T, url string, log *bytes.Buffer, o *outcomes) *Embedder {
+// embedRig is an embedder on an endpoint in the given mode, its log and
+// outcomes, and a cache using it, handed embedCatalog.
+type embedRig struct {
+	srv  *embedServer
+	log  lockedBuffer
+	o    outcomes
+	e    *Embedder
+	snap *registry.Snapshot
+	c    *Cache
+}
+
+// lockedBuffer is a log the worker writes while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func newEmbedRig(t *testing.T, mode string) *embedRig {
 	t.Helper()
-	e := NewEmbedder(EmbedOptions{URL: url, Model: "test", APIKey: testAPIKey, QueryTimeout: 100 * time.Millisecond,
-		Count: o.count, Logger: slog.New(slog.NewTextHandler(log, nil))})
-	t.Cleanup(e.Close)
-	return e
+	r := &embedRig{srv: startEmbedServer(t), snap: embedCatalog(t)}
+	r.srv.mode.Store(mode)
+	r.e = NewEmbedder(EmbedOptions{URL: r.srv.url, Model: "test", APIKey: testAPIKey, QueryTimeout: 100 * time.Millisecond,
+		Count: r.o.count, Logger: slog.New(slog.NewTextHandler(&r.log, nil))})
+	t.Cleanup(r.e.Close)
+	r.c = &Cache{Embedder: r.e}
+	r.e.Update(r.snap)
+	return r
 }
 
 // waitFor polls cond until it holds: the background worker's progress,
@@ -142,13 +175,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // background, a query sharing no word with the tool it means finds it
 // through the semantic side, fused with the lexical ranking.
 func TestEmbeddingsFuseMeaning(t *testing.T) {
-	srv := startEmbedServer(t)
-	var log bytes.Buffer
-	var o outcomes
-	e := newTestEmbedder(t, srv.url, &log, &o)
-	snap := embedCatalog(t)
-	c := Cache{Embedder: e}
-	e.Update(snap)
+	r := newEmbedRig(t, "ok")
+	e, snap, c, o := r.e, r.snap, r.c, &r.o
 	waitFor(t, "the tools' vectors", func() bool { return c.For(snap, All).vectorsOf(e) != nil })
 	hits := c.For(snap, All).Search("duplicate it for me", 3, nil).Hits
 	if len(hits) == 0 || hits[0].Entry.Tool.Name != "repo_fork" || hits[0].Reason != "meaning (embeddings)" {
@@ -171,14 +199,8 @@ func TestEmbeddingsFuseMeaning(t *testing.T) {
 // still held — and later searches do not ask it at all until a background
 // probe sees it answer again. The API key is in no log line.
 func TestEmbeddingsEndpointThatHangsOrErrorsNeverSlowsSearch(t *testing.T) {
-	srv := startEmbedServer(t)
-	srv.mode.Store("error")
-	var log bytes.Buffer
-	var o outcomes
-	e := newTestEmbedder(t, srv.url, &log, &o)
-	snap := embedCatalog(t)
-	c := Cache{Embedder: e}
-	e.Update(snap)
+	r := newEmbedRig(t, "error")
+	srv, e, snap, c, o := r.srv, r.e, r.snap, r.c, &r.o
 	waitFor(t, "the worker to meet the failing endpoint", func() bool { return e.down.Load() })
 	if hits := c.For(snap, All).Search("list the issues", 2, nil).Hits; len(hits) == 0 || hits[0].Entry.Tool.Name != "repo_list_issues" {
 		t.Fatalf("lexical answer %v", names(hits))
@@ -207,7 +229,7 @@ func TestEmbeddingsEndpointThatHangsOrErrorsNeverSlowsSearch(t *testing.T) {
 	if got := srv.entered.Load() - held; got > 1 {
 		t.Fatalf("later searches sent %d requests (only the background probe may)", got)
 	}
-	if strings.Contains(log.String(), testAPIKey) || !strings.Contains(log.String(), "embeddings endpoint failing") {
-		t.Fatalf("log: %s", log.String())
+	if logged := r.log.String(); strings.Contains(logged, testAPIKey) || !strings.Contains(logged, "embeddings endpoint failing") {
+		t.Fatalf("log: %s", logged)
 	}
 }
