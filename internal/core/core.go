@@ -317,6 +317,9 @@ type SourceInfo struct {
 	Sandbox   string
 	ToolCount int
 	Shadowed  []string
+	// Title and Description are what the source says about itself
+	// (sources.Status), for tool search.
+	Title, Description string
 }
 
 // Sources reports every source instance, in precedence order.
@@ -325,7 +328,7 @@ func (c *Core) Sources() []SourceInfo {
 	out := make([]SourceInfo, len(infos))
 	for i, in := range infos {
 		out[i] = SourceInfo{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, State: in.State, Error: in.Error, Sandbox: in.Sandbox,
-			ToolCount: in.ToolCount, Shadowed: in.Shadowed}
+			ToolCount: in.ToolCount, Shadowed: in.Shadowed, Title: in.Title, Description: in.Description}
 	}
 	return out
 }

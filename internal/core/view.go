@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/search"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 )
 
@@ -37,6 +38,14 @@ func (v View) Sees(e *registry.Entry) bool { return v.Allows(e.Tool.Name, e.Tool
 // Narrowed reports whether the view hides anything at all: a front-end
 // may skip filtering a list when it does not.
 func (v View) Narrowed() bool { return v.caller.Restricted() || v.served != nil || v.named != nil }
+
+// Search is the view as tool search takes it: the lists it intersects,
+// each keyed by what it allows, so callers who see the same tools share
+// one index and a ranking never counts a tool this view hides. extra
+// narrows it further (the gateway leaves out its own tools).
+func (v View) Search(extra ...search.Allowlist) search.View {
+	return search.Intersect(append(extra, v.caller, v.served, v.named)...)
+}
 
 // Caller is the principal the view is for; nil when auth is off.
 func (v View) Caller() *auth.Principal { return v.caller }

@@ -30,6 +30,9 @@ type Core interface {
 	Authenticator() *auth.Authenticator
 	// CheckSession refuses a malformed Toolnexus-Session header.
 	CheckSession(id string) error
+	// Sources says what each source is (its title and description), for
+	// search_tools' server field.
+	Sources() []core.SourceInfo
 	// Config is the config in force: the OAuth resource metadata reads
 	// auth.oidc and server.mcp.resource from it on every request, so a
 	// reload is seen at once.

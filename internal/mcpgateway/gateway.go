@@ -67,6 +67,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/panics"
+	"github.com/toolnexus/toolnexus/internal/search"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -175,6 +176,9 @@ type Options struct {
 	// DiscoverySearch (discovery.go); Pinned the tools listed anyway.
 	Discovery string
 	Pinned    []string
+	// Embedder is search.embeddings' semantic side, fused into
+	// search_tools' ranking; nil ranks lexically. The caller owns it.
+	Embedder *search.Embedder `json:"-"`
 	// StateKey signs the requestState of input_required results; replicas
 	// behind one load balancer need the same key. Empty: a random key of
 	// this process (a retry must then reach this replica).
@@ -226,7 +230,7 @@ func New(c Core, opts Options) *Gateway {
 	g.states = newStateSigner(opts.StateKey)
 
 	if opts.Discovery == DiscoverySearch {
-		g.disc = newDiscovery(g, opts.Pinned)
+		g.disc = newDiscovery(g, opts.Pinned, opts.Embedder)
 	}
 	w, snap := c.Watch()
 	g.watcher = w
