@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/search/searchtest"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // TestCodeModeTokens does the three-tool task of TestDiscoveryTokens two
@@ -19,7 +20,7 @@ func TestCodeModeTokens(t *testing.T) {
 	g := startGateway(t, `{"builtins": false, "skills": [], "codeMode": {"enabled": true},
 		"server": {"mcp": {"discovery": "search", "pinned": ["run_code", "describe_tools"]}}}`, searchtest.Tools(1005)...)
 	cs := g.mustConnect(t, "", nil)
-	listTokens := jsonTokens(t, listMCP(t, cs))
+	listTokens := jsonTokens(t, mcpclient.List(t, cs))
 	task := []struct {
 		query, want string
 		args        map[string]any
@@ -31,7 +32,7 @@ func TestCodeModeTokens(t *testing.T) {
 	searchTokens := 0
 	for _, step := range task {
 		args := map[string]any{"query": step.query, "limit": 3}
-		res := callMCP(t, cs, "search_tools", args)
+		res := mcpclient.Call(t, cs, "search_tools", args)
 		if found := foundNames(t, res); !slices.Contains(found, step.want) {
 			t.Fatalf("search %q found %v, want %s", step.query, found, step.want)
 		}
@@ -40,18 +41,18 @@ func TestCodeModeTokens(t *testing.T) {
 
 	direct := listTokens + searchTokens
 	for _, step := range task {
-		res := callMCP(t, cs, step.want, step.args)
+		res := mcpclient.Call(t, cs, step.want, step.args)
 		if res.IsError {
-			t.Fatalf("%s: %s", step.want, text(t, res))
+			t.Fatalf("%s: %s", step.want, mcpclient.Text(t, res))
 		}
 		direct += jsonTokens(t, map[string]any{"name": step.want, "arguments": step.args}) + jsonTokens(t, res.Content)
 	}
 
 	code := listTokens + searchTokens
 	descArgs := map[string]any{"names": []string{"calendar_find_free_time", "calendar_create_event", "gmail_send_email"}}
-	desc := callMCP(t, cs, "describe_tools", descArgs)
+	desc := mcpclient.Call(t, cs, "describe_tools", descArgs)
 	if desc.IsError {
-		t.Fatalf("describe_tools: %s", text(t, desc))
+		t.Fatalf("describe_tools: %s", mcpclient.Text(t, desc))
 	}
 	code += jsonTokens(t, descArgs) + jsonTokens(t, desc.Content)
 	script := map[string]any{"code": `const who = ["ana@example.com", "bo@example.com"];
@@ -59,8 +60,8 @@ tools.calendar_find_free_time({attendees: who, duration_minutes: 30});
 tools.calendar_create_event({calendar_id: "primary", summary: "sync", start: "2026-12-07T10:00:00Z", end: "2026-12-07T10:30:00Z"});
 tools.gmail_send_email({to: ["ana@example.com"], subject: "sync", body: "see you monday"});
 return "done";`}
-	run := callMCP(t, cs, "run_code", script)
-	if run.IsError || text(t, run) != `"done"` {
+	run := mcpclient.Call(t, cs, "run_code", script)
+	if run.IsError || mcpclient.Text(t, run) != `"done"` {
 		t.Fatalf("run_code: %v", run)
 	}
 	code += jsonTokens(t, script) + jsonTokens(t, run.Content)

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/search/searchtest"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 const discoveryConfig = `{"debug": true, "builtins": false, "skills": [],
@@ -26,9 +27,9 @@ func foundNames(t *testing.T, res *mcp.CallToolResult) []string {
 		} `json:"tools"`
 	}
 	if res.IsError {
-		t.Fatalf("search_tools failed: %s", text(t, res))
+		t.Fatalf("search_tools failed: %s", mcpclient.Text(t, res))
 	}
-	if err := json.Unmarshal([]byte(text(t, res)), &out); err != nil {
+	if err := json.Unmarshal([]byte(mcpclient.Text(t, res)), &out); err != nil {
 		t.Fatalf("search_tools result is not JSON: %v", err)
 	}
 	names := make([]string, len(out.Tools))
@@ -57,38 +58,38 @@ func TestMCPDiscoveryBySearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mcpNames(page.Tools); !slices.Equal(got, []string{"call_tool", "debug_echo", "search_tools", "zendesk_merge_support_ticket"}) || page.NextCursor != "" {
+	if got := mcpclient.Names(page.Tools); !slices.Equal(got, []string{"call_tool", "debug_echo", "search_tools", "zendesk_merge_support_ticket"}) || page.NextCursor != "" {
 		t.Fatalf("tools/list = %v (next cursor %q), want call_tool, debug_echo and zendesk_merge_support_ticket (pinned; the latter sorts past the SDK's first page), search_tools on one page", got, page.NextCursor)
 	}
-	found := foundNames(t, callMCP(t, cs, "search_tools", map[string]any{"query": "send an email to a colleague", "limit": 3}))
+	found := foundNames(t, mcpclient.Call(t, cs, "search_tools", map[string]any{"query": "send an email to a colleague", "limit": 3}))
 	if len(found) != 3 || !slices.Contains(found, "gmail_send_email") {
 		t.Fatalf("search_tools found %v, want gmail_send_email among 3", found)
 	}
 	t.Run("found tool callable by its own name", func(t *testing.T) {
-		if res := callMCP(t, cs, "gmail_send_email", map[string]any{"to": []string{"a@example.com"}}); res.IsError {
-			t.Fatalf("%s", text(t, res))
+		if res := mcpclient.Call(t, cs, "gmail_send_email", map[string]any{"to": []string{"a@example.com"}}); res.IsError {
+			t.Fatalf("%s", mcpclient.Text(t, res))
 		}
 	})
 	t.Run("call_tool runs the named tool", func(t *testing.T) {
-		res := callMCP(t, cs, "call_tool", map[string]any{"name": "debug_echo", "arguments": map[string]any{"message": "via call_tool"}})
-		if res.IsError || !strings.Contains(text(t, res), "via call_tool") {
-			t.Fatalf("%v %s", res.IsError, text(t, res))
+		res := mcpclient.Call(t, cs, "call_tool", map[string]any{"name": "debug_echo", "arguments": map[string]any{"message": "via call_tool"}})
+		if res.IsError || !strings.Contains(mcpclient.Text(t, res), "via call_tool") {
+			t.Fatalf("%v %s", res.IsError, mcpclient.Text(t, res))
 		}
 	})
 	t.Run("call_tool without a name is an error result", func(t *testing.T) {
-		res := callMCP(t, cs, "call_tool", map[string]any{"arguments": map[string]any{}})
-		if !res.IsError || !strings.Contains(text(t, res), `call_tool needs {"name"`) {
-			t.Fatalf("%v %s", res.IsError, text(t, res))
+		res := mcpclient.Call(t, cs, "call_tool", map[string]any{"arguments": map[string]any{}})
+		if !res.IsError || !strings.Contains(mcpclient.Text(t, res), `call_tool needs {"name"`) {
+			t.Fatalf("%v %s", res.IsError, mcpclient.Text(t, res))
 		}
 	})
 	t.Run("search without a query is an error result", func(t *testing.T) {
-		if res := callMCP(t, cs, "search_tools", map[string]any{}); !res.IsError {
-			t.Fatalf("%s", text(t, res))
+		if res := mcpclient.Call(t, cs, "search_tools", map[string]any{}); !res.IsError {
+			t.Fatalf("%s", mcpclient.Text(t, res))
 		}
 	})
 	t.Run("allowlist bounds search and calls", func(t *testing.T) {
 		agent := g.mustConnect(t, agentSecret, nil)
-		found := foundNames(t, callMCP(t, agent, "search_tools", map[string]any{"query": "send an email", "limit": 20}))
+		found := foundNames(t, mcpclient.Call(t, agent, "search_tools", map[string]any{"query": "send an email", "limit": 20}))
 		for _, n := range found {
 			if !strings.HasPrefix(n, "debug_") && !strings.HasPrefix(n, "gmail_list_") {
 				t.Fatalf("search shows %s outside the agent's allowlist: %v", n, found)
@@ -122,12 +123,12 @@ func jsonTokens(t *testing.T, v any) int {
 func TestDiscoveryTokens(t *testing.T) {
 	tools := searchtest.Tools(1005)
 	full := startGateway(t, `{"builtins": false, "skills": []}`, tools...)
-	fullList := listMCP(t, full.mustConnect(t, "", nil))
+	fullList := mcpclient.List(t, full.mustConnect(t, "", nil))
 	listTokens := jsonTokens(t, fullList)
 
 	disc := startGateway(t, `{"builtins": false, "skills": [], "server": {"mcp": {"discovery": "search"}}}`, tools...)
 	cs := disc.mustConnect(t, "", nil)
-	searchTokens := jsonTokens(t, listMCP(t, cs))
+	searchTokens := jsonTokens(t, mcpclient.List(t, cs))
 	task := []struct{ query, want string }{
 		{"find a free time slot for the attendees", "calendar_find_free_time"},
 		{"create a calendar event", "calendar_create_event"},
@@ -135,7 +136,7 @@ func TestDiscoveryTokens(t *testing.T) {
 	}
 	for _, step := range task {
 		args := map[string]any{"query": step.query, "limit": 3}
-		res := callMCP(t, cs, "search_tools", args)
+		res := mcpclient.Call(t, cs, "search_tools", args)
 		if found := foundNames(t, res); !slices.Contains(found, step.want) {
 			t.Fatalf("search %q found %v, want %s", step.query, found, step.want)
 		}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -115,26 +116,6 @@ func (f *fixture) scrape(t *testing.T) string {
 	return string(b)
 }
 
-// metricLine finds the sample line with all the given label pairs.
-func metricLine(body, name string, labels ...string) string {
-	for _, line := range strings.Split(body, "\n") {
-		if !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		ok := true
-		for _, l := range labels {
-			if !strings.Contains(line, l) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return line
-		}
-	}
-	return ""
-}
-
 func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 	t.Helper()
 	s, err := structpb.NewStruct(m)
@@ -151,7 +132,7 @@ func waitInFlight(t *testing.T, f *fixture, source string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if line := metricLine(f.scrape(t), "toolnexus_tool_calls_in_flight", `source="`+source+`"`, `protocol="grpc"`); strings.HasSuffix(line, " 1") {
+		if line := testutil.MetricLine(f.scrape(t), "toolnexus_tool_calls_in_flight", `source="`+source+`"`, `protocol="grpc"`); strings.HasSuffix(line, " 1") {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
@@ -21,7 +22,7 @@ import (
 // provider made for another resource is refused.
 func TestTypeScriptSDKOAuthClient(t *testing.T) {
 	t.Parallel()
-	node, nodeDir := nodeE2E(t)
+	node, nodeDir := testutil.NodeE2E(t)
 	p := oidcop.Start(t, oidcop.Client{ID: "agent-7", Secret: "agent-7-client-secret", Groups: []string{"dev"}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

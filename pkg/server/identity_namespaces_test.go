@@ -14,6 +14,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil/idp"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -120,16 +121,16 @@ func TestIssuersAndStaticTokensDoNotShareNames(t *testing.T) {
 		}
 		hc := &http.Client{Transport: sessionHeaderBearer{id: "work", token: tok}}
 		cs := g.mustConnectWith(t, hc)
-		res := callMCP(t, cs, "read", map[string]any{"path": "secret.txt"})
-		if !res.IsError || strings.Contains(text(t, res), "static's secret") {
-			t.Errorf("second issuer's %q read static %s's session file over /mcp: %q", sub, sub, text(t, res))
+		res := mcpclient.Call(t, cs, "read", map[string]any{"path": "secret.txt"})
+		if !res.IsError || strings.Contains(mcpclient.Text(t, res), "static's secret") {
+			t.Errorf("second issuer's %q read static %s's session file over /mcp: %q", sub, sub, mcpclient.Text(t, res))
 		}
 		// Its own session of that id is its own: what it writes, it reads.
 		if r := execIn(t, inSession(tok, "work"), g.grpc, "write", map[string]any{"path": "secret.txt", "content": "second's"}); r.GetIsError() {
 			t.Fatal(r.GetOutput())
 		}
-		if res := callMCP(t, cs, "read", map[string]any{"path": "secret.txt"}); res.IsError || !strings.Contains(text(t, res), "second's") {
-			t.Errorf("second:%s reads its own file over /mcp: %q", sub, text(t, res))
+		if res := mcpclient.Call(t, cs, "read", map[string]any{"path": "secret.txt"}); res.IsError || !strings.Contains(mcpclient.Text(t, res), "second's") {
+			t.Errorf("second:%s reads its own file over /mcp: %q", sub, mcpclient.Text(t, res))
 		}
 	}
 	for _, tok := range []string{aliceTok, rootTok} {

@@ -18,7 +18,9 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/idp"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 )
 
@@ -56,7 +58,7 @@ func claimsFor(sub string, groups ...string) idp.Claims {
 // "") and returns the status, the challenge and the body.
 func postMCP(t *testing.T, url, authz string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(mcpclient.InitializeBody))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if authz != "" {
@@ -81,7 +83,7 @@ func TestJWTRefusalsOverGRPCAndMCP(t *testing.T) {
 	g := startGateway(t, identityConfig(p.Issuer, ""))
 	body := g.scrape(t)
 	for _, r := range auth.Reasons() {
-		if line := metricLine(body, "toolnexus_auth_failures_total", `reason="`+r.String()+`"`); !strings.HasSuffix(line, " 0") {
+		if line := testutil.MetricLine(body, "toolnexus_auth_failures_total", `reason="`+r.String()+`"`); !strings.HasSuffix(line, " 0") {
 			t.Errorf("first scrape: toolnexus_auth_failures_total{reason=%q} = %q, want a series at 0", r, line)
 		}
 	}
@@ -115,7 +117,7 @@ func TestJWTRefusalsOverGRPCAndMCP(t *testing.T) {
 	}
 	body = g.scrape(t)
 	for _, c := range cases {
-		if line := metricLine(body, "toolnexus_auth_failures_total", `reason="`+c.reason.String()+`"`); !strings.HasSuffix(line, " 2") {
+		if line := testutil.MetricLine(body, "toolnexus_auth_failures_total", `reason="`+c.reason.String()+`"`); !strings.HasSuffix(line, " 2") {
 			t.Errorf("after one gRPC and one HTTP refusal: %q, want 2", line)
 		}
 	}
@@ -172,7 +174,7 @@ func TestJWTGroupsMapToToolsOverGRPCAndMCP(t *testing.T) {
 			}
 		}
 		cs := g.mustConnect(t, tok, nil)
-		if got := mcpNames(listMCP(t, cs)); !slices.Equal(got, u.allowed) && len(got)+len(u.allowed) > 0 {
+		if got := mcpclient.Names(mcpclient.List(t, cs)); !slices.Equal(got, u.allowed) && len(got)+len(u.allowed) > 0 {
 			t.Errorf("%s: MCP tools/list %v, want %v", u.sub, got, u.allowed)
 		}
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "debug_echo", Arguments: map[string]any{}})
@@ -246,7 +248,7 @@ func TestJWTKeyRotationWithoutRestart(t *testing.T) {
 		}
 	}
 	cs := g.mustConnect(t, fresh, nil)
-	if got := mcpNames(listMCP(t, cs)); !slices.Equal(got, []string{"debug_echo"}) {
+	if got := mcpclient.Names(mcpclient.List(t, cs)); !slices.Equal(got, []string{"debug_echo"}) {
 		t.Fatalf("MCP with the new key's token: %v", got)
 	}
 	for deadline := time.Now().Add(40 * time.Second); ; {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -42,7 +43,7 @@ func TestArgumentErrorsOverGRPC(t *testing.T) {
 	if err != nil || resp.GetResult().GetOutput() != cases[0].want {
 		t.Fatalf("struct arguments: %v %v", err, resp.GetResult())
 	}
-	if line := metricLine(f.scrape(t), "toolnexus_tool_calls_total", `tool="debug_sleep"`, `outcome="invalid_arguments"`); !strings.HasSuffix(line, " 4") {
+	if line := testutil.MetricLine(f.scrape(t), "toolnexus_tool_calls_total", `tool="debug_sleep"`, `outcome="invalid_arguments"`); !strings.HasSuffix(line, " 4") {
 		t.Fatalf("invalid_arguments count: %q", line)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // mcpEvents collects a go-sdk client's progress and log notifications.
@@ -31,7 +32,7 @@ func TestMCPGatewayRichContentProgressAndLogs(t *testing.T) {
 	cs := g.mustConnect(t, "", opts)
 
 	// Without a progress token or a log level: the rich result, no events.
-	res := callMCP(t, cs, "reporter", map[string]any{})
+	res := mcpclient.Call(t, cs, "reporter", map[string]any{})
 	if res.IsError || len(res.Content) != 6 {
 		t.Fatalf("result: %+v", res)
 	}
@@ -75,7 +76,7 @@ func TestMCPGatewayRichContentProgressAndLogs(t *testing.T) {
 	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
 		t.Fatal(err)
 	}
-	callMCP(t, cs, "reporter", map[string]any{})
+	mcpclient.Call(t, cs, "reporter", map[string]any{})
 	l := <-ev.logs
 	if l.Level != "warning" || l.Logger != "rep" || l.Data.(map[string]any)["n"] != float64(1) {
 		t.Fatalf("log: %+v", l)
@@ -84,7 +85,7 @@ func TestMCPGatewayRichContentProgressAndLogs(t *testing.T) {
 	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
-	callMCP(t, cs, "reporter", map[string]any{})
+	mcpclient.Call(t, cs, "reporter", map[string]any{})
 	got := map[string]any{}
 	for range 3 {
 		l := <-ev.logs

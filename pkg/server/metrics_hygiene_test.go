@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -31,7 +32,7 @@ func TestFirstScrapeHasEveryKnownSeries(t *testing.T) {
 		{"toolnexus_tool_calls_total", []string{`outcome="ok"`, `protocol="mcp"`}, " 0"},
 		{"toolnexus_tool_calls_total", []string{`outcome="timeout"`, `protocol="grpc"`}, " 0"},
 	} {
-		line := metricLine(body, want.name, want.labels...)
+		line := testutil.MetricLine(body, want.name, want.labels...)
 		if !strings.HasSuffix(line, want.value) {
 			t.Errorf("%s%v = %q, want a series at%s", want.name, want.labels, line, want.value)
 		}
@@ -40,17 +41,17 @@ func TestFirstScrapeHasEveryKnownSeries(t *testing.T) {
 	for _, k := range sources.Kinds() {
 		for _, r := range tool.Refusals() {
 			labels := []string{`source="` + k.Name + `"`, `reason="` + r.String() + `"`}
-			if line := metricLine(body, "toolnexus_sandbox_refusals_total", labels...); !strings.HasSuffix(line, " 0") {
+			if line := testutil.MetricLine(body, "toolnexus_sandbox_refusals_total", labels...); !strings.HasSuffix(line, " 0") {
 				t.Errorf("toolnexus_sandbox_refusals_total%v = %q, want a series at 0", labels, line)
 			}
 		}
 		// Policy decisions and rate limits too, with no policy configured.
-		if line := metricLine(body, "toolnexus_rate_limited_total", `source="`+k.Name+`"`); !strings.HasSuffix(line, " 0") {
+		if line := testutil.MetricLine(body, "toolnexus_rate_limited_total", `source="`+k.Name+`"`); !strings.HasSuffix(line, " 0") {
 			t.Errorf("toolnexus_rate_limited_total{source=%q} = %q, want a series at 0", k.Name, line)
 		}
 		for _, d := range []string{"allow", "deny", "approval", "shadow_deny"} {
 			labels := []string{`source="` + k.Name + `"`, `decision="` + d + `"`}
-			if line := metricLine(body, "toolnexus_policy_decisions_total", labels...); !strings.HasSuffix(line, " 0") {
+			if line := testutil.MetricLine(body, "toolnexus_policy_decisions_total", labels...); !strings.HasSuffix(line, " 0") {
 				t.Errorf("toolnexus_policy_decisions_total%v = %q, want a series at 0", labels, line)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // TestEverythingRelayedThroughMCPGateway: an MCP client of /mcp that
@@ -35,19 +36,19 @@ func TestEverythingRelayedThroughMCPGateway(t *testing.T) {
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "client-model", Content: &mcp.TextContent{Text: "sampled by the MCP client"}}, nil
 		},
 	})
-	res := callMCP(t, cs, "everything_trigger-elicitation-request", map[string]any{})
-	if res.IsError || !strings.Contains(text(t, res), "- Name: Katherine Johnson") || len(asked) != 1 || asked[0] != "Please provide inputs for the following fields:" {
-		t.Fatalf("elicitation through /mcp: %q (asked %q)", text(t, res), asked)
+	res := mcpclient.Call(t, cs, "everything_trigger-elicitation-request", map[string]any{})
+	if res.IsError || !strings.Contains(mcpclient.Text(t, res), "- Name: Katherine Johnson") || len(asked) != 1 || asked[0] != "Please provide inputs for the following fields:" {
+		t.Fatalf("elicitation through /mcp: %q (asked %q)", mcpclient.Text(t, res), asked)
 	}
-	res = callMCP(t, cs, "everything_trigger-sampling-request", map[string]any{"prompt": "hello"})
-	if res.IsError || !strings.Contains(text(t, res), "sampled by the MCP client") {
-		t.Fatalf("sampling through /mcp: %q", text(t, res))
+	res = mcpclient.Call(t, cs, "everything_trigger-sampling-request", map[string]any{"prompt": "hello"})
+	if res.IsError || !strings.Contains(mcpclient.Text(t, res), "sampled by the MCP client") {
+		t.Fatalf("sampling through /mcp: %q", mcpclient.Text(t, res))
 	}
 
 	plainClient := g.mustConnect(t, "", nil)
-	res = callMCP(t, plainClient, "everything_trigger-elicitation-request", map[string]any{})
-	if res.IsError || !strings.Contains(text(t, res), "User declined") {
-		t.Fatalf("a client without elicitation: %q", text(t, res))
+	res = mcpclient.Call(t, plainClient, "everything_trigger-elicitation-request", map[string]any{})
+	if res.IsError || !strings.Contains(mcpclient.Text(t, res), "User declined") {
+		t.Fatalf("a client without elicitation: %q", mcpclient.Text(t, res))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // Over /mcp the same policies hold: a forbidden bash pattern is an isError
@@ -38,8 +39,8 @@ func TestPolicyOverMCP(t *testing.T) {
 	cs := g.mustConnect(t, polAgentA, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 		progress <- r.Params.Message
 	}})
-	if res := callMCP(t, cs, "bash", map[string]any{"command": "rm -rf /"}); !res.IsError || !strings.Contains(text(t, res), "denied by policy no-rm-rf") {
-		t.Fatalf("forbidden bash over /mcp: %v", text(t, res))
+	if res := mcpclient.Call(t, cs, "bash", map[string]any{"command": "rm -rf /"}); !res.IsError || !strings.Contains(mcpclient.Text(t, res), "denied by policy no-rm-rf") {
+		t.Fatalf("forbidden bash over /mcp: %v", mcpclient.Text(t, res))
 	}
 
 	params := &mcp.CallToolParams{Name: "write", Arguments: map[string]any{"path": "mcp.txt", "content": "m"}}
@@ -68,12 +69,12 @@ func TestPolicyOverMCP(t *testing.T) {
 		t.Fatalf("the approved call: %v", res)
 	}
 	// The write ran in agent-a's MCP session's workspace.
-	if res := callMCP(t, cs, "read", map[string]any{"path": "mcp.txt"}); res.IsError || !strings.Contains(text(t, res), "m") {
-		t.Fatalf("read back: %v", text(t, res))
+	if res := mcpclient.Call(t, cs, "read", map[string]any{"path": "mcp.txt"}); res.IsError || !strings.Contains(mcpclient.Text(t, res), "m") {
+		t.Fatalf("read back: %v", mcpclient.Text(t, res))
 	}
 
 	csB := g.mustConnect(t, polAgentB, nil)
-	callMCP(t, csB, "read", map[string]any{"path": "mcp.txt"}) // admitted: a result, not a protocol error
+	mcpclient.Call(t, csB, "read", map[string]any{"path": "mcp.txt"}) // admitted: a result, not a protocol error
 	_, err = csB.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "mcp.txt"}})
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != -32029 {

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -131,10 +132,10 @@ func TestPolicyRefusesForbiddenBashPatterns(t *testing.T) {
 		t.Fatalf("a permitted command: %v", r)
 	}
 	body := p.scrape(t)
-	if l := metricLine(body, "toolnexus_policy_decisions_total", `source="builtin"`, `decision="deny"`); !strings.HasSuffix(l, " 4") {
+	if l := testutil.MetricLine(body, "toolnexus_policy_decisions_total", `source="builtin"`, `decision="deny"`); !strings.HasSuffix(l, " 4") {
 		t.Errorf("deny decisions: %q", l)
 	}
-	if l := metricLine(body, "toolnexus_policy_decisions_total", `source="builtin"`, `decision="allow"`); !strings.HasSuffix(l, " 1") {
+	if l := testutil.MetricLine(body, "toolnexus_policy_decisions_total", `source="builtin"`, `decision="allow"`); !strings.HasSuffix(l, " 1") {
 		t.Errorf("allow decisions: %q", l)
 	}
 }
@@ -351,7 +352,7 @@ func TestRateLimitedPrincipal(t *testing.T) {
 			t.Fatalf("agent-a slowed by agent-b's limit: %v", err)
 		}
 	}
-	if l := metricLine(p.scrape(t), "toolnexus_rate_limited_total", `source="builtin"`); !strings.HasSuffix(l, " 1") {
+	if l := testutil.MetricLine(p.scrape(t), "toolnexus_rate_limited_total", `source="builtin"`); !strings.HasSuffix(l, " 1") {
 		t.Fatalf("rate_limited_total: %q", l)
 	}
 }

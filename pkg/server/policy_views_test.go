@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // A hostile model hides "rm -rf" from a forbid policy in a key the policy
@@ -48,8 +49,8 @@ func TestPolicyViewIsToolViewOverGRPCAndMCP(t *testing.T) {
 	if r := grpcBash(mkVictim); r.GetIsError() {
 		t.Fatal(r.GetOutput())
 	}
-	if res := callMCP(t, cs, "bash", json.RawMessage(mkVictim)); res.IsError {
-		t.Fatal(text(t, res))
+	if res := mcpclient.Call(t, cs, "bash", json.RawMessage(mkVictim)); res.IsError {
+		t.Fatal(mcpclient.Text(t, res))
 	}
 	for _, raw := range attacks {
 		if res := grpcBash(raw); !res.GetIsError() || !mentionsKeyCase(res.GetOutput()) {
@@ -58,12 +59,12 @@ func TestPolicyViewIsToolViewOverGRPCAndMCP(t *testing.T) {
 		if r := grpcBash(checkVictim); !strings.Contains(r.GetOutput(), "intact") {
 			t.Fatalf("gRPC: after %s the victim is gone: %q", raw, r.GetOutput())
 		}
-		res := callMCP(t, cs, "bash", json.RawMessage(raw))
-		if !res.IsError || !mentionsKeyCase(text(t, res)) {
-			t.Errorf("/mcp %s: %v %q, want an isError result naming the key", raw, res.IsError, text(t, res))
+		res := mcpclient.Call(t, cs, "bash", json.RawMessage(raw))
+		if !res.IsError || !mentionsKeyCase(mcpclient.Text(t, res)) {
+			t.Errorf("/mcp %s: %v %q, want an isError result naming the key", raw, res.IsError, mcpclient.Text(t, res))
 		}
-		if res := callMCP(t, cs, "bash", json.RawMessage(checkVictim)); !strings.Contains(text(t, res), "intact") {
-			t.Fatalf("/mcp: after %s the victim is gone: %q", raw, text(t, res))
+		if res := mcpclient.Call(t, cs, "bash", json.RawMessage(checkVictim)); !strings.Contains(mcpclient.Text(t, res), "intact") {
+			t.Fatalf("/mcp: after %s the victim is gone: %q", raw, mcpclient.Text(t, res))
 		}
 	}
 }

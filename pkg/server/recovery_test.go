@@ -145,11 +145,11 @@ func TestSourceUpOnlyForConfiguredSources(t *testing.T) {
 	f := start(t, `{}`)
 	body := f.scrape(t)
 	for _, name := range []string{"http", "skill"} {
-		if line := metricLine(body, "toolnexus_source_up", `name="`+name+`"`); line != "" {
+		if line := testutil.MetricLine(body, "toolnexus_source_up", `name="`+name+`"`); line != "" {
 			t.Errorf("unconfigured source exports %q", line)
 		}
 	}
-	if line := metricLine(body, "toolnexus_source_up", `name="builtin"`); !strings.HasSuffix(line, " 1") {
+	if line := testutil.MetricLine(body, "toolnexus_source_up", `name="builtin"`); !strings.HasSuffix(line, " 1") {
 		t.Errorf("source_up{builtin} = %q, want 1", line)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -56,7 +57,7 @@ func TestSandboxRefusalsCountedByReason(t *testing.T) {
 			if j <= i {
 				want = " 1"
 			}
-			line := metricLine(body, "toolnexus_sandbox_refusals_total", `source="builtin"`, `reason="`+b.reason.String()+`"`)
+			line := testutil.MetricLine(body, "toolnexus_sandbox_refusals_total", `source="builtin"`, `reason="`+b.reason.String()+`"`)
 			if !strings.HasSuffix(line, want) {
 				t.Errorf("after %s: %q, want%s", a.what, line, want)
 			}
@@ -67,7 +68,7 @@ func TestSandboxRefusalsCountedByReason(t *testing.T) {
 		t.Fatal("exit 3 succeeded")
 	}
 	for _, r := range tool.Refusals() {
-		if line := metricLine(f.scrape(t), "toolnexus_sandbox_refusals_total", `source="builtin"`, `reason="`+r.String()+`"`); strings.HasSuffix(line, " 2") {
+		if line := testutil.MetricLine(f.scrape(t), "toolnexus_sandbox_refusals_total", `source="builtin"`, `reason="`+r.String()+`"`); strings.HasSuffix(line, " 2") {
 			t.Errorf("a plain failure counted as a refusal: %q", line)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // TestRelayedRoundsAreOneCall: /mcp resumes a call whose upstream asked
@@ -19,9 +21,9 @@ func TestRelayedRoundsAreOneCall(t *testing.T) {
 	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "audit": {"path": %q},
 		"mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, auditPath, entry))
 	plainClient := g.mustConnect(t, "", nil)
-	res := callMCP(t, plainClient, "everything_trigger-elicitation-request", map[string]any{})
-	if res.IsError || !strings.Contains(text(t, res), "User declined") {
-		t.Fatalf("a client without elicitation: %q", text(t, res))
+	res := mcpclient.Call(t, plainClient, "everything_trigger-elicitation-request", map[string]any{})
+	if res.IsError || !strings.Contains(mcpclient.Text(t, res), "User declined") {
+		t.Fatalf("a client without elicitation: %q", mcpclient.Text(t, res))
 	}
 	audit, _ := os.ReadFile(auditPath)
 	n := strings.Count(string(audit), `"tool":"everything_trigger-elicitation-request"`)

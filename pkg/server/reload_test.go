@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -39,7 +40,7 @@ const (
 
 func metricValue(t *testing.T, body, name string, labels ...string) string {
 	t.Helper()
-	line := metricLine(body, name, labels...)
+	line := testutil.MetricLine(body, name, labels...)
 	if line == "" {
 		return ""
 	}

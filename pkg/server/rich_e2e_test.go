@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // The rich server's media, as e2e/node/rich-server.mjs encodes them.
@@ -24,39 +24,13 @@ const (
 	richWAV = "RIFF$\x00\x00\x00WAVEfmt "
 )
 
-// nodeE2E finds node and the e2e/node install (the official TypeScript MCP
-// SDK and the other npm peers); it skips when they are missing, unless
-// TOOLNEXUS_REQUIRE_E2E=1, which makes it fail instead.
-func nodeE2E(t *testing.T) (node, nodeDir string) {
-	t.Helper()
-	missing := func(what string) {
-		t.Helper()
-		if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
-			t.Fatalf("%s; TOOLNEXUS_REQUIRE_E2E=1 requires it (run npm ci --prefix e2e/node)", what)
-		}
-		t.Skipf("%s; skipping (run npm ci --prefix e2e/node, or set TOOLNEXUS_REQUIRE_E2E=1 to fail instead)", what)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not on PATH")
-	}
-	nodeDir, err = filepath.Abs(filepath.Join("..", "..", "e2e", "node"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing("e2e/node/node_modules/@modelcontextprotocol/sdk is not installed")
-	}
-	return node, nodeDir
-}
-
 // richServer finds node and e2e/node/rich-server.mjs (the official
 // TypeScript MCP SDK) and returns node, the e2e/node directory and a config
 // serving it as MCP server "rich"; it skips when they are missing, unless
 // TOOLNEXUS_REQUIRE_E2E=1.
 func richServer(t *testing.T) (node, nodeDir, cfg string) {
 	t.Helper()
-	node, nodeDir = nodeE2E(t)
+	node, nodeDir = testutil.NodeE2E(t)
 	b, _ := json.Marshal(map[string]any{"debug": false, "builtins": false, "skills": []any{},
 		"mcpServers": map[string]any{"rich": map[string]any{"command": []string{node, filepath.Join(nodeDir, "rich-server.mjs")}}}})
 	return node, nodeDir, string(b)

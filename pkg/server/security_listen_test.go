@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -146,7 +147,7 @@ func TestReloadCannotOpenThePublicSocket(t *testing.T) {
 	if !strings.Contains(s.logs.String(), "reload rejected; the previous config keeps serving") || !strings.Contains(s.logs.String(), "[::]:"+port+" is not a loopback address") {
 		t.Fatalf("the log lacks the reason:\n%s", s.logs.String())
 	}
-	if line := metricLine(s.scrape(t), "toolnexus_reloads_total", `result="error"`); !strings.HasSuffix(line, " 1") {
+	if line := testutil.MetricLine(s.scrape(t), "toolnexus_reloads_total", `result="error"`); !strings.HasSuffix(line, " 1") {
 		t.Fatalf("toolnexus_reloads_total{result=\"error\"}: %q, want 1", line)
 	}
 }

@@ -2,31 +2,19 @@ package server_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
-
-// mustBeUnknownMCP calls name over /mcp and wants exactly the answer the
-// MCP server gives for a tool it does not have.
-func mustBeUnknownMCP(t *testing.T, cs *mcp.ClientSession, name string) {
-	t.Helper()
-	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
-	var werr *jsonrpc.Error
-	if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams || werr.Message != fmt.Sprintf("unknown tool %q", name) {
-		t.Fatalf("tools/call %s: %v, want the invalid-params error for an unknown tool", name, err)
-	}
-}
 
 // TestDeniedToolIsIndistinguishableFromUnknown is the probing attack: a
 // token restricted to debug_echo calls a tool that exists but is outside
@@ -57,11 +45,11 @@ func TestDeniedToolIsIndistinguishableFromUnknown(t *testing.T) {
 		}
 	}
 	cs := g.mustConnect(t, agentSecret, nil)
-	mustBeUnknownMCP(t, cs, "debug_fail")
-	mustBeUnknownMCP(t, cs, "no_such_tool")
+	mcpclient.MustBeUnknown(t, cs, "debug_fail")
+	mcpclient.MustBeUnknown(t, cs, "no_such_tool")
 	// The operator still sees the denial, without the name reaching the
 	// wire: the call counts as denied under the tool in the metrics.
-	if metricLine(g.scrape(t), "toolnexus_tool_calls_total", `tool="debug_fail"`, `outcome="denied"`, `protocol="grpc"`) == "" {
+	if testutil.MetricLine(g.scrape(t), "toolnexus_tool_calls_total", `tool="debug_fail"`, `outcome="denied"`, `protocol="grpc"`) == "" {
 		t.Error("the denied call is not counted as denied")
 	}
 }

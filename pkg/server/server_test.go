@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -217,7 +218,7 @@ func TestExecuteFailuresAreResults(t *testing.T) {
 		{`source="debug"`, `tool="debug_echo"`, `outcome="ok"`},
 		{`source="debug"`, `tool="debug_echo"`, `outcome="invalid_arguments"`},
 	} {
-		line := metricLine(body, "toolnexus_tool_calls_total", want...)
+		line := testutil.MetricLine(body, "toolnexus_tool_calls_total", want...)
 		if line == "" || !strings.HasSuffix(line, " 1") && !strings.HasSuffix(line, " 2") {
 			t.Errorf("no toolnexus_tool_calls_total sample with %v (got %q)", want, line)
 		}
@@ -227,7 +228,7 @@ func TestExecuteFailuresAreResults(t *testing.T) {
 			t.Errorf("/metrics lacks %s", name)
 		}
 	}
-	if line := metricLine(body, "toolnexus_tools", `source="debug"`); !strings.HasSuffix(line, " 4") {
+	if line := testutil.MetricLine(body, "toolnexus_tools", `source="debug"`); !strings.HasSuffix(line, " 4") {
 		t.Errorf("toolnexus_tools{source=debug} = %q, want 4", line)
 	}
 }

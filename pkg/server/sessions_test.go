@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
 )
@@ -472,14 +473,14 @@ func TestSessionsOverMCP(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, `{"skills": []}`)
 	one, two := g.mustConnect(t, "", nil), g.mustConnect(t, "", nil)
-	if res := callMCP(t, one, "write", map[string]any{"path": "n.txt", "content": "one's"}); res.IsError {
-		t.Fatal(text(t, res))
+	if res := mcpclient.Call(t, one, "write", map[string]any{"path": "n.txt", "content": "one's"}); res.IsError {
+		t.Fatal(mcpclient.Text(t, res))
 	}
-	if res := callMCP(t, two, "read", map[string]any{"path": "n.txt"}); !res.IsError {
-		t.Fatalf("a second MCP session reads the first's file: %q", text(t, res))
+	if res := mcpclient.Call(t, two, "read", map[string]any{"path": "n.txt"}); !res.IsError {
+		t.Fatalf("a second MCP session reads the first's file: %q", mcpclient.Text(t, res))
 	}
-	if res := callMCP(t, one, "read", map[string]any{"path": "n.txt"}); text(t, res) != "one's" {
-		t.Fatalf("the MCP session reads %q", text(t, res))
+	if res := mcpclient.Call(t, one, "read", map[string]any{"path": "n.txt"}); mcpclient.Text(t, res) != "one's" {
+		t.Fatalf("the MCP session reads %q", mcpclient.Text(t, res))
 	}
 	// With the header, an MCP client shares the workspace of a gRPC
 	// session of the same id.
@@ -487,13 +488,13 @@ func TestSessionsOverMCP(t *testing.T) {
 		t.Fatal(r.GetOutput())
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: &http.Client{Transport: sessionHeader{"shared"}}, MaxRetries: -1}, sessionProtocol)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: &http.Client{Transport: sessionHeader{"shared"}}, MaxRetries: -1}, mcpclient.SessionProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if res := callMCP(t, cs, "read", map[string]any{"path": "g.txt"}); text(t, res) != "from grpc" {
-		t.Fatalf("MCP with the session header reads %q", text(t, res))
+	if res := mcpclient.Call(t, cs, "read", map[string]any{"path": "g.txt"}); mcpclient.Text(t, res) != "from grpc" {
+		t.Fatalf("MCP with the session header reads %q", mcpclient.Text(t, res))
 	}
 	// A bad header is refused before MCP sees it.
 	req, _ := http.NewRequest(http.MethodPost, g.url, strings.NewReader(`{}`))

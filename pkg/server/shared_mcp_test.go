@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -54,7 +55,7 @@ func tallyTool(replica string) tool.Tool {
 
 func TestSharedMCPSessionWorksOnEveryReplicaBehindRoundRobin(t *testing.T) {
 	t.Parallel()
-	node, nodeDir := nodeE2E(t)
+	node, nodeDir := testutil.NodeE2E(t)
 	nginxPath(t)
 	root := t.TempDir()
 	cfg := fmt.Sprintf(`{"builtins": false, "skills": [], "sessions": {"shared": true, "root": %q}}`, root)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // Real sources over real gRPC: what an agent sees end to end.
@@ -171,10 +172,10 @@ func TestHTTPToolsOverGRPC(t *testing.T) {
 		t.Fatalf("404: %v", res)
 	}
 	body := f.scrape(t)
-	if line := metricLine(body, "toolnexus_tool_calls_total", `source="http"`, `tool="get_post"`, `outcome="ok"`); !strings.HasSuffix(line, " 1") {
+	if line := testutil.MetricLine(body, "toolnexus_tool_calls_total", `source="http"`, `tool="get_post"`, `outcome="ok"`); !strings.HasSuffix(line, " 1") {
 		t.Errorf("calls_total{source=http,ok} = %q", line)
 	}
-	if line := metricLine(body, "toolnexus_tool_calls_total", `source="http"`, `tool="get_post"`, `outcome="tool_error"`); !strings.HasSuffix(line, " 1") {
+	if line := testutil.MetricLine(body, "toolnexus_tool_calls_total", `source="http"`, `tool="get_post"`, `outcome="tool_error"`); !strings.HasSuffix(line, " 1") {
 		t.Errorf("calls_total{source=http,tool_error} = %q", line)
 	}
 	if strings.Contains(body, "s3cret-value") {

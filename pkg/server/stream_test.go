@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -114,7 +115,7 @@ func TestExecuteStreamEventsThenOneResultLast(t *testing.T) {
 		t.Fatalf("unary: %v", r)
 	}
 	// And the call was counted like any other.
-	if line := metricLine(f.scrape(t), "toolnexus_tool_calls_total", `tool="reporter"`, `outcome="ok"`, `protocol="grpc"`); !strings.HasSuffix(line, " 2") {
+	if line := testutil.MetricLine(f.scrape(t), "toolnexus_tool_calls_total", `tool="reporter"`, `outcome="ok"`, `protocol="grpc"`); !strings.HasSuffix(line, " 2") {
 		t.Fatalf("calls_total: %q", line)
 	}
 }

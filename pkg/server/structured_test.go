@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // TestEverythingAnnotationsAndStructuredContent: server-everything's
@@ -67,7 +68,7 @@ func TestEverythingAnnotationsAndStructuredContent(t *testing.T) {
 		!listed.Annotations.IdempotentHint || listed.OutputSchema == nil {
 		t.Fatalf("listed over MCP: %+v", listed)
 	}
-	res := callMCP(t, cs, name, map[string]any{"location": "Los Angeles"})
+	res := mcpclient.Call(t, cs, name, map[string]any{"location": "Los Angeles"})
 	m, _ := res.StructuredContent.(map[string]any)
 	if res.IsError || m["temperature"] != float64(73) || m["conditions"] != "Sunny / Clear" {
 		t.Fatalf("structured content over MCP: %+v", res)
