@@ -24,6 +24,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -36,16 +37,16 @@ func TestMCPGatewayListsWhatListToolsListsAndCallsEverySource(t *testing.T) {
 	cfg := fmt.Sprintf(`{"debug": true, "skills": [], "builtins": {"tools": {"bash": false, "webfetch": false}},
 		"mcpServers": {"up": {"url": %q}},
 		"server": {"mcp": {"name": "gateway-under-test", "version": "9.9.9"}}}`, up+"/mcp")
-	g := startGateway(t, cfg, echoTool("native_echo"))
-	if err := os.MkdirAll(g.ws, 0o755); err != nil {
+	g := inproc.Serve(t, cfg, inproc.Echo("native_echo"))
+	if err := os.MkdirAll(g.Workspace(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(g.ws, "notes.txt"), []byte("line one\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(g.Workspace(), "notes.txt"), []byte("line one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
 	var initName, initVersion string
-	cs := g.mustConnect(t, "", nil)
+	cs := g.MustConnect(t, "", nil)
 	if ir := cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
 		initName, initVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
 	}
@@ -59,7 +60,7 @@ func TestMCPGatewayListsWhatListToolsListsAndCallsEverySource(t *testing.T) {
 	// tools/list equals ListTools: same names in the same (byte) order,
 	// same descriptions, same schemas, the source in _meta.
 	got := mcpclient.List(t, cs)
-	want, err := g.grpc.ListTools(context.Background(), &pb.ListToolsRequest{})
+	want, err := g.Registry.ListTools(context.Background(), &pb.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestMCPGatewayListsWhatListToolsListsAndCallsEverySource(t *testing.T) {
 	if res.IsError || !strings.Contains(mcpclient.Text(t, res), "hi") {
 		t.Errorf("debug_echo: %v %q", res.IsError, mcpclient.Text(t, res))
 	}
-	grpcEcho, err := g.grpc.Execute(context.Background(), &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"message":"hi"}`}})
+	grpcEcho, err := g.Registry.Execute(context.Background(), &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"message":"hi"}`}})
 	if err != nil || grpcEcho.GetResult().GetOutput() != mcpclient.Text(t, res) {
 		t.Errorf("debug_echo over gRPC %q (%v), over MCP %q: the same call must give the same output", grpcEcho.GetResult().GetOutput(), err, mcpclient.Text(t, res))
 	}
@@ -144,8 +145,8 @@ func TestMCPGatewayListsWhatListToolsListsAndCallsEverySource(t *testing.T) {
 
 func TestMCPGatewayPanicIsAnErrorResultAndServingGoesOn(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, debugOnly)
-	cs := g.mustConnect(t, "", nil)
+	g := inproc.Serve(t, inproc.DebugOnly)
+	cs := g.MustConnect(t, "", nil)
 	res := mcpclient.Call(t, cs, "debug_panic", map[string]any{"message": "kaboom"})
 	if !res.IsError || res.Meta["toolnexus/outcome"] != "panic" || !strings.Contains(mcpclient.Text(t, res), "kaboom") {
 		t.Fatalf("panic: isError=%v %q %v", res.IsError, mcpclient.Text(t, res), res.Meta)
@@ -161,8 +162,8 @@ func TestMCPGatewayPanicIsAnErrorResultAndServingGoesOn(t *testing.T) {
 
 func TestMCPGatewayUnknownToolIsInvalidParams(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, debugOnly)
-	cs := g.mustConnect(t, "", nil)
+	g := inproc.Serve(t, inproc.DebugOnly)
+	cs := g.MustConnect(t, "", nil)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool"})
 	var werr *jsonrpc.Error
 	if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(werr.Message, "no_such_tool") {
@@ -175,8 +176,8 @@ func TestMCPGatewayArgumentsAndResultShape(t *testing.T) {
 	meta := tool.Must(tool.New("with_meta", func(_ context.Context, c tool.Call) tool.Result {
 		return tool.Result{Output: "done: " + string(c.Arguments), Metadata: map[string]any{"rows": 3, "path": "a/b"}}
 	}))
-	g := startGateway(t, `{"builtins": false, "skills": []}`, meta)
-	cs := g.mustConnect(t, "", nil)
+	g := inproc.Serve(t, `{"builtins": false, "skills": []}`, meta)
+	cs := g.MustConnect(t, "", nil)
 	// Absent and null arguments are the empty object.
 	for _, args := range []any{nil, json.RawMessage("null")} {
 		res := mcpclient.Call(t, cs, "with_meta", args)
@@ -210,8 +211,8 @@ func TestMCPGatewaySuspendAndAnswer(t *testing.T) {
 		}
 		return tool.Success(fmt.Sprintf("answered %s ok=%v data=%v", c.Answer.ID, c.Answer.OK, c.Answer.Data), nil)
 	}))
-	g := startGateway(t, `{"builtins": false, "skills": []}`, ask)
-	cs := g.mustConnect(t, "", nil)
+	g := inproc.Serve(t, `{"builtins": false, "skills": []}`, ask)
+	cs := g.MustConnect(t, "", nil)
 	res := mcpclient.Call(t, cs, "ask", nil)
 	pend, _ := json.Marshal(res.Meta["toolnexus/pending"])
 	if !res.IsError || res.Meta["toolnexus/outcome"] != "pending" || mcpclient.Text(t, res) != "Proceed?" ||
@@ -231,17 +232,17 @@ func TestMCPGatewaySuspendAndAnswer(t *testing.T) {
 
 func TestMCPGatewayListChangedOnRegistryChangeAndReload(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, debugOnly, echoTool("mine"))
+	g := inproc.Serve(t, inproc.DebugOnly, inproc.Echo("mine"))
 	opts, changed := mcpclient.ListChanged()
-	cs := g.mustConnect(t, "", opts)
-	other := g.mustConnect(t, "", nil) // a second session sees the same set
+	cs := g.MustConnect(t, "", opts)
+	other := g.MustConnect(t, "", nil) // a second session sees the same set
 	if got := strings.Join(mcpclient.Names(mcpclient.List(t, cs)), ","); got != "debug_echo,debug_fail,debug_panic,debug_sleep,mine" {
 		t.Fatalf("initial list %s", got)
 	}
 
 	// A layer replaced in the registry (what any source does).
 	layer := registry.LayerID{Kind: sources.KindNative, Name: "extra"}
-	if err := g.Core.Registry().Replace(layer, []tool.Tool{echoTool("added")}); err != nil {
+	if err := g.Core.Registry().Replace(layer, []tool.Tool{inproc.Echo("added")}); err != nil {
 		t.Fatal(err)
 	}
 	mcpclient.AwaitTools(t, cs, changed, "a layer replace", "added", "debug_echo", "debug_fail", "debug_panic", "debug_sleep", "mine")
@@ -273,10 +274,10 @@ func TestMCPGatewayListsThousandsOfToolsAcrossPages(t *testing.T) {
 	t.Parallel()
 	tools := make([]tool.Tool, 2500)
 	for i := range tools {
-		tools[i] = echoTool(fmt.Sprintf("t%04d", len(tools)-1-i)) // registered in reverse
+		tools[i] = inproc.Echo(fmt.Sprintf("t%04d", len(tools)-1-i)) // registered in reverse
 	}
-	g := startGateway(t, `{"builtins": false, "skills": []}`, tools...)
-	cs := g.mustConnect(t, "", nil)
+	g := inproc.Serve(t, `{"builtins": false, "skills": []}`, tools...)
+	cs := g.MustConnect(t, "", nil)
 	first, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -292,9 +293,9 @@ func TestMCPGatewayListsThousandsOfToolsAcrossPages(t *testing.T) {
 
 func TestMCPGatewayToolsFilter(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, `{"debug": true, "builtins": false, "skills": [], "server": {"mcp": {"tools": ["debug_e*", "source:custom"]}}}`,
-		echoTool("n1"), echoTool("n2"))
-	cs := g.mustConnect(t, "", nil)
+	g := inproc.Serve(t, `{"debug": true, "builtins": false, "skills": [], "server": {"mcp": {"tools": ["debug_e*", "source:custom"]}}}`,
+		inproc.Echo("n1"), inproc.Echo("n2"))
+	cs := g.MustConnect(t, "", nil)
 	if got := strings.Join(mcpclient.Names(mcpclient.List(t, cs)), ","); got != "debug_echo,n1,n2" {
 		t.Fatalf("filtered list %s, want debug_echo,n1,n2", got)
 	}
@@ -310,13 +311,13 @@ func TestMCPGatewayAuth(t *testing.T) {
 	const agent, ops = "mcp-agent-secret-01", "mcp-ops-secret-0002"
 	t.Setenv("TN_MCP_AGENT", agent)
 	t.Setenv("TN_MCP_OPS", ops)
-	g := startGateway(t, `{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [
+	g := inproc.Serve(t, `{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [
 		{"name": "agent", "token": "${TN_MCP_AGENT}", "tools": ["debug_echo", "source:custom"]},
-		{"name": "ops", "token": "${TN_MCP_OPS}"}]}}`, echoTool("mine"))
+		{"name": "ops", "token": "${TN_MCP_OPS}"}]}}`, inproc.Echo("mine"))
 
 	// Refused without a token, with a bad one, with a malformed header.
 	for _, h := range []string{"", "Bearer wrong-token-value", "Basic " + agent} {
-		req, _ := http.NewRequest(http.MethodPost, g.url, strings.NewReader(mcpclient.InitializeBody))
+		req, _ := http.NewRequest(http.MethodPost, g.MCPURL, strings.NewReader(mcpclient.InitializeBody))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if h != "" {
@@ -335,16 +336,16 @@ func TestMCPGatewayAuth(t *testing.T) {
 			t.Errorf("the 401 body echoes a token: %q", b)
 		}
 	}
-	if _, err := g.connect(t, "", nil); err == nil {
+	if _, err := g.Connect(t, "", nil); err == nil {
 		t.Fatal("the go-sdk client connected without a token")
 	}
 
 	// The agent's allowlist filters tools/list and denies calls.
-	cs := g.mustConnect(t, agent, nil)
+	cs := g.MustConnect(t, agent, nil)
 	if got := strings.Join(mcpclient.Names(mcpclient.List(t, cs)), ","); got != "debug_echo,mine" {
 		t.Fatalf("agent sees %s, want debug_echo,mine", got)
 	}
-	grpcList, err := g.grpc.ListTools(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+agent), &pb.ListToolsRequest{})
+	grpcList, err := g.Registry.ListTools(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+agent), &pb.ListToolsRequest{})
 	if err != nil || len(grpcList.GetTools()) != 2 {
 		t.Fatalf("gRPC ListTools for the same token: %v %v", err, grpcList)
 	}
@@ -358,19 +359,19 @@ func TestMCPGatewayAuth(t *testing.T) {
 	}
 
 	// A token without a list sees everything.
-	all := g.mustConnect(t, ops, nil)
+	all := g.MustConnect(t, ops, nil)
 	if n := len(mcpclient.List(t, all)); n != 5 {
 		t.Errorf("ops sees %d tools, want all 5", n)
 	}
 
 	// A session belongs to the token that opened it: another valid token
 	// cannot ride on it.
-	code, hdr, _ := mcpclient.RawPost(t, g.url, agent, "", mcpclient.InitializeBody)
+	code, hdr, _ := mcpclient.RawPost(t, g.MCPURL, agent, "", mcpclient.InitializeBody)
 	sid := hdr.Get("Mcp-Session-Id")
 	if code != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %d, session %q", code, sid)
 	}
-	if code, _, body := mcpclient.RawPost(t, g.url, ops, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusForbidden {
+	if code, _, body := mcpclient.RawPost(t, g.MCPURL, ops, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusForbidden {
 		t.Errorf("another token on agent's session: %d %s, want 403", code, body)
 	}
 }
@@ -381,13 +382,13 @@ func TestMCPGatewayWithTheTypeScriptClient(t *testing.T) {
 	node, nodeDir := testutil.NodeE2E(t)
 	const token = "ts-client-secret-42"
 	t.Setenv("TN_MCP_TS", token)
-	g := startGateway(t, `{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [
-		{"name": "ts", "token": "${TN_MCP_TS}", "tools": ["debug_*"]}]}}`, echoTool("hidden"))
+	g := inproc.Serve(t, `{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [
+		{"name": "ts", "token": "${TN_MCP_TS}", "tools": ["debug_*"]}]}}`, inproc.Echo("hidden"))
 
 	run := func(tok string) (map[string]any, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "mcp-client.mjs"), nodeDir, g.url, "debug_echo", `{"message":"from typescript"}`)
+		cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "mcp-client.mjs"), nodeDir, g.MCPURL, "debug_echo", `{"message":"from typescript"}`)
 		cmd.Env = append(os.Environ(), "TOOLNEXUS_TOKEN="+tok)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -434,8 +435,8 @@ func TestMCPGatewayCallerCancellationReachesTheTool(t *testing.T) {
 		close(sawCancel)
 		return tool.ContextResult(ctx, "wait")
 	}))
-	g := startGateway(t, `{"builtins": false, "skills": []}`, wait, echoTool("after"))
-	cs := g.mustConnect(t, "", nil)
+	g := inproc.Serve(t, `{"builtins": false, "skills": []}`, wait, inproc.Echo("after"))
+	cs := g.MustConnect(t, "", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -460,8 +461,8 @@ func TestMCPGatewayReloadedTokenAppliesToOpenSessions(t *testing.T) {
 	cfg := func(pattern string) string {
 		return `{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [{"name": "a", "token": "${TN_MCP_RELOAD}", "tools": ["` + pattern + `"]}]}}`
 	}
-	g := startGateway(t, cfg("debug_echo"))
-	cs := g.mustConnect(t, secret, nil)
+	g := inproc.Serve(t, cfg("debug_echo"))
+	cs := g.MustConnect(t, secret, nil)
 	if got := strings.Join(mcpclient.Names(mcpclient.List(t, cs)), ","); got != "debug_echo" {
 		t.Fatalf("before reload: %s", got)
 	}
@@ -480,8 +481,8 @@ func TestMCPGatewaySchemaGetsTheObjectTypeMCPRequires(t *testing.T) {
 		tool.WithInputSchema(json.RawMessage(`{"properties":{"a":{"type":"string"}},"required":["a"]}`))))
 	strict := tool.Must(tool.New("strict", func(context.Context, tool.Call) tool.Result { return tool.Success("ok", nil) },
 		tool.WithInputSchema(json.RawMessage(`{"type":"object","properties":{"b":{"type":"integer","minimum":1}},"additionalProperties":false}`))))
-	g := startGateway(t, `{"builtins": false, "skills": []}`, lax, strict)
-	cs := g.mustConnect(t, "", nil)
+	g := inproc.Serve(t, `{"builtins": false, "skills": []}`, lax, strict)
+	cs := g.MustConnect(t, "", nil)
 	got := map[string][]byte{}
 	for _, tl := range mcpclient.List(t, cs) {
 		got[tl.Name], _ = json.Marshal(tl.InputSchema)
@@ -499,11 +500,11 @@ func TestMCPGatewayLogsSessionsAtDebugAndNeverATokenValue(t *testing.T) {
 	t.Setenv("TN_MCP_LOG", secret)
 	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
 		var logs testutil.Buffer
-		g := startGatewayLogging(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level})),
-			`{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [{"name": "logged", "token": "${TN_MCP_LOG}"}]}}`)
-		cs := g.mustConnect(t, secret, nil)
+		g := inproc.Start(t, `{"debug": true, "builtins": false, "skills": [], "auth": {"tokens": [{"name": "logged", "token": "${TN_MCP_LOG}"}]}}`,
+			inproc.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))})
+		cs := g.MustConnect(t, secret, nil)
 		mcpclient.Call(t, cs, "debug_echo", map[string]any{"message": "m"})
-		_, _ = g.connect(t, "wrong-"+secret, nil)
+		_, _ = g.Connect(t, "wrong-"+secret, nil)
 		cs.Close()
 		g.Close()
 		out := logs.String()
@@ -526,9 +527,9 @@ func TestMCPGatewayLogsSessionsAtDebugAndNeverATokenValue(t *testing.T) {
 func TestMCPGatewayRelaysAnUpstreamToolListChange(t *testing.T) {
 	t.Parallel()
 	url, up := mcpclient.Upstream(t)
-	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"up": {"url": %q}}}`, url+"/mcp"))
+	g := inproc.Serve(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"up": {"url": %q}}}`, url+"/mcp"))
 	opts, changed := mcpclient.ListChanged()
-	cs := g.mustConnect(t, "", opts)
+	cs := g.MustConnect(t, "", opts)
 	if got := strings.Join(mcpclient.Names(mcpclient.List(t, cs)), ","); got != "up_greet" {
 		t.Fatalf("initial list %s", got)
 	}

@@ -13,14 +13,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // connectModern opens a go-sdk client on the 2026-07-28 protocol (token ""
 // sends none); opts may turn the SDK's automatic multi round-trip off.
-func (g *gw) connectModern(t *testing.T, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connectModern(t *testing.T, g *inproc.Rig, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	cs, err := mcpclient.Connect(t, g.url, mcpclient.Dial{Token: token, Client: opts, Session: &mcp.ClientSessionOptions{ProtocolVersion: mcpclient.ModernVersion}})
+	cs, err := mcpclient.Connect(t, g.MCPURL, mcpclient.Dial{Token: token, Client: opts, Session: &mcp.ClientSessionOptions{ProtocolVersion: mcpclient.ModernVersion}})
 	if err != nil {
 		t.Fatalf("connect at %s: %v", mcpclient.ModernVersion, err)
 	}
@@ -36,9 +37,9 @@ func (g *gw) connectModern(t *testing.T, token string, opts *mcp.ClientOptions) 
 // client at 2025-06-18 keeps its session and gets the same tools.
 func TestMCPGatewayModernProtocolNextToOlder(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, `{"debug": true, "builtins": false, "skills": []}`, echoTool("mine"))
+	g := inproc.Serve(t, `{"debug": true, "builtins": false, "skills": []}`, inproc.Echo("mine"))
 
-	modern := g.connectModern(t, "", nil)
+	modern := connectModern(t, g, "", nil)
 	if modern.ID() != "" {
 		t.Errorf("a 2026-07-28 client got session %q; the protocol has none", modern.ID())
 	}
@@ -62,7 +63,7 @@ func TestMCPGatewayModernProtocolNextToOlder(t *testing.T) {
 	}
 
 	old := mcp.NewClient(&mcp.Implementation{Name: "old", Version: "1"}, nil)
-	ocs, err := old.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, MaxRetries: -1},
+	ocs, err := old.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.MCPURL, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func modernPost(t *testing.T, url, method, name, body string) (int, string) {
 // matching headers is served.
 func TestMCPGatewayModernRoutingHeadersChecked(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, `{"debug": true, "builtins": false, "skills": []}`)
+	g := inproc.Serve(t, `{"debug": true, "builtins": false, "skills": []}`)
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug_echo","arguments":{"text":"hi"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 	for _, tc := range []struct{ name, method, tool string }{
@@ -124,13 +125,13 @@ func TestMCPGatewayModernRoutingHeadersChecked(t *testing.T) {
 		{"name missing", "tools/call", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, body := modernPost(t, g.url, tc.method, tc.tool, call)
+			status, body := modernPost(t, g.MCPURL, tc.method, tc.tool, call)
 			if status != http.StatusBadRequest || !strings.Contains(body, "-32020") {
 				t.Fatalf("got %d %s, want 400 with -32020", status, body)
 			}
 		})
 	}
-	status, body := modernPost(t, g.url, "tools/call", "debug_echo", call)
+	status, body := modernPost(t, g.MCPURL, "tools/call", "debug_echo", call)
 	if status != http.StatusOK || !strings.Contains(body, `hi`) || strings.Contains(body, `"error"`) {
 		t.Fatalf("matching headers: %d %s", status, body)
 	}
@@ -143,7 +144,7 @@ func TestMCPGatewayModernRoutingHeadersChecked(t *testing.T) {
 // SDK's elicitation handler answers and CallTool returns the result.
 func TestMCPGatewayModernQuestionIsInputRequired(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, `{"builtins": true, "skills": []}`)
+	g := inproc.Serve(t, `{"builtins": true, "skills": []}`)
 	var args map[string]any
 	_ = json.Unmarshal([]byte(mcpclient.QuestionArgs), &args)
 	answer := func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -151,7 +152,7 @@ func TestMCPGatewayModernQuestionIsInputRequired(t *testing.T) {
 	}
 
 	t.Run("manual retry", func(t *testing.T) {
-		cs := g.connectModern(t, "", &mcp.ClientOptions{ElicitationHandler: answer, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+		cs := connectModern(t, g, "", &mcp.ClientOptions{ElicitationHandler: answer, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
 		res := mcpclient.Call(t, cs, "question", args)
 		if !res.NeedsInput() || res.RequestState == "" || len(res.InputRequests) != 1 {
 			t.Fatalf("suspended question: %+v, want input_required", res)
@@ -175,14 +176,14 @@ func TestMCPGatewayModernQuestionIsInputRequired(t *testing.T) {
 		}
 	})
 	t.Run("automatic retry", func(t *testing.T) {
-		cs := g.connectModern(t, "", &mcp.ClientOptions{ElicitationHandler: answer})
+		cs := connectModern(t, g, "", &mcp.ClientOptions{ElicitationHandler: answer})
 		res := mcpclient.Call(t, cs, "question", args)
 		if res.IsError || mcpclient.Text(t, res) != `{"Pick a color?":"green","Why?":"it is calm"}` {
 			t.Fatalf("answered by the SDK's handler: %q", mcpclient.Text(t, res))
 		}
 	})
 	t.Run("declined", func(t *testing.T) {
-		cs := g.connectModern(t, "", &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		cs := connectModern(t, g, "", &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}})
 		res := mcpclient.Call(t, cs, "question", args)
@@ -191,7 +192,7 @@ func TestMCPGatewayModernQuestionIsInputRequired(t *testing.T) {
 		}
 	})
 	t.Run("client without elicitation keeps the _meta contract", func(t *testing.T) {
-		cs := g.connectModern(t, "", nil)
+		cs := connectModern(t, g, "", nil)
 		res := mcpclient.Call(t, cs, "question", args)
 		if res.NeedsInput() || !res.IsError || res.Meta["toolnexus/pending"] == nil {
 			t.Fatalf("no elicitation: %+v", res)
@@ -209,11 +210,11 @@ func TestMCPGatewayModernRequestStateAttacks(t *testing.T) {
 	const alice, bob = "mcp-alice-secret-0001", "mcp-bob-secret-000002"
 	t.Setenv("TN_MCP_ALICE", alice)
 	t.Setenv("TN_MCP_BOB", bob)
-	g := startGateway(t, `{"builtins": true, "skills": [], "auth": {"tokens": [
+	g := inproc.Serve(t, `{"builtins": true, "skills": [], "auth": {"tokens": [
 		{"name": "alice", "token": "${TN_MCP_ALICE}"}, {"name": "bob", "token": "${TN_MCP_BOB}"}]}}`)
 	var args map[string]any
 	_ = json.Unmarshal([]byte(mcpclient.QuestionArgs), &args)
-	aliceS1 := mcpclient.Modern(t, g.url, "Authorization", "Bearer "+alice, "Toolnexus-Session", "s1")
+	aliceS1 := mcpclient.Modern(t, g.MCPURL, "Authorization", "Bearer "+alice, "Toolnexus-Session", "s1")
 	state, id := mcpclient.Suspend(t, aliceS1, "question", args)
 	good := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"q1": "red", "q2": "warm"}}
 
@@ -232,12 +233,12 @@ func TestMCPGatewayModernRequestStateAttacks(t *testing.T) {
 		resp  mcp.InputResponse
 		want  string
 	}{
-		{"claims rewritten for bob", mcpclient.Modern(t, g.url, "Authorization", "Bearer "+bob, "Toolnexus-Session", "s1"), args, asBob + "." + mac, good, "signature does not match"},
+		{"claims rewritten for bob", mcpclient.Modern(t, g.MCPURL, "Authorization", "Bearer "+bob, "Toolnexus-Session", "s1"), args, asBob + "." + mac, good, "signature does not match"},
 		{"state invented", aliceS1, args, base64.RawURLEncoding.EncodeToString([]byte(`{"p":"`+id+`","k":"question","t":"question"}`)) + ".AAAA", good, "signature does not match"},
 		{"not a state", aliceS1, args, "opaque", good, "not one this server issued"},
 		{"no state", aliceS1, args, "", good, "without requestState"},
-		{"moved to bob", mcpclient.Modern(t, g.url, "Authorization", "Bearer "+bob, "Toolnexus-Session", "s1"), args, state, good, "another caller"},
-		{"moved to another session", mcpclient.Modern(t, g.url, "Authorization", "Bearer "+alice, "Toolnexus-Session", "s2"), args, state, good, "another caller"},
+		{"moved to bob", mcpclient.Modern(t, g.MCPURL, "Authorization", "Bearer "+bob, "Toolnexus-Session", "s1"), args, state, good, "another caller"},
+		{"moved to another session", mcpclient.Modern(t, g.MCPURL, "Authorization", "Bearer "+alice, "Toolnexus-Session", "s2"), args, state, good, "another caller"},
 		{"other arguments", aliceS1, otherArgs, state, good, "another caller"},
 		{"wrong kind of answer", aliceS1, args, state, &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "x"}}, "not an answer"},
 	} {

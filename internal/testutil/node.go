@@ -49,3 +49,21 @@ func RepoRoot(t testing.TB) string {
 		dir = parent
 	}
 }
+
+// EverythingServer is the entry point of @modelcontextprotocol/server-
+// everything in e2e/node, a real third-party MCP server that asks for
+// elicitation and sampling mid-call; it skips when it or node is missing,
+// unless TOOLNEXUS_REQUIRE_E2E=1.
+func EverythingServer(t testing.TB) string {
+	t.Helper()
+	entry := filepath.Join(RepoRoot(t), "e2e", "node", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	_, statErr := os.Stat(entry)
+	_, nodeErr := exec.LookPath("node")
+	if statErr != nil || nodeErr != nil {
+		if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
+			t.Fatalf("server-everything not installed (run make e2e-deps): %v %v", statErr, nodeErr)
+		}
+		t.Skip("npm peers not installed; run `make e2e-deps` (CI sets TOOLNEXUS_REQUIRE_E2E=1)")
+	}
+	return entry
+}

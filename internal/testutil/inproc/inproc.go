@@ -22,19 +22,25 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -268,4 +274,45 @@ func (r *Rig) Post(ctx context.Context, body string, header ...string) (*http.Re
 		req.Header.Set(header[i], header[i+1])
 	}
 	return http.DefaultClient.Do(req)
+}
+
+// Connect opens a go-sdk client session on /mcp at 2025-11-25 (token ""
+// sends none) that fails at once on a refusal; opts may carry a
+// list_changed handler. The session closes with the test.
+func (r *Rig) Connect(t testing.TB, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	t.Helper()
+	return mcpclient.Connect(t, r.MCPURL, mcpclient.Dial{Token: token, Client: opts})
+}
+
+// MustConnect is Connect failing the test on an error.
+func (r *Rig) MustConnect(t testing.TB, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return mcpclient.MustConnect(t, r.MCPURL, mcpclient.Dial{Token: token, Client: opts})
+}
+
+// Serve is Start with these native tools and nothing else to adjust.
+func Serve(t testing.TB, cfgJSON string, native ...tool.Tool) *Rig {
+	t.Helper()
+	return Start(t, cfgJSON, Options{Native: native})
+}
+
+// Bearer is a context whose gRPC calls carry token as their bearer token.
+func Bearer(token string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+}
+
+// WaitInFlight waits until a gRPC call of source is running, as the
+// core's own in-flight gauge reports it. It polls an observable condition
+// (bounded), for tests whose tool is a real source's and cannot signal by
+// itself.
+func (r *Rig) WaitInFlight(t testing.TB, source string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if line := testutil.MetricLine(r.Scrape(t), "toolnexus_tool_calls_in_flight", `source="`+source+`"`, `protocol="grpc"`); strings.HasSuffix(line, " 1") {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("call never became in-flight")
 }

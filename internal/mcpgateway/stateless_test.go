@@ -1,8 +1,10 @@
-package server_test
+package mcpgateway_test
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
 
 // /mcp advertises tools.listChanged only where it sends list changes: a
@@ -19,8 +21,8 @@ func TestMCPListChangedAdvertisedOnlyWhenSent(t *testing.T) {
 		{"stateless (sessions.shared)", fmt.Sprintf(`{"shared": true, "root": %q}`, t.TempDir()), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := startGateway(t, `{"debug": true, "builtins": false, "skills": [], "sessions": `+c.sessions+`}`)
-			cs := g.mustConnect(t, "", nil)
+			g := inproc.Serve(t, `{"debug": true, "builtins": false, "skills": [], "sessions": `+c.sessions+`}`)
+			cs := g.MustConnect(t, "", nil)
 			defer cs.Close()
 			caps := cs.InitializeResult().Capabilities
 			if caps == nil || caps.Tools == nil {

@@ -1,4 +1,4 @@
-package server_test
+package mcpgateway_test
 
 //lint:file-ignore SA1019 sampling is deprecated in the newest MCP protocol; these tests relay it on purpose.
 
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
@@ -23,11 +25,11 @@ import (
 // protocol); a client that declares neither has them declined for it.
 func TestEverythingRelayedThroughMCPGateway(t *testing.T) {
 	t.Parallel()
-	entry := everythingServer(t)
-	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
+	entry := testutil.EverythingServer(t)
+	g := inproc.Serve(t, fmt.Sprintf(`{"builtins": false, "skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
 
 	var asked []string
-	cs := g.mustConnect(t, "", &mcp.ClientOptions{
+	cs := g.MustConnect(t, "", &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked = append(asked, req.Params.Message)
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Katherine Johnson"}}, nil
@@ -45,7 +47,7 @@ func TestEverythingRelayedThroughMCPGateway(t *testing.T) {
 		t.Fatalf("sampling through /mcp: %q", mcpclient.Text(t, res))
 	}
 
-	plainClient := g.mustConnect(t, "", nil)
+	plainClient := g.MustConnect(t, "", nil)
 	res = mcpclient.Call(t, plainClient, "everything_trigger-elicitation-request", map[string]any{})
 	if res.IsError || !strings.Contains(mcpclient.Text(t, res), "User declined") {
 		t.Fatalf("a client without elicitation: %q", mcpclient.Text(t, res))
@@ -63,7 +65,7 @@ type tsAnswers struct {
 // (testdata/mcp-answering-client.mjs), with limits as the config's limits.
 func runTSAnsweringClient(t *testing.T, limits, mode string, extra ...string) tsAnswers {
 	t.Helper()
-	entry := everythingServer(t)
+	entry := testutil.EverythingServer(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not on PATH")
@@ -72,10 +74,10 @@ func runTSAnsweringClient(t *testing.T, limits, mode string, extra ...string) ts
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "limits": {%s}, "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, limits, entry))
+	g := inproc.Serve(t, fmt.Sprintf(`{"builtins": false, "skills": [], "limits": {%s}, "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, limits, entry))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	args := append([]string{filepath.Join("testdata", "mcp-answering-client.mjs"), nodeDir, g.url, mode}, extra...)
+	args := append([]string{filepath.Join("testdata", "mcp-answering-client.mjs"), nodeDir, g.MCPURL, mode}, extra...)
 	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

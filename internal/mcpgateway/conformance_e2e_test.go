@@ -1,4 +1,4 @@
-package server_test
+package mcpgateway_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
 
 // TestMCPConformanceSuiteThroughTheGateway runs the official MCP
@@ -38,14 +40,14 @@ func TestMCPConformanceSuiteThroughTheGateway(t *testing.T) {
 	cfg, _ := json.Marshal(map[string]any{"builtins": false, "skills": []any{},
 		"mcpServers": map[string]any{"conformance": map[string]any{
 			"command": []string{node, filepath.Join(dir, "server.mjs")}, "prefix": ""}}})
-	g := startGateway(t, string(cfg))
+	g := inproc.Serve(t, string(cfg))
 
 	run := func(t *testing.T, args ...string) string {
 		t.Helper()
 		// A bound for a wedged run, not a timing assertion.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, suite, append([]string{"server", "--url", g.url}, args...)...)
+		cmd := exec.CommandContext(ctx, suite, append([]string{"server", "--url", g.MCPURL}, args...)...)
 		cmd.Dir = t.TempDir() // the suite writes results/ where it runs
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -1,4 +1,4 @@
-package server_test
+package mcpgateway_test
 
 //lint:file-ignore SA1019 the test drives MCP logging, deprecated upstream but what the gateway relays.
 
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
@@ -27,9 +28,9 @@ func newMCPEvents() (*mcpEvents, *mcp.ClientOptions) {
 
 func TestMCPGatewayRichContentProgressAndLogs(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, debugOnly, reporter)
+	g := inproc.Serve(t, inproc.DebugOnly, inproc.Reporter)
 	ev, opts := newMCPEvents()
-	cs := g.mustConnect(t, "", opts)
+	cs := g.MustConnect(t, "", opts)
 
 	// Without a progress token or a log level: the rich result, no events.
 	res := mcpclient.Call(t, cs, "reporter", map[string]any{})
@@ -39,7 +40,7 @@ func TestMCPGatewayRichContentProgressAndLogs(t *testing.T) {
 	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "done" {
 		t.Fatalf("text part: %#v", res.Content[0])
 	}
-	if img, ok := res.Content[1].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, png) {
+	if img, ok := res.Content[1].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, inproc.PNG) {
 		t.Fatalf("image part: %#v", res.Content[1])
 	}
 	if au, ok := res.Content[2].(*mcp.AudioContent); !ok || string(au.Data) != "RIFF" {

@@ -1,4 +1,4 @@
-package server_test
+package mcpgateway_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
@@ -18,12 +20,12 @@ import (
 // are.
 func TestEverythingAnnotationsAndStructuredContent(t *testing.T) {
 	t.Parallel()
-	entry := everythingServer(t)
-	g := startGateway(t, fmt.Sprintf(`{"skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
+	entry := testutil.EverythingServer(t)
+	g := inproc.Serve(t, fmt.Sprintf(`{"skills": [], "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, entry))
 	const name = "everything_get-structured-content"
 
 	// gRPC.
-	got, err := g.grpc.GetTool(context.Background(), &pb.GetToolRequest{Name: name})
+	got, err := g.Registry.GetTool(context.Background(), &pb.GetToolRequest{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func TestEverythingAnnotationsAndStructuredContent(t *testing.T) {
 	if props := got.GetTool().GetOutputSchema().GetFields()["properties"].GetStructValue().GetFields(); props["temperature"] == nil {
 		t.Fatalf("output schema over gRPC: %v", got.GetTool().GetOutputSchema())
 	}
-	resp, err := g.grpc.Execute(context.Background(), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"location":"Chicago"}`}})
+	resp, err := g.Registry.Execute(context.Background(), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"location":"Chicago"}`}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestEverythingAnnotationsAndStructuredContent(t *testing.T) {
 		t.Fatalf("structured content over gRPC: %v", resp.GetResult())
 	}
 	for tool, readOnly := range map[string]bool{"read": true, "grep": true, "bash": false, "write": false} {
-		got, err := g.grpc.GetTool(context.Background(), &pb.GetToolRequest{Name: tool})
+		got, err := g.Registry.GetTool(context.Background(), &pb.GetToolRequest{Name: tool})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +56,7 @@ func TestEverythingAnnotationsAndStructuredContent(t *testing.T) {
 	}
 
 	// MCP.
-	cs := g.mustConnect(t, "", nil)
+	cs := g.MustConnect(t, "", nil)
 	var listed *mcp.Tool
 	for tl, err := range cs.Tools(context.Background(), nil) {
 		if err != nil {

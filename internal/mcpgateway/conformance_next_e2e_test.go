@@ -1,4 +1,4 @@
-package server_test
+package mcpgateway_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
 
 // TestMCPConformance2026 runs the conformance suite that has the
@@ -38,11 +40,11 @@ func TestMCPConformance2026(t *testing.T) {
 	cfg, _ := json.Marshal(map[string]any{"builtins": false, "skills": []any{},
 		"mcpServers": map[string]any{"conformance": map[string]any{
 			"command": []string{node, server}, "prefix": ""}}})
-	g := startGateway(t, string(cfg))
+	g := inproc.Serve(t, string(cfg))
 	// A bound for a wedged run, not a timing assertion.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", g.url, "--spec-version", "2026-07-28", "--suite", "all",
+	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", g.MCPURL, "--spec-version", "2026-07-28", "--suite", "all",
 		"--expected-failures", filepath.Join(next, "expected-failures.yml"))
 	cmd.Dir = t.TempDir() // the suite writes results/ where it runs
 	out, err := cmd.CombinedOutput()

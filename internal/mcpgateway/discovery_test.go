@@ -1,4 +1,4 @@
-package server_test
+package mcpgateway_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/search/searchtest"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
@@ -49,8 +50,8 @@ func foundNames(t *testing.T, res *mcp.CallToolResult) []string {
 func TestMCPDiscoveryBySearch(t *testing.T) {
 	t.Setenv("TN_ADMIN", adminSecret)
 	t.Setenv("TN_AGENT", agentSecret)
-	g := startGateway(t, discoveryConfig, searchtest.Tools(1005)...)
-	cs := g.mustConnect(t, adminSecret, nil)
+	g := inproc.Serve(t, discoveryConfig, searchtest.Tools(1005)...)
+	cs := g.MustConnect(t, adminSecret, nil)
 
 	// One page, even though the SDK pages its 1,011 tools at 1,000: a
 	// client reading only the first page still finds search_tools.
@@ -88,7 +89,7 @@ func TestMCPDiscoveryBySearch(t *testing.T) {
 		}
 	})
 	t.Run("allowlist bounds search and calls", func(t *testing.T) {
-		agent := g.mustConnect(t, agentSecret, nil)
+		agent := g.MustConnect(t, agentSecret, nil)
 		found := foundNames(t, mcpclient.Call(t, agent, "search_tools", map[string]any{"query": "send an email", "limit": 20}))
 		for _, n := range found {
 			if !strings.HasPrefix(n, "debug_") && !strings.HasPrefix(n, "gmail_list_") {
@@ -122,12 +123,12 @@ func jsonTokens(t *testing.T, v any) int {
 // records the numbers this logs.
 func TestDiscoveryTokens(t *testing.T) {
 	tools := searchtest.Tools(1005)
-	full := startGateway(t, `{"builtins": false, "skills": []}`, tools...)
-	fullList := mcpclient.List(t, full.mustConnect(t, "", nil))
+	full := inproc.Serve(t, `{"builtins": false, "skills": []}`, tools...)
+	fullList := mcpclient.List(t, full.MustConnect(t, "", nil))
 	listTokens := jsonTokens(t, fullList)
 
-	disc := startGateway(t, `{"builtins": false, "skills": [], "server": {"mcp": {"discovery": "search"}}}`, tools...)
-	cs := disc.mustConnect(t, "", nil)
+	disc := inproc.Serve(t, `{"builtins": false, "skills": [], "server": {"mcp": {"discovery": "search"}}}`, tools...)
+	cs := disc.MustConnect(t, "", nil)
 	searchTokens := jsonTokens(t, mcpclient.List(t, cs))
 	task := []struct{ query, want string }{
 		{"find a free time slot for the attendees", "calendar_find_free_time"},

@@ -1,4 +1,4 @@
-package server_test
+package mcpgateway_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
@@ -16,11 +18,11 @@ import (
 // it, not one per round.
 func TestRelayedRoundsAreOneCall(t *testing.T) {
 	t.Parallel()
-	entry := everythingServer(t)
+	entry := testutil.EverythingServer(t)
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
-	g := startGateway(t, fmt.Sprintf(`{"builtins": false, "skills": [], "audit": {"path": %q},
+	g := inproc.Serve(t, fmt.Sprintf(`{"builtins": false, "skills": [], "audit": {"path": %q},
 		"mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, auditPath, entry))
-	plainClient := g.mustConnect(t, "", nil)
+	plainClient := g.MustConnect(t, "", nil)
 	res := mcpclient.Call(t, plainClient, "everything_trigger-elicitation-request", map[string]any{})
 	if res.IsError || !strings.Contains(mcpclient.Text(t, res), "User declined") {
 		t.Fatalf("a client without elicitation: %q", mcpclient.Text(t, res))

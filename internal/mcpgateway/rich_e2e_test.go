@@ -1,4 +1,4 @@
-package server_test
+package mcpgateway_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
 
 // The rich server's media, as e2e/node/rich-server.mjs encodes them.
@@ -51,10 +52,10 @@ func mustB64(t *testing.T, s string) []byte {
 func TestRichTypeScriptServerOverExecuteStream(t *testing.T) {
 	t.Parallel()
 	_, _, cfg := richServer(t)
-	f := start(t, cfg)
+	f := inproc.Serve(t, cfg)
 	ctx := context.Background()
 
-	events, res := f.stream(t, ctx, "rich_report", `{}`)
+	events, res := f.Stream(t, ctx, "rich_report", `{}`)
 	var progress []float64
 	var levels []string
 	for _, ev := range events {
@@ -77,20 +78,20 @@ func TestRichTypeScriptServerOverExecuteStream(t *testing.T) {
 		t.Fatalf("report: progress %v logs %v result %v", progress, levels, res)
 	}
 
-	_, res = f.stream(t, ctx, "rich_image", `{}`)
+	_, res = f.Stream(t, ctx, "rich_image", `{}`)
 	if c := res.GetContent(); len(c) != 1 || c[0].GetImage().GetMimeType() != "image/png" || !bytes.Equal(c[0].GetImage().GetData(), mustB64(t, richPNG)) {
 		t.Fatalf("image: %v", res)
 	}
-	_, res = f.stream(t, ctx, "rich_audio", `{}`)
+	_, res = f.Stream(t, ctx, "rich_audio", `{}`)
 	if c := res.GetContent(); len(c) != 1 || c[0].GetAudio().GetMimeType() != "audio/wav" || string(c[0].GetAudio().GetData()) != richWAV {
 		t.Fatalf("audio: %v", res)
 	}
-	_, res = f.stream(t, ctx, "rich_resource", `{}`)
+	_, res = f.Stream(t, ctx, "rich_resource", `{}`)
 	if c := res.GetContent(); len(c) != 2 || c[0].GetResource().GetText() != "# Notes" || c[0].GetResource().GetUri() != "file:///notes.md" ||
 		!bytes.Equal(c[1].GetResource().GetBlob(), []byte{0, 1, 2, 255}) || c[1].GetResource().GetMimeType() != "application/octet-stream" {
 		t.Fatalf("resource: %v", res)
 	}
-	_, res = f.stream(t, ctx, "rich_mixed", `{}`)
+	_, res = f.Stream(t, ctx, "rich_mixed", `{}`)
 	if c := res.GetContent(); res.GetOutput() != "here is the chart" || len(c) != 4 ||
 		c[0].GetText().GetText() != "here is the chart" || c[1].GetImage() == nil ||
 		c[2].GetResource().GetUri() != "file:///chart.csv" || c[2].GetResource().GetContents() != nil ||
@@ -98,27 +99,27 @@ func TestRichTypeScriptServerOverExecuteStream(t *testing.T) {
 		t.Fatalf("mixed: %v", res)
 	}
 	// Unary Execute carries the same parts.
-	if r := f.exec(t, "rich_mixed", `{}`); len(r.GetContent()) != 4 {
+	if r := f.Execute(t, context.Background(), "rich_mixed", `{}`); len(r.GetContent()) != 4 {
 		t.Fatalf("unary mixed: %v", r)
 	}
-	_, res = f.stream(t, ctx, "rich_fail", `{}`)
+	_, res = f.Stream(t, ctx, "rich_fail", `{}`)
 	if !res.GetIsError() || res.GetOutcome() != pb.Outcome_OUTCOME_TOOL_ERROR || res.GetOutput() != "the rich server failed on purpose" {
 		t.Fatalf("fail: %v", res)
 	}
 
 	// Cancel mid-stream: the server sees notifications/cancelled.
 	cctx, cancel := context.WithCancel(ctx)
-	s, err := f.reg.ExecuteStream(cctx, &pb.ExecuteRequest{Name: "rich_slow"})
+	s, err := f.Registry.ExecuteStream(cctx, &pb.ExecuteRequest{Name: "rich_slow"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitInFlight(t, f, "mcp")
+	f.WaitInFlight(t, "mcp")
 	cancel()
 	if _, err := s.Recv(); status.Code(err) != codes.Canceled {
 		t.Fatalf("after cancel: %v", err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for f.exec(t, "rich_cancelled", `{}`).GetOutput() != "1" {
+	for f.Execute(t, context.Background(), "rich_cancelled", `{}`).GetOutput() != "1" {
 		if time.Now().After(deadline) {
 			t.Fatal("the TypeScript server never saw the cancellation")
 		}
@@ -131,7 +132,7 @@ func TestRichTypeScriptServerOverExecuteStream(t *testing.T) {
 func TestRichTypeScriptServerThroughTheGatewayWithTheTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	node, nodeDir, cfg := richServer(t)
-	g := startGateway(t, cfg)
+	g := inproc.Serve(t, cfg)
 	type event struct {
 		Progress *struct {
 			Progress, Total float64
@@ -149,7 +150,7 @@ func TestRichTypeScriptServerThroughTheGatewayWithTheTypeScriptClient(t *testing
 	run := func(level string, tools ...string) map[string][]event {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("testdata", "mcp-stream-client.mjs"), nodeDir, g.url, level}, tools...)...)
+		cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("testdata", "mcp-stream-client.mjs"), nodeDir, g.MCPURL, level}, tools...)...)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {

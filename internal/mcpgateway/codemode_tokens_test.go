@@ -1,10 +1,11 @@
-package server_test
+package mcpgateway_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/search/searchtest"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
@@ -17,9 +18,9 @@ import (
 // other saving — intermediate results that never pass through the model —
 // is not in these numbers. BENCHMARKS.md records them.
 func TestCodeModeTokens(t *testing.T) {
-	g := startGateway(t, `{"builtins": false, "skills": [], "codeMode": {"enabled": true},
+	g := inproc.Serve(t, `{"builtins": false, "skills": [], "codeMode": {"enabled": true},
 		"server": {"mcp": {"discovery": "search", "pinned": ["run_code", "describe_tools"]}}}`, searchtest.Tools(1005)...)
-	cs := g.mustConnect(t, "", nil)
+	cs := g.MustConnect(t, "", nil)
 	listTokens := jsonTokens(t, mcpclient.List(t, cs))
 	task := []struct {
 		query, want string
