@@ -28,13 +28,13 @@ func approvalReplicas(t *testing.T, srv *testutil.RedisServer) (lb string, addrs
 func approvalReplicaAddrs(t testing.TB, srv *testutil.RedisServer) (addrs []string) {
 	t.Helper()
 	pol := filepath.Join(t.TempDir(), "tools.cedar")
-	if err := os.WriteFile(pol, []byte(wirePolicies), 0o600); err != nil {
+	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf(`{"skills": [], "builtins": {"tools": {"webfetch": false}},
   "cluster": {"redis": {"url": %q, "timeout": 2000}},
   "auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "ops", "token": %q, "admin": true}, {"name": "reviewer", "token": %q}]},
-  "policy": {"files": [%q], "approvers": ["reviewer"]}}`, srv.URL, polAgentA, polOps, polReviewer, pol)
+  "policy": {"files": [%q], "approvers": ["reviewer"]}}`, srv.URL, testutil.PolAgentA, testutil.PolOps, testutil.PolReviewer, pol)
 	for range 3 {
 		s, _, _ := launch(t, cfg, func(o *server.Options) { o.MetricsListen = "-" })
 		addrs = append(addrs, s.Addr().String())
@@ -55,14 +55,14 @@ func TestApprovalsWorkOnEveryReplicaBehindRoundRobin(t *testing.T) {
 	args := func(i int) string { return fmt.Sprintf(`{"path": "f%02d.txt", "content": "%d"}`, i, i) }
 	ids := make([]string, n)
 	for i := range n {
-		resp, err := reg.Execute(bearer(polAgentA), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args(i)}})
+		resp, err := reg.Execute(bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args(i)}})
 		if err != nil || resp.GetResult().GetOutcome() != pb.Outcome_OUTCOME_PENDING {
 			t.Fatalf("write %d: %v %v", i, err, resp.GetResult())
 		}
 		ids[i] = resp.GetResult().GetPending().GetId()
 	}
 	for range 3 { // three lists: three replicas
-		list, err := apr.ListApprovals(bearer(polReviewer), &pb.ListApprovalsRequest{})
+		list, err := apr.ListApprovals(bearer(testutil.PolReviewer), &pb.ListApprovalsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,12 +77,12 @@ func TestApprovalsWorkOnEveryReplicaBehindRoundRobin(t *testing.T) {
 		}
 	}
 	for i, id := range ids {
-		if _, err := apr.Approve(bearer(polReviewer), &pb.ApproveRequest{Id: id}); err != nil {
+		if _, err := apr.Approve(bearer(testutil.PolReviewer), &pb.ApproveRequest{Id: id}); err != nil {
 			t.Fatalf("approve %d: %v", i, err)
 		}
 	}
 	for i, id := range ids {
-		resp, err := reg.Execute(bearer(polAgentA), &pb.ExecuteRequest{Name: "write", Answer: &pb.Answer{Id: id, Ok: true},
+		resp, err := reg.Execute(bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write", Answer: &pb.Answer{Id: id, Ok: true},
 			Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args(i)}})
 		if err != nil || resp.GetResult().GetIsError() {
 			t.Fatalf("redeem %d: %v %v", i, err, resp.GetResult())
@@ -90,7 +90,7 @@ func TestApprovalsWorkOnEveryReplicaBehindRoundRobin(t *testing.T) {
 	}
 	// Single use holds across replicas: a replay anywhere is refused.
 	for i := range 3 {
-		resp, err := reg.Execute(bearer(polAgentA), &pb.ExecuteRequest{Name: "write", Answer: &pb.Answer{Id: ids[0], Ok: true},
+		resp, err := reg.Execute(bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write", Answer: &pb.Answer{Id: ids[0], Ok: true},
 			Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args(0)}})
 		if err != nil || resp.GetResult().GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(resp.GetResult().GetOutput(), "already used") {
 			t.Fatalf("replay %d: %v %v", i, err, resp.GetResult())
@@ -109,7 +109,7 @@ func TestStreamedCallWakesOnAnotherReplicasDecision(t *testing.T) {
 	aprB := pb.NewApprovalServiceClient(dialGRPC(t, addrs[1]))
 	var waits []time.Duration
 	for i := range 10 {
-		stream, err := regA.ExecuteStream(bearer(polAgentA), &pb.ExecuteRequest{Name: "write",
+		stream, err := regA.ExecuteStream(bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write",
 			Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: fmt.Sprintf(`{"path": "s%d.txt", "content": "s"}`, i)}})
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +122,7 @@ func TestStreamedCallWakesOnAnotherReplicasDecision(t *testing.T) {
 		if !ok {
 			t.Fatalf("first event: %v", ev)
 		}
-		if _, err := aprB.Approve(bearer(polReviewer), &pb.ApproveRequest{Id: id}); err != nil {
+		if _, err := aprB.Approve(bearer(testutil.PolReviewer), &pb.ApproveRequest{Id: id}); err != nil {
 			t.Fatal(err)
 		}
 		decided := time.Now()
@@ -156,7 +156,7 @@ func TestApprovalsFailClosedWhileRedisIsDown(t *testing.T) {
 	addrs := approvalReplicaAddrs(t, srv)
 	reg := pb.NewRegistryServiceClient(dialGRPC(t, addrs[0]))
 	write := func() *pb.ToolResult {
-		resp, err := reg.Execute(bearer(polAgentA), &pb.ExecuteRequest{Name: "write",
+		resp, err := reg.Execute(bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write",
 			Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"path": "down.txt", "content": "x"}`}})
 		if err != nil {
 			t.Fatal(err)

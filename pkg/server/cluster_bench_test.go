@@ -71,7 +71,7 @@ func BenchmarkClusterApprovalWake(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		stream, err := regA.ExecuteStream(bearer(polAgentA), &pb.ExecuteRequest{Name: "write",
+		stream, err := regA.ExecuteStream(bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write",
 			Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: fmt.Sprintf(`{"path": "b%d.txt", "content": "b"}`, i)}})
 		if err != nil {
 			b.Fatal(err)
@@ -81,7 +81,7 @@ func BenchmarkClusterApprovalWake(b *testing.B) {
 			b.Fatal(err)
 		}
 		id, _ := strings.CutPrefix(ev.GetLog().GetData().GetStringValue(), "waiting for approval ")
-		if _, err := aprB.Approve(bearer(polReviewer), &pb.ApproveRequest{Id: id}); err != nil {
+		if _, err := aprB.Approve(bearer(testutil.PolReviewer), &pb.ApproveRequest{Id: id}); err != nil {
 			b.Fatal(err)
 		}
 		decided := time.Now()

@@ -50,11 +50,11 @@ func TestEgressPolicyForbidsOnePrincipal(t *testing.T) {
 	cfg := fmt.Sprintf(`{"skills": [], "audit": {"path": %q},
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "agent-b", "token": %q}, {"name": "ops", "token": %q, "admin": true}]},
 		"policy": {"files": [%q]},
-		"sandbox": {"egress": {"allow": ["127.0.0.1:%d"]}}}`, auditPath, polAgentA, polAgentB, polOps, pol, port)
+		"sandbox": {"egress": {"allow": ["127.0.0.1:%d"]}}}`, auditPath, testutil.PolAgentA, testutil.PolAgentB, testutil.PolOps, pol, port)
 	ws := filepath.Join(dir, "ws")
 	s := serve(t, cfg, func(o *server.Options) { o.Workspace = ws })
 	conn := s.dial(t)
-	srcs, err := pb.NewSourceServiceClient(conn).ListSources(bearer(polOps), &pb.ListSourcesRequest{})
+	srcs, err := pb.NewSourceServiceClient(conn).ListSources(bearer(testutil.PolOps), &pb.ListSourcesRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,17 +74,17 @@ func TestEgressPolicyForbidsOnePrincipal(t *testing.T) {
 		return resp.GetResult().GetOutput()
 	}
 	curl := fmt.Sprintf("curl -sS --fail-with-body http://127.0.0.1:%d/", port)
-	if out := bash(polAgentA, curl); !strings.Contains(out, "hello through the proxy") {
+	if out := bash(testutil.PolAgentA, curl); !strings.Contains(out, "hello through the proxy") {
 		t.Fatalf("agent-a through the proxy: %s", out)
 	}
-	if out := bash(polAgentB, curl); !strings.Contains(out, "egress refused by policy no-egress-for-b: 127.0.0.1 is denied by policy no-egress-for-b: agent-b works offline") {
+	if out := bash(testutil.PolAgentB, curl); !strings.Contains(out, "egress refused by policy no-egress-for-b: 127.0.0.1 is denied by policy no-egress-for-b: agent-b works offline") {
 		t.Fatalf("agent-b must be refused by the policy: %s", out)
 	}
 	other := fmt.Sprintf("curl -sS --fail-with-body http://127.0.0.1:%d/", port+1)
-	if out := bash(polAgentA, other); !strings.Contains(out, "is refused: it is a loopback address") {
+	if out := bash(testutil.PolAgentA, other); !strings.Contains(out, "is refused: it is a loopback address") {
 		t.Fatalf("a port the config does not allow: %s", out)
 	}
-	if out := bash(polAgentA, fmt.Sprintf("echo x > /dev/tcp/127.0.0.1/%d && echo reached", port)); strings.Contains(out, "reached") {
+	if out := bash(testutil.PolAgentA, fmt.Sprintf("echo x > /dev/tcp/127.0.0.1/%d && echo reached", port)); strings.Contains(out, "reached") {
 		t.Fatalf("a raw connect without the proxy reached the host: %s", out)
 	}
 

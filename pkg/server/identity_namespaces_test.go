@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/idp"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 	"github.com/toolnexus/toolnexus/pkg/server"
@@ -27,20 +28,20 @@ func TestApproversKeepPrincipalsAndGroupsApart(t *testing.T) {
 	p := idp.Start(t)
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "tools.cedar")
-	if err := os.WriteFile(pol, []byte(wirePolicies), 0o600); err != nil {
+	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := serve(t, fmt.Sprintf(`{"skills": [],
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}],
 			"oidc": {"issuer": %q, "audience": %q},
 			"groups": {"reviewers": {"tools": []}}},
-		"policy": {"files": [%q], "approvers": ["group:reviewers"]}}`, polAgentA, p.Issuer, resourceURL, pol),
+		"policy": {"files": [%q], "approvers": ["group:reviewers"]}}`, testutil.PolAgentA, p.Issuer, resourceURL, pol),
 		func(o *server.Options) { o.Workspace = filepath.Join(dir, "ws") })
 	conn := s.dial(t)
 	reg, apr := pb.NewRegistryServiceClient(conn), pb.NewApprovalServiceClient(conn)
 	pending := func() string {
 		t.Helper()
-		resp, err := reg.Execute(bearer(polAgentA), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"path": "out.txt", "content": "x"}`}})
+		resp, err := reg.Execute(bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"path": "out.txt", "content": "x"}`}})
 		if r := resp.GetResult(); err != nil || r.GetOutcome() != pb.Outcome_OUTCOME_PENDING {
 			t.Fatalf("want a pending approval: %v %v", r, err)
 		}

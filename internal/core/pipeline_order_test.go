@@ -1,4 +1,4 @@
-package server_test
+package core_test
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
 
 // TestRefusedCallsCreateNoSession: a call a policy denies and a call with
@@ -20,7 +22,6 @@ import (
 func TestRefusedCallsCreateNoSession(t *testing.T) {
 	t.Parallel()
 	p := policyServe(t, "")
-	conn := p.dial(t)
 	for _, c := range []struct {
 		name, session, tool, args string
 		want                      pb.Outcome
@@ -29,16 +30,16 @@ func TestRefusedCallsCreateNoSession(t *testing.T) {
 		{"arguments missing", "invalid-s", "write", `{"path": "docs/a.md"}`, pb.Outcome_OUTCOME_INVALID_ARGUMENTS},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := p.reg.Execute(inSession(polAgentA, c.session), &pb.ExecuteRequest{Name: c.tool, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: c.args}})
+			r, err := p.reg.Execute(inproc.InSession(testutil.PolAgentA, c.session), &pb.ExecuteRequest{Name: c.tool, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: c.args}})
 			if err != nil || r.GetResult().GetOutcome() != c.want {
 				t.Fatalf("%v %v, want %v", r.GetResult(), err, c.want)
 			}
 		})
 	}
-	if r, err := p.reg.Execute(inSession(polAgentA, "ok-s"), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"path": "docs/a.md", "content": "x"}`}}); err != nil || r.GetResult().GetIsError() {
+	if r, err := p.reg.Execute(inproc.InSession(testutil.PolAgentA, "ok-s"), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"path": "docs/a.md", "content": "x"}`}}); err != nil || r.GetResult().GetIsError() {
 		t.Fatalf("the admitted call: %v %v", r.GetResult(), err)
 	}
-	ids := sessionIDs(t, bearer(polAgentA), conn)
+	ids := p.SessionIDs(t, inproc.Bearer(testutil.PolAgentA))
 	if !slices.Contains(ids, "agent-a/ok-s") || slices.Contains(ids, "agent-a/denied-s") || slices.Contains(ids, "agent-a/invalid-s") {
 		t.Fatalf("sessions %v: want ok-s only", ids)
 	}
@@ -51,7 +52,7 @@ func TestRateLimitedCallIsAudited(t *testing.T) {
 	p := policyServe(t, `}, "limits": {"principals": {"agent-b": {"callsPerSecond": 0.01, "burst": 1}}`)
 	args := `{"path": "docs/audited.md", "content": "x"}`
 	for i := range 2 {
-		_, err := p.reg.Execute(bearer(polAgentB), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}})
+		_, err := p.reg.Execute(inproc.Bearer(testutil.PolAgentB), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}})
 		if want := []codes.Code{codes.OK, codes.ResourceExhausted}[i]; status.Code(err) != want {
 			t.Fatalf("call %d: %v, want %v", i, err, want)
 		}
@@ -76,15 +77,15 @@ func TestRateLimitedCallIsAudited(t *testing.T) {
 func TestHiddenToolRateLimitUntouched(t *testing.T) {
 	t.Parallel()
 	const reader, runner, greedy = "pipe-reader-token-0a1b2c", "pipe-runner-token-3d4e5f", "pipe-greedy-token-6a7b8c"
-	s := serve(t, fmt.Sprintf(`{"skills": [], "auth": {"tokens": [
+	s := inproc.Serve(t, fmt.Sprintf(`{"skills": [], "auth": {"tokens": [
 		{"name": "reader", "token": %q, "tools": ["write"]},
 		{"name": "runner", "token": %q},
 		{"name": "greedy", "token": %q}]},
 		"limits": {"tools": {"read": {"callsPerSecond": 0.01, "burst": 1}},
-			"principals": {"greedy": {"callsPerSecond": 0.01, "burst": 1}}}}`, reader, runner, greedy), nil)
-	reg := pb.NewRegistryServiceClient(s.dial(t))
+			"principals": {"greedy": {"callsPerSecond": 0.01, "burst": 1}}}}`, reader, runner, greedy))
+	reg := s.Registry
 	execTool := func(tok, name, args string) (*pb.ToolResult, error) {
-		r, err := reg.Execute(bearer(tok), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}})
+		r, err := reg.Execute(inproc.Bearer(tok), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}})
 		return r.GetResult(), err
 	}
 	exec := func(tok, args string) (*pb.ToolResult, error) { return execTool(tok, "read", args) }

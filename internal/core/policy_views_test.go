@@ -1,4 +1,4 @@
-package server_test
+package core_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
@@ -22,13 +24,13 @@ func TestPolicyViewIsToolViewOverGRPCAndMCP(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "tools.cedar")
-	if err := os.WriteFile(pol, []byte(wirePolicies), 0o600); err != nil {
+	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, fmt.Sprintf(`{"skills": [],
+	g := inproc.Serve(t, fmt.Sprintf(`{"skills": [],
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}]},
 		"policy": {"files": [%q]},
-		"limits": {"validateArguments": false}}`, polAgentA, pol))
+		"limits": {"validateArguments": false}}`, testutil.PolAgentA, pol))
 	// The victim is made, and later looked for, by bash itself: in the
 	// workspace each wire's calls run in.
 	const rm = "rm -rf victim"
@@ -38,13 +40,13 @@ func TestPolicyViewIsToolViewOverGRPCAndMCP(t *testing.T) {
 		fmt.Sprintf(`{"COMMAND": %q, "command": "echo safe"}`, rm),
 	}
 	grpcBash := func(raw string) *pb.ToolResult {
-		r, err := g.grpc.Execute(bearer(polAgentA), &pb.ExecuteRequest{Name: "bash", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: raw}})
+		r, err := g.Registry.Execute(inproc.Bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "bash", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: raw}})
 		if err != nil {
 			t.Fatalf("gRPC %s: %v", raw, err)
 		}
 		return r.GetResult()
 	}
-	cs := g.mustConnect(t, polAgentA, nil)
+	cs := g.MustConnect(t, testutil.PolAgentA, nil)
 	const mkVictim, checkVictim = `{"command": "mkdir -p victim/keep"}`, `{"command": "test -d victim/keep && echo intact"}`
 	if r := grpcBash(mkVictim); r.GetIsError() {
 		t.Fatal(r.GetOutput())

@@ -1,4 +1,4 @@
-package server_test
+package core_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
@@ -27,16 +27,16 @@ func TestPolicyOverMCP(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "tools.cedar")
-	if err := os.WriteFile(pol, []byte(wirePolicies), 0o600); err != nil {
+	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, fmt.Sprintf(`{"skills": [],
+	g := inproc.Serve(t, fmt.Sprintf(`{"skills": [],
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "agent-b", "token": %q}, {"name": "ops", "token": %q, "admin": true}]},
 		"policy": {"files": [%q]},
-		"limits": {"principals": {"agent-b": {"callsPerSecond": 0.01, "burst": 1}}}}`, polAgentA, polAgentB, polOps, pol))
+		"limits": {"principals": {"agent-b": {"callsPerSecond": 0.01, "burst": 1}}}}`, testutil.PolAgentA, testutil.PolAgentB, testutil.PolOps, pol))
 
 	progress := make(chan string, 8)
-	cs := g.mustConnect(t, polAgentA, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+	cs := g.MustConnect(t, testutil.PolAgentA, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 		progress <- r.Params.Message
 	}})
 	if res := mcpclient.Call(t, cs, "bash", map[string]any{"command": "rm -rf /"}); !res.IsError || !strings.Contains(mcpclient.Text(t, res), "denied by policy no-rm-rf") {
@@ -57,12 +57,7 @@ func TestPolicyOverMCP(t *testing.T) {
 	if !ok {
 		t.Fatal("no progress naming the approval")
 	}
-	conn, err := grpc.NewClient(g.srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := pb.NewApprovalServiceClient(conn).Approve(bearer(polOps), &pb.ApproveRequest{Id: id}); err != nil {
+	if _, err := g.Approvals.Approve(inproc.Bearer(testutil.PolOps), &pb.ApproveRequest{Id: id}); err != nil {
 		t.Fatal(err)
 	}
 	if res := <-done; res == nil || res.IsError {
@@ -73,9 +68,9 @@ func TestPolicyOverMCP(t *testing.T) {
 		t.Fatalf("read back: %v", mcpclient.Text(t, res))
 	}
 
-	csB := g.mustConnect(t, polAgentB, nil)
+	csB := g.MustConnect(t, testutil.PolAgentB, nil)
 	mcpclient.Call(t, csB, "read", map[string]any{"path": "mcp.txt"}) // admitted: a result, not a protocol error
-	_, err = csB.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "mcp.txt"}})
+	_, err := csB.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "mcp.txt"}})
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != -32029 {
 		t.Fatalf("over the rate: %v", err)
@@ -96,10 +91,10 @@ func TestPolicyOverMCP(t *testing.T) {
 func TestHiddenToolRateLimitUntouchedOverMCP(t *testing.T) {
 	t.Parallel()
 	const reader, runner = "mcp-reader-token-0a1b2c", "mcp-runner-token-3d4e5f"
-	g := startGateway(t, fmt.Sprintf(`{"skills": [], "auth": {"tokens": [
+	g := inproc.Serve(t, fmt.Sprintf(`{"skills": [], "auth": {"tokens": [
 		{"name": "reader", "token": %q, "tools": ["write"]}, {"name": "runner", "token": %q}]},
 		"limits": {"tools": {"read": {"callsPerSecond": 0.01, "burst": 1}}}}`, reader, runner))
-	csR := g.mustConnect(t, reader, nil)
+	csR := g.MustConnect(t, reader, nil)
 	for i := range 3 {
 		_, err := csR.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "x"}})
 		var je *jsonrpc.Error
@@ -107,7 +102,7 @@ func TestHiddenToolRateLimitUntouchedOverMCP(t *testing.T) {
 			t.Fatalf("hidden call %d: %v; want unknown tool, no limit named", i, err)
 		}
 	}
-	csOK := g.mustConnect(t, runner, nil)
+	csOK := g.MustConnect(t, runner, nil)
 	if _, err := csOK.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "x"}}); err != nil {
 		t.Fatalf("the allowed caller found read's bucket drained: %v", err)
 	}

