@@ -155,6 +155,9 @@ type Gateway struct {
 	disc *discovery
 	// base is the listener's URL, for the default OAuth resource (oauth.go).
 	base listenURL
+	// feat serves the MCP servers' resources, templates and prompts
+	// (features.go).
+	feat featureSync
 }
 
 // Options configures the gateway (the server.mcp section).
@@ -181,6 +184,9 @@ type Options struct {
 	// behind one load balancer need the same key. Empty: a random key of
 	// this process (a retry must then reach this replica).
 	StateKey []byte
+	// Resources and Prompts narrow the MCP servers' resources and prompts
+	// /mcp serves (server.mcp.resources, server.mcp.prompts); nil serves all.
+	Resources, Prompts []string
 }
 
 // New builds the gateway over c and starts keeping its tool set in step
@@ -204,10 +210,13 @@ func New(c Core, opts Options) *Gateway {
 		//lint:ignore SA1019 logging is deprecated upstream but is how MCP clients get a tool's log messages
 		// Stateless /mcp keeps no session to notify, so it does not claim
 		// list_changed: a client then re-lists instead of waiting for news.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: !opts.Stateless}, Logging: &mcp.LoggingCapabilities{}},
-		SetCacheable: g.cacheHints,
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: !opts.Stateless}, Logging: &mcp.LoggingCapabilities{}},
+		SetCacheable:       g.cacheHints,
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels)
+	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels, g.filterFeatures, g.declareFeatures)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
 		Logger:              sdkLog,
 		SessionTimeout:      sessionTimeout,
@@ -235,6 +244,7 @@ func New(c Core, opts Options) *Gateway {
 	g.watcher = w
 	g.sync(snap)
 	go g.watch()
+	g.startFeatures(opts)
 	return g
 }
 
@@ -707,6 +717,7 @@ func (g *Gateway) Close() {
 			_ = ss.Close()
 		}
 		g.levelWatchers.Wait() // each ends with its session, closed above
+		g.closeFeatures()
 		g.watcher.Close()
 		<-g.syncDone
 	})

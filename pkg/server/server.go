@@ -201,7 +201,8 @@ func New(opts Options) (*Server, error) {
 		}
 		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Tools: gc.Tools, Discovery: gc.Discovery, Pinned: gc.Pinned,
 			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil,
-			Stateless: cfg.Sessions.Shared, StateKey: mcpKey})
+			Stateless: cfg.Sessions.Shared, StateKey: mcpKey,
+			Resources: gc.Resources, Prompts: gc.Prompts})
 	}
 	return s, nil
 }

@@ -56,6 +56,9 @@ type Source struct {
 	meta map[string]any
 	// pending holds the server requests suspended calls wait on.
 	pending *pending.Store
+	// features are the server's resources, templates and prompts
+	// (features.go).
+	features featureState
 
 	// headers are the configured headers, expanded; set once in Start.
 	headers map[string]string
@@ -166,6 +169,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	}
 	s.started = true
 	s.pub = pub
+	s.initFeatures(pub)
 	s.mu.Unlock()
 
 	if s.cfg.Disabled {
@@ -208,6 +212,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(err)
 	}
 	s.log.Info("MCP server connected", "tools", len(tools))
+	s.publishFeatures(sess)
 	// Under mu, so the supervisor is either counted before Close waits or
 	// never started once Close has begun.
 	s.mu.Lock()
@@ -383,6 +388,7 @@ func (s *Source) bringBack(pace *backoff, headers map[string]string) *session {
 				return nil // only install refuses, and only when closed
 			}
 			s.log.Info("MCP server restarted", "tools", len(tools), "attempt", attempt)
+			s.publishFeatures(sess)
 			return sess
 		}
 		telemetry.Fail(span, errors.New(s.redact.Apply(err.Error())))
