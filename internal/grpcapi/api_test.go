@@ -31,6 +31,7 @@ type front struct {
 	registry pb.RegistryServiceClient
 	sources  pb.SourceServiceClient
 	sessions pb.SessionServiceClient
+	features pb.FeatureServiceClient
 }
 
 // reportTool reports progress twice, then returns: the native tool every
@@ -94,7 +95,8 @@ func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
 			t.Error(err)
 		}
 	})
-	return &front{core: c, registry: pb.NewRegistryServiceClient(conn), sources: pb.NewSourceServiceClient(conn), sessions: pb.NewSessionServiceClient(conn)}
+	return &front{core: c, registry: pb.NewRegistryServiceClient(conn), sources: pb.NewSourceServiceClient(conn), sessions: pb.NewSessionServiceClient(conn),
+		features: pb.NewFeatureServiceClient(conn)}
 }
 
 func bearer(ctx context.Context, token string) context.Context {

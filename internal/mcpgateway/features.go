@@ -124,6 +124,12 @@ func (g *Gateway) syncFeatures() {
 			want["p:"+e.Prompt.Name] = featureItem{e.Layer, e.Prompt}
 		}
 	}
+	for k := range want {
+		if k[0] != 'p' {
+			want["t:"+routeAll] = featureItem{item: routeAllTemplate{}}
+			break
+		}
+	}
 	var goneR, goneT, goneP []string
 	for k := range g.feat.have {
 		if _, ok := want[k]; !ok {
@@ -178,6 +184,8 @@ func (g *Gateway) addFeature(it featureItem) (ok bool) {
 	}()
 	meta := mcp.Meta{MetaServer: it.layer.Name}
 	switch x := it.item.(type) {
+	case routeAllTemplate:
+		g.sdk.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: routeAll, Name: "toolnexus-route"}, g.readResource)
 	case feature.Resource:
 		g.sdk.AddResource(&mcp.Resource{URI: x.URI, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType,
 			Size: x.Size, Annotations: annotationsOf(x.Annotations), Meta: meta}, g.readResource)
@@ -217,20 +225,29 @@ func (g *Gateway) featureCall(req mcp.Request) core.FeatureCall {
 	return fc
 }
 
+// routeAll is a resource template that matches every URI, registered
+// with the SDK whenever a resource is served: the SDK answers
+// resources/read only for a URI one of its resources or templates
+// matches, and the core routes more (a rewritten template's expansions).
+// It is never listed.
+const routeAll = "{+uri}"
+
+type routeAllTemplate struct{}
+
 // filterFeatures narrows resources/list, resources/templates/list and
-// prompts/list to what the caller's token allows, and answers
-// resources/read itself: the core routes any URI it serves, rewritten ones
-// and template expansions included, which the SDK's own lookup would not.
+// prompts/list to what the caller's token allows.
 func (g *Gateway) filterFeatures(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "resources/read" {
-			if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
-				return g.readResource(ctx, r)
-			}
-		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
+		}
+		if r, ok := res.(*mcp.ListResourceTemplatesResult); ok {
+			out := *r
+			out.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *mcp.ResourceTemplate) bool {
+				return x.URITemplate == routeAll
+			})
+			res = &out
 		}
 		fc := g.featureCall(req)
 		if !fc.Caller.RestrictedFeatures() {
@@ -284,7 +301,6 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		}
 		out.Contents[i] = rc
 	}
-	g.cacheHints(ctx, req, &out.Cacheable)
 	return out, nil
 }
 
@@ -515,4 +531,14 @@ func declared(c *mcp.ServerCapabilities, completes, subscribes bool) *mcp.Server
 		out.Resources = &r
 	}
 	return &out
+}
+
+// perCaller reports whether req's answer depends on the caller's token: the
+// lists, and reads of what a token may or may not see.
+func perCaller(req mcp.Request) bool {
+	switch req.(type) {
+	case *mcp.ListToolsRequest, *mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest, *mcp.ListPromptsRequest, *mcp.ReadResourceRequest:
+		return true
+	}
+	return false
 }

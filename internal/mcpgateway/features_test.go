@@ -3,11 +3,9 @@ package mcpgateway_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,10 +30,9 @@ type featureFixture struct {
 }
 
 const (
-	fullToken       = "full-token-0123456789"
-	restrictedToken = "restricted-token-0123456789"
-	// forbidden is the resource the fixture's policy forbids reading.
-	forbidden = "beta://only"
+	fullToken       = testutil.FeatureFullToken
+	restrictedToken = testutil.FeatureRestrictedToken
+	forbidden       = testutil.FeatureForbidden
 )
 
 func startFeatureFixture(t *testing.T, modern bool, extra string) *featureFixture {
@@ -43,19 +40,7 @@ func startFeatureFixture(t *testing.T, modern bool, extra string) *featureFixtur
 	alpha := testutil.StartFeatureUpstream(t, "alpha", testutil.FeatureUpstreamOptions{Modern: modern})
 	beta := testutil.StartFeatureUpstream(t, "beta", testutil.FeatureUpstreamOptions{Modern: modern})
 	dir := t.TempDir()
-	pol := filepath.Join(dir, "policy.cedar")
-	if err := os.WriteFile(pol, []byte(fmt.Sprintf(`permit(principal, action, resource);
-@id("no-beta-only") @reason("beta's own resource is off limits")
-forbid(principal, action == Action::"read", resource == Resource::%q);
-`, forbidden)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfgJSON := fmt.Sprintf(`{"builtins": false, "mcpServers": {"alpha": {"url": %q}, "beta": {"url": %q}},
-	  "auth": {"tokens": [
-	    {"name": "full", "token": %q},
-	    {"name": "restricted", "token": %q, "tools": ["beta_*"], "resources": ["beta://*", "server:alpha"], "prompts": ["beta_*"]}]},
-	  "policy": {"files": [%q]}%s}`, alpha.URL, beta.URL, fullToken, restrictedToken, pol, extra)
-	cfg, err := config.Parse([]byte(cfgJSON), filepath.Join(dir, "config.json"), dir)
+	cfg, err := config.Parse(testutil.FeatureConfig(t, dir, alpha, beta, extra), filepath.Join(dir, "config.json"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -556,6 +556,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if r.Throttled != nil {
 		return nil, rateLimited(r.Throttled)
 	}
+	if err := missingCapability(req, r); err != nil {
+		return nil, err
+	}
 	if ir := g.inputRequired(req, call, r); ir != nil {
 		return ir, nil
 	}

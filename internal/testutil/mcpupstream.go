@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -142,4 +144,33 @@ func (u *FeatureUpstream) Reads(uri string) int {
 // Update sends notifications/resources/updated for uri to its subscribers.
 func (u *FeatureUpstream) Update(uri string) {
 	_ = u.Server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}
+
+// Tokens and names of FeatureConfig.
+const (
+	FeatureFullToken       = "full-token-0123456789"
+	FeatureRestrictedToken = "restricted-token-0123456789"
+	// FeatureForbidden is the resource FeatureConfig's policy forbids reading.
+	FeatureForbidden = "beta://only"
+)
+
+// FeatureConfig is the config of a toolnexus serving two FeatureUpstreams,
+// alpha and beta, with two tokens — full, and restricted (beta's prompts,
+// beta:// resources and alpha's resources only) — and a Cedar policy, in
+// dir, forbidding to read FeatureForbidden. extra is added to the top
+// object (e.g. `, "limits": {...}`).
+func FeatureConfig(t testing.TB, dir string, alpha, beta *FeatureUpstream, extra string) []byte {
+	t.Helper()
+	pol := filepath.Join(dir, "policy.cedar")
+	if err := os.WriteFile(pol, []byte(fmt.Sprintf(`permit(principal, action, resource);
+@id("no-beta-only") @reason("beta's own resource is off limits")
+forbid(principal, action == Action::"read", resource == Resource::%q);
+`, FeatureForbidden)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(fmt.Sprintf(`{"builtins": false, "mcpServers": {"alpha": {"url": %q}, "beta": {"url": %q}},
+	  "auth": {"tokens": [
+	    {"name": "full", "token": %q},
+	    {"name": "restricted", "token": %q, "tools": ["beta_*"], "resources": ["beta://*", "server:alpha"], "prompts": ["beta_*"]}]},
+	  "policy": {"files": [%q]}%s}`, alpha.URL, beta.URL, FeatureFullToken, FeatureRestrictedToken, pol, extra))
 }

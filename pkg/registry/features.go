@@ -269,12 +269,13 @@ func (s *FeatureSnapshot) offers(id LayerID, uri string) bool {
 }
 
 // Served is the URI under which a URI that layer id returned is served: the
-// URI itself when it routes back to that layer, else its rewritten form.
+// URI itself unless it routes to another server's resource (or to another
+// URI of this one), then its rewritten form, which routes back to id.
 func (s *FeatureSnapshot) Served(id LayerID, uri string) string {
-	if t, ok := s.Route(uri); ok && t.Layer == id && t.URI == uri {
-		return uri
+	if t, ok := s.Route(uri); ok && (t.Layer != id || t.URI != uri) {
+		return rewrite(id, uri)
 	}
-	return rewrite(id, uri)
+	return uri
 }
 
 func rewrite(id LayerID, uri string) string {
