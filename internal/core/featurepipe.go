@@ -29,6 +29,9 @@ type featureFlow struct {
 	method string
 	// target is the URI or name as served; action the policy action.
 	target, action string
+	// asked is the URI as the caller wrote it, when target is its
+	// canonical form: a refusal names what was asked, nothing more.
+	asked string
 	// layer and server are the resolved target; server is nil for a
 	// target no server offers or the caller may not see.
 	layer  registry.LayerID
@@ -115,6 +118,9 @@ func (c *Core) featureSteps(ctx context.Context, f *featureFlow, run featureRun)
 func notFound(f *featureFlow) error {
 	if f.action == policy.ActionGet && f.method != methodComplete {
 		return feature.Errorf(feature.NotFound, "unknown prompt %q", f.target)
+	}
+	if f.asked != "" {
+		return feature.Errorf(feature.NotFound, "resource not found: %s", f.asked)
 	}
 	return feature.Errorf(feature.NotFound, "resource not found: %s", f.target)
 }

@@ -69,20 +69,18 @@ func (c *Core) WatchFeatures(fn func(prev, next *registry.FeatureSnapshot)) (can
 // come back as served too.
 func (c *Core) ReadResource(ctx context.Context, fc FeatureCall, uri string) ([]feature.Contents, error) {
 	snap := c.features.Snapshot()
-	f := featureFlow{FeatureCall: fc, method: methodRead, target: uri, action: policy.ActionRead}
-	if t, ok := snap.Route(uri); ok {
-		f.found(t.Layer, t.Server, fc.SeesResource(uri, t.Layer))
-	}
+	f := featureFlow{FeatureCall: fc, method: methodRead, action: policy.ActionRead}
+	t := f.routeResource(snap, uri)
 	var out []feature.Contents
 	err := c.runFeature(ctx, &f, func(ctx context.Context) (int, error) {
-		contents, err := f.server.Read(ctx, snapUpstream(snap, uri))
+		contents, err := f.server.Read(ctx, t.URI)
 		if err != nil {
 			return 0, err
 		}
 		n := 0
 		for i := range contents {
 			if contents[i].URI == "" {
-				contents[i].URI = uri
+				contents[i].URI = f.target
 			} else {
 				contents[i].URI = snap.Served(f.layer, contents[i].URI)
 			}
@@ -97,10 +95,20 @@ func (c *Core) ReadResource(ctx context.Context, fc FeatureCall, uri string) ([]
 	return out, nil
 }
 
-// snapUpstream is the server's own URI for a served one (Route found it).
-func snapUpstream(snap *registry.FeatureSnapshot, uri string) string {
-	t, _ := snap.Route(uri)
-	return t.URI
+// routeResource resolves a resource request: the server and its own URI,
+// and the request's target, the URI's one canonical served form — so a
+// rewritten alias of a URI (toolnexus://SERVER/URI for a URI the server
+// keeps) is allowed, refused, audited and answered as the URI itself, and
+// no second name slips past a policy or an allowlist written for the first.
+func (f *featureFlow) routeResource(snap *registry.FeatureSnapshot, uri string) registry.Target {
+	f.target, f.asked = uri, uri
+	t, ok := snap.Route(uri)
+	if !ok {
+		return t
+	}
+	f.target = snap.Served(t.Layer, t.URI)
+	f.found(t.Layer, t.Server, f.SeesResource(f.target, t.Layer))
+	return t
 }
 
 // GetPrompt fills in a prompt by its name as served. URIs in its messages

@@ -19,16 +19,20 @@ import (
 //
 // A server that floods notifications cannot flood anyone: an update only
 // marks its URI due, and one dispatcher goroutine tells each due URI's
-// listeners once, so any number of updates arriving while it works on the
-// previous ones collapses into one. And the listeners are capped
-// (maxListeners) so a caller subscribing to everything cannot exhaust the
-// server.
+// listeners once per round, rounds at least updateInterval apart, so any
+// number of updates of one resource within a round reach each listener as
+// one. And the listeners are capped (maxListeners) so a caller
+// subscribing to everything cannot exhaust the server.
 
 // maxListeners bounds the subscriptions of all front-ends together.
 const maxListeners = 100_000
 
 // unsubscribeBound bounds telling a server a subscription ended.
 const unsubscribeBound = 5 * time.Second
+
+// updateInterval is the least time between two rounds of notifications:
+// a listener hears of one resource at most this often.
+const updateInterval = 100 * time.Millisecond
 
 // upstreamKey is one resource of one server, by the server's own URI.
 type upstreamKey struct {
@@ -90,17 +94,14 @@ func (h *resourceHub) close() {
 // ends the subscription (and the server's, with the last listener).
 func (c *Core) SubscribeResource(ctx context.Context, fc FeatureCall, uri string, notify func(uri string)) (cancel func(), err error) {
 	snap := c.features.Snapshot()
-	f := featureFlow{FeatureCall: fc, method: methodSubscribe, target: uri, action: policy.ActionRead}
-	t, ok := snap.Route(uri)
-	if ok {
-		f.found(t.Layer, t.Server, fc.SeesResource(uri, t.Layer))
-	}
+	f := featureFlow{FeatureCall: fc, method: methodSubscribe, action: policy.ActionRead}
+	t := f.routeResource(snap, uri)
 	err = c.runFeature(ctx, &f, func(ctx context.Context) (int, error) {
 		if set, _ := snap.Set(t.Layer); !set.Subscriptions {
-			return 0, feature.Errorf(feature.InvalidArgument, "resources/subscribe %s: MCP server %q does not offer subscriptions", uri, t.Layer.Name)
+			return 0, feature.Errorf(feature.InvalidArgument, "resources/subscribe %s: MCP server %q does not offer subscriptions", f.target, t.Layer.Name)
 		}
 		var err error
-		cancel, err = c.hub.add(ctx, t, uri, notify)
+		cancel, err = c.hub.add(ctx, t, f.target, notify)
 		return 0, err
 	})
 	if err != nil {
@@ -212,15 +213,24 @@ func (h *resourceHub) updated(snap *registry.FeatureSnapshot, layer registry.Lay
 	}
 }
 
-// dispatch tells the due URIs' listeners, until close.
+// dispatch tells the due URIs' listeners, a round at most every
+// updateInterval, until close.
 func (h *resourceHub) dispatch() {
 	defer close(h.done)
+	pace := time.NewTimer(0)
+	defer pace.Stop()
 	for {
+		select {
+		case <-h.stop:
+			return
+		case <-pace.C:
+		}
 		select {
 		case <-h.stop:
 			return
 		case <-h.wake:
 		}
+		pace.Reset(updateInterval)
 		h.mu.Lock()
 		var calls []*listener
 		for uri := range h.due {

@@ -37,8 +37,14 @@ const (
 
 func startFeatureFixture(t *testing.T, modern bool, extra string) *featureFixture {
 	t.Helper()
-	alpha := testutil.StartFeatureUpstream(t, "alpha", testutil.FeatureUpstreamOptions{Modern: modern})
-	beta := testutil.StartFeatureUpstream(t, "beta", testutil.FeatureUpstreamOptions{Modern: modern})
+	return startFeatureFixtureWith(t, testutil.FeatureUpstreamOptions{Modern: modern}, testutil.FeatureUpstreamOptions{Modern: modern}, extra)
+}
+
+// startFeatureFixtureWith is startFeatureFixture with each server's options.
+func startFeatureFixtureWith(t *testing.T, alphaOpts, betaOpts testutil.FeatureUpstreamOptions, extra string) *featureFixture {
+	t.Helper()
+	alpha := testutil.StartFeatureUpstream(t, "alpha", alphaOpts)
+	beta := testutil.StartFeatureUpstream(t, "beta", betaOpts)
 	dir := t.TempDir()
 	cfg, err := config.Parse(testutil.FeatureConfig(t, dir, alpha, beta, extra), filepath.Join(dir, "config.json"), dir)
 	if err != nil {
