@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,7 +31,8 @@ import (
 // server may list: an upstream listing millions must not exhaust memory.
 const maxFeatureItems = 10000
 
-// codeResourceNotFound is MCP's JSON-RPC error for an unknown resource.
+// codeResourceNotFound is the JSON-RPC error an unknown resource was
+// before SEP-2164; since, it is invalid params (-32602) with data.uri.
 const codeResourceNotFound = -32002
 
 // featureState is the source's side of its features.
@@ -281,7 +283,7 @@ func (s *Source) featureSession(ctx context.Context) (*session, func(), error) {
 func (s *Source) featureError(ctx context.Context, sess *session, err error) error {
 	var wire *jsonrpc.Error
 	switch {
-	case errors.As(err, &wire) && wire.Code == codeResourceNotFound:
+	case errors.As(err, &wire) && notFound(wire):
 		return feature.Errorf(feature.NotFound, "%s", s.redact.Apply(wire.Message))
 	case errors.As(err, &wire):
 		return &feature.Error{Kind: feature.Upstream, Code: wire.Code, Msg: s.redact.Apply(fmt.Sprintf("MCP server %q: %s", s.name, wire.Message))}
@@ -290,6 +292,18 @@ func (s *Source) featureError(ctx context.Context, sess *session, err error) err
 	}
 	s.sessionDown(sess, err)
 	return feature.Errorf(feature.Unavailable, "%s", s.redact.Apply(fmt.Sprintf("MCP server %q is down (restarting): %v", s.name, err)))
+}
+
+// notFound reports whether a server's error says the resource does not
+// exist, in either of the protocol's forms.
+func notFound(e *jsonrpc.Error) bool {
+	if e.Code == codeResourceNotFound {
+		return true
+	}
+	var data struct {
+		URI string `json:"uri"`
+	}
+	return e.Code == jsonrpc.CodeInvalidParams && json.Unmarshal(e.Data, &data) == nil && data.URI != ""
 }
 
 // needsInput refuses a result that asks for input: resources and prompts
