@@ -3,6 +3,7 @@ package mcpgateway_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -107,40 +108,29 @@ func (f *featureFixture) connect(t *testing.T, token, version string, opts *mcp.
 	return cs
 }
 
-func resourceURIs(t *testing.T, cs *mcp.ClientSession) []string {
+// names reads a paged list to its end, one string per item.
+func names[T any](t *testing.T, seq iter.Seq2[T, error], name func(T) string) []string {
 	t.Helper()
 	var out []string
-	for r, err := range cs.Resources(context.Background(), nil) {
+	for x, err := range seq {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, r.URI)
+		out = append(out, name(x))
 	}
 	return out
+}
+
+func resourceURIs(t *testing.T, cs *mcp.ClientSession) []string {
+	return names(t, cs.Resources(context.Background(), nil), func(r *mcp.Resource) string { return r.URI })
 }
 
 func templateURIs(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	var out []string
-	for r, err := range cs.ResourceTemplates(context.Background(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r.URITemplate)
-	}
-	return out
+	return names(t, cs.ResourceTemplates(context.Background(), nil), func(r *mcp.ResourceTemplate) string { return r.URITemplate })
 }
 
 func promptNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	var out []string
-	for p, err := range cs.Prompts(context.Background(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p.Name)
-	}
-	return out
+	return names(t, cs.Prompts(context.Background(), nil), func(p *mcp.Prompt) string { return p.Name })
 }
 
 func readText(t *testing.T, cs *mcp.ClientSession, uri string) (string, string) {

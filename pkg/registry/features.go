@@ -310,13 +310,7 @@ func buildFeatures(revision uint64, layers map[LayerID]feature.Set, log *slog.Lo
 		return s.templates[i].Template.URITemplate < s.templates[j].Template.URITemplate
 	})
 	sort.Slice(s.prompts, func(i, j int) bool { return s.prompts[i].Prompt.Name < s.prompts[j].Prompt.Name })
-	sort.Slice(s.shadowed, func(i, j int) bool {
-		a, b := s.shadowed[i], s.shadowed[j]
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.Hidden.less(b.Hidden)
-	})
+	sortShadows(s.shadowed)
 	return s
 }
 

@@ -125,17 +125,7 @@ func (s *Source) relistFeatures(sess *session) {
 	stop := context.AfterFunc(s.closeCtx, cancel)
 	defer stop()
 	set := s.listFeatures(ctx, sess)
-	s.pubMu.Lock()
-	defer s.pubMu.Unlock()
-	s.mu.Lock()
-	stale := s.closed || s.sess != sess
-	s.mu.Unlock()
-	if stale {
-		return
-	}
-	if err := s.features.pub.ReplaceFeatures(s.id, set); err != nil {
-		s.log.Warn("MCP features could not be published", "error", err)
-	}
+	s.publishFor(sess, func() error { return s.features.pub.ReplaceFeatures(s.id, set) }, "MCP features could not be published")
 }
 
 // listFeatures lists what the server's capabilities say it has.

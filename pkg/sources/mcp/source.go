@@ -415,19 +415,29 @@ func (s *Source) relist(sess *session) {
 		return
 	}
 	tools := s.buildTools(list)
+	if s.publishFor(sess, func() error { return s.pub.Replace(s.id, tools) }, "MCP tools could not be published") {
+		s.log.Info("MCP tools changed", "tools", len(tools))
+	}
+}
+
+// publishFor publishes a re-listing of sess, unless sess is no longer the
+// source's (a restart overtook it) or the source closed; it reports
+// whether it published. Publishes are serialised by pubMu, so a re-list
+// never overtakes a restart.
+func (s *Source) publishFor(sess *session, publish func() error, failure string) bool {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 	s.mu.Lock()
 	stale := s.closed || s.sess != sess
 	s.mu.Unlock()
 	if stale {
-		return
+		return false
 	}
-	if err := s.pub.Replace(s.id, tools); err != nil {
-		s.log.Warn("MCP tools could not be published", "error", err)
-		return
+	if err := publish(); err != nil {
+		s.log.Warn(failure, "error", err)
+		return false
 	}
-	s.log.Info("MCP tools changed", "tools", len(tools))
+	return true
 }
 
 // Close stops the server: the child's process group is killed (after the
