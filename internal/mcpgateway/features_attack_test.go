@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
@@ -33,7 +34,7 @@ func TestAttackAliasOfAResource(t *testing.T) {
 	}
 	restricted := f.connect(t, restrictedToken, "2025-11-25", nil)
 	_, err = restricted.ReadResource(ctx, &mcp.ReadResourceParams{URI: "toolnexus://beta/file:///beta.bin"})
-	if wireCode(err) != mcp.CodeResourceNotFound {
+	if wireCode(err) != jsonrpc.CodeInvalidParams {
 		t.Errorf("restricted token read a hidden resource by its alias: %v, want not found", err)
 	}
 	if f.beta.Reads(forbidden) != 0 || f.beta.Reads("file:///beta.bin") != 0 {
@@ -51,7 +52,7 @@ func TestAttackCraftedURIs(t *testing.T) {
 	for _, uri := range []string{"toolnexus://alpha/file:///etc/passwd", "toolnexus://nosuch/file:///shared.txt", "toolnexus://alpha",
 		"toolnexus://", "file:///docs/../../etc/passwd", "toolnexus://alpha/toolnexus://beta/file:///shared.txt"} {
 		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
-		if wireCode(err) != mcp.CodeResourceNotFound {
+		if wireCode(err) != jsonrpc.CodeInvalidParams {
 			t.Errorf("read %s: %v, want not found", uri, err)
 		}
 	}
@@ -79,7 +80,7 @@ func TestAttackUpstreamHandsOutAnotherServersURI(t *testing.T) {
 	if uri != "toolnexus://alpha/beta://only" {
 		t.Fatalf("alpha's embedded beta://only is served as %s, want toolnexus://alpha/beta://only", uri)
 	}
-	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); wireCode(err) != mcp.CodeResourceNotFound {
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); wireCode(err) != jsonrpc.CodeInvalidParams {
 		t.Errorf("read %s: %v, want not found (alpha has no such resource)", uri, err)
 	}
 	if slices.Contains(resourceURIs(t, cs), "toolnexus://alpha/toolnexus://beta/file:///beta.bin") ||

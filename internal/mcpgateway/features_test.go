@@ -273,7 +273,7 @@ func TestFeaturesHiddenFromARestrictedToken(t *testing.T) {
 		if hidden == nil || unknown == nil || strings.ReplaceAll(hidden.Error(), uri, "X") != strings.ReplaceAll(unknown.Error(), uri+"-no-such", "X") {
 			t.Errorf("read hidden %s: %v; unknown: %v (must read the same)", uri, hidden, unknown)
 		}
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); wireCode(err) != mcp.CodeResourceNotFound {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); wireCode(err) != jsonrpc.CodeInvalidParams {
 			t.Errorf("subscribe to hidden %s: %v, want resource not found", uri, err)
 		}
 	}
