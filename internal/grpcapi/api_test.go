@@ -44,14 +44,14 @@ func reportTool() tool.Tool {
 	}, tool.WithInputSchema(json.RawMessage(`{"type":"object"}`))))
 }
 
-func startFront(t *testing.T, cfgJSON string) *front {
+func startFront(t testing.TB, cfgJSON string) *front {
 	t.Helper()
 	return startFrontReloading(t, cfgJSON, "")
 }
 
 // startFrontReloading is startFront whose SourceService.Reload applies
 // reloadJSON (config.Parse refusing it fails the reload, as a bad file does).
-func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
+func startFrontReloading(t testing.TB, cfgJSON, reloadJSON string) *front {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(cfgJSON), "", dir)

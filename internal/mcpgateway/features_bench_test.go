@@ -54,12 +54,14 @@ func BenchmarkReadResource1MiB(b *testing.B) {
 			}
 			defer cs.Close()
 			b.SetBytes(size)
+			cpu := testutil.CPUTime()
 			for b.Loop() {
 				res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file:///big.bin"})
 				if err != nil || len(res.Contents) != 1 || len(res.Contents[0].Blob) != size {
 					b.Fatalf("read: %v", err)
 				}
 			}
+			testutil.CPUPerOp(b, cpu)
 		})
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -173,4 +175,20 @@ forbid(principal, action == Action::"read", resource == Resource::%q);
 	    {"name": "full", "token": %q},
 	    {"name": "restricted", "token": %q, "tools": ["beta_*"], "resources": ["beta://*", "server:alpha"], "prompts": ["beta_*"]}]},
 	  "policy": {"files": [%q]}%s}`, alpha.URL, beta.URL, FeatureFullToken, FeatureRestrictedToken, pol, extra))
+}
+
+// CPUPerOp reports the process's CPU time (user and system, every
+// goroutine: client, toolnexus and upstream alike when all run in the
+// test) per iteration as "cpu-ms/op": unlike wall time, it does not move
+// with what else the machine runs. Call it after the loop with the CPU time
+// CPUTime returned before it.
+func CPUPerOp(b *testing.B, before time.Duration) {
+	b.ReportMetric(float64(CPUTime()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+// CPUTime is the process's CPU time so far.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
