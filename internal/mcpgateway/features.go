@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/registry"
@@ -213,9 +214,15 @@ func annotationsOf(a *feature.Annotations) *mcp.Annotations {
 	return out
 }
 
-// featureCall is who sends req, through this door.
-func (g *Gateway) featureCall(req mcp.Request) core.FeatureCall {
-	fc := core.FeatureCall{Caller: callerFrom(req.GetExtra()), Protocol: core.ProtocolMCP, Door: &g.feat.door}
+// featureCall is who sends req, through this door. A request the SDK
+// makes itself (the subscriptions of a 2026-07-28 subscriptions/listen)
+// carries no token: its caller is the one the bearer check put in ctx.
+func (g *Gateway) featureCall(ctx context.Context, req mcp.Request) core.FeatureCall {
+	caller := callerFrom(req.GetExtra())
+	if caller == nil {
+		caller = auth.From(ctx)
+	}
+	fc := core.FeatureCall{Caller: caller, Protocol: core.ProtocolMCP, Door: &g.feat.door}
 	if extra := req.GetExtra(); extra != nil {
 		fc.Session = extra.Header.Get(SessionHeader)
 	}
@@ -249,7 +256,7 @@ func (g *Gateway) filterFeatures(next mcp.MethodHandler) mcp.MethodHandler {
 			})
 			res = &out
 		}
-		fc := g.featureCall(req)
+		fc := g.featureCall(ctx, req)
 		if !fc.Caller.RestrictedFeatures() {
 			return res, nil
 		}
@@ -286,7 +293,7 @@ func serverOf(m mcp.Meta) registry.LayerID {
 // readResource answers resources/read through the core.
 func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	contents, err := g.core.ReadResource(ctx, g.featureCall(req), uri)
+	contents, err := g.core.ReadResource(ctx, g.featureCall(ctx, req), uri)
 	if err != nil {
 		return nil, featureWireError(err, uri)
 	}
@@ -306,7 +313,7 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 
 // getPrompt answers prompts/get through the core.
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	res, err := g.core.GetPrompt(ctx, g.featureCall(req), req.Params.Name, req.Params.Arguments)
+	res, err := g.core.GetPrompt(ctx, g.featureCall(ctx, req), req.Params.Name, req.Params.Arguments)
 	if err != nil {
 		return nil, featureWireError(err, "")
 	}
@@ -336,7 +343,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if p.Context != nil {
 		in.Context = p.Context.Arguments
 	}
-	res, err := g.core.Complete(ctx, g.featureCall(req), ref, in)
+	res, err := g.core.Complete(ctx, g.featureCall(ctx, req), ref, in)
 	if err != nil {
 		return nil, featureWireError(err, p.Ref.URI)
 	}
@@ -410,7 +417,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	}
 	s.mu.Unlock()
 	sub := &subscription{}
-	cancel, err := g.core.SubscribeResource(ctx, g.featureCall(req), uri, func(served string) { g.resourceChanged(sub, served) })
+	cancel, err := g.core.SubscribeResource(ctx, g.featureCall(ctx, req), uri, func(served string) { g.resourceChanged(sub, served) })
 	if err != nil {
 		return featureWireError(err, uri)
 	}

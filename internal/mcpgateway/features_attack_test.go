@@ -144,3 +144,22 @@ func TestAttackSubscriptionFlood(t *testing.T) {
 		t.Errorf("3000 updates reached the subscriber %d times in %v; at most %d rounds fit", n, time.Since(start), rounds)
 	}
 }
+
+// A 2026-07-28 client subscribes through subscriptions/listen, which the
+// SDK turns into subscriptions without the request's token: the caller's
+// allowlist still holds there. (The go-sdk client's Subscribe does not
+// wait for the listen's answer, so what shows is the upstream: a resource
+// the token may see is subscribed, the hidden one asked before it is not.)
+func TestAttackHiddenResourceThroughSubscriptionsListen(t *testing.T) {
+	t.Parallel()
+	f := startFeatureFixture(t, true, "")
+	cs := f.connect(t, restrictedToken, "", nil)
+	ctx := context.Background()
+	_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "file:///beta.bin"})
+	_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "alpha://only"})
+	waitFor(t, "the visible resource's subscription", func() bool { return f.alpha.Subscribed("alpha://only") == 1 })
+	time.Sleep(200 * time.Millisecond) // a bound for a late wrong subscription, not a timing assertion
+	if f.beta.Subscribed("file:///beta.bin") != 0 {
+		t.Error("the hidden resource's server was subscribed")
+	}
+}
