@@ -819,3 +819,4 @@ export const FeatureService: GenService<{
   },
 }> = /*@__PURE__*/
   serviceDesc(file_toolnexus_v1_feature_service, 0);
+
