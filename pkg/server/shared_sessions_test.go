@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -89,7 +90,7 @@ func startReplicaWithConfig(t *testing.T, testName, name, cfgText string) *repli
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.cmd.Start(); err != nil {
+	if err := testutil.StartTied(r.cmd); err != nil {
 		t.Fatal(err)
 	}
 	ready := make(chan struct{})
