@@ -61,6 +61,10 @@ type Options struct {
 	// an in-memory store when nil. A shared store lets any replica
 	// answer a call another suspended.
 	Suspended suspend.Store
+	// SourcesInBackground lets New return before the sources that reach
+	// an upstream (MCP, http, A2A) have connected; WaitSourcesStarted
+	// waits for them (engine.Options.StartInBackground).
+	SourcesInBackground bool
 }
 
 // Core is one running tool set.
@@ -135,7 +139,8 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c.exec.Compose(c.pipeline()...)
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
-		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
+		StartInBackground: opts.SourcesInBackground,
+		Egress:            engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
 	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
@@ -307,6 +312,11 @@ type SourceInfo struct {
 	ToolCount int
 	Shadowed  []string
 }
+
+// WaitSourcesStarted waits until the sources New left connecting in the
+// background (Options.SourcesInBackground) have connected or failed, or
+// ctx ends.
+func (c *Core) WaitSourcesStarted(ctx context.Context) error { return c.eng.WaitStarted(ctx) }
 
 // Sources reports every source instance, in precedence order.
 func (c *Core) Sources() []SourceInfo {
