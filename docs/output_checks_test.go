@@ -3,10 +3,7 @@ package docs_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -18,7 +15,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
 func init() {
@@ -85,25 +81,9 @@ func checkInvalidArguments(t *testing.T, doc string) {
 // served all the same).
 func oidcGateway(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "toolnexus.json")
-	if err := os.WriteFile(cfg, []byte(`{"builtins": false, "skills": [],
+	srv := serveConfig(t, t.TempDir(), `{"builtins": false, "skills": [],
 		"auth": {"oidc": {"issuer": "https://login.example.com/realms/agents", "audience": "https://tools.example.com/mcp", "requiredScopes": ["tools"]}},
-		"server": {"mcp": {"resource": "https://tools.example.com/mcp"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+		"server": {"mcp": {"resource": "https://tools.example.com/mcp"}}}`, true)
 	return "http://" + srv.MCPAddr().String()
 }
 

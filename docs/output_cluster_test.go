@@ -28,15 +28,19 @@ func init() {
 	outputChecks["cluster-reload"] = checkClusterReload
 }
 
-// serveConfig serves the config text cfg from dir until the test ends and
-// returns the server.
-func serveConfig(t *testing.T, dir, cfg string) *server.Server {
+// serveConfig serves the config text cfg from dir (and /mcp when mcp is
+// set) until the test ends and returns the server.
+func serveConfig(t *testing.T, dir, cfg string, mcp bool) *server.Server {
 	t.Helper()
 	path := filepath.Join(dir, "toolnexus.json")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{ConfigPath: path, Listen: "127.0.0.1:0", MetricsListen: "-",
+	mcpListen := "-"
+	if mcp {
+		mcpListen = "127.0.0.1:0"
+	}
+	srv, err := server.New(server.Options{ConfigPath: path, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: mcpListen,
 		Workspace: filepath.Join(dir, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +61,7 @@ func checkAuditLines(t *testing.T, doc string) {
 	dir := t.TempDir()
 	audit := filepath.Join(dir, "audit.log")
 	srv := serveConfig(t, dir, fmt.Sprintf(`{"builtins": false, "skills": [], "debug": true, "audit": {"path": %q},
-		"auth": {"tokens": [{"name": "agent-a", "token": "docs-audit-token-0123", "admin": true}]}}`, audit))
+		"auth": {"tokens": [{"name": "agent-a", "token": "docs-audit-token-0123", "admin": true}]}}`, audit), false)
 	conn, err := grpc.NewClient(srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +130,7 @@ func checkClusterReload(t *testing.T, doc string) {
 	var broken string
 	for i := range 3 {
 		dir := t.TempDir()
-		srv := serveConfig(t, dir, cfg)
+		srv := serveConfig(t, dir, cfg, false)
 		if i == 0 {
 			first = srv
 		}

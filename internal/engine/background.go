@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"sync"
+
+	"github.com/toolnexus/toolnexus/internal/waitctx"
 )
 
 // startingNote is the status of a source whose first start still runs
@@ -84,16 +86,4 @@ func (e *Engine) finishBehind(p planned, inst *instance, result <-chan error) {
 
 // WaitStarted waits until every first start left running behind the first
 // Apply (StartInBackground) has connected or failed, or ctx ends.
-func (e *Engine) WaitStarted(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		e.starting.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (e *Engine) WaitStarted(ctx context.Context) error { return waitctx.Group(ctx, &e.starting) }
