@@ -53,8 +53,8 @@ type ServerConfig struct {
 	// expanded at start; the child inherits nothing else from the server
 	// but PATH, HOME, the locale, TERM, TZ, USER and LOGNAME.
 	Environment map[string]string `json:"environment,omitempty"`
-	// EnvironmentKey is how the config spelled Environment ("env" or
-	// "environment"), so that a message about it names the key as written.
+	// EnvironmentKey is "env" when the config spelled Environment so
+	// ("" for "environment"), so that a message names the key as written.
 	EnvironmentKey string `json:"-"`
 	// Cwd is the child's working directory, relative to the config's directory.
 	Cwd string `json:"cwd,omitempty"`
@@ -204,7 +204,6 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 	if sc.Environment, err = parseEnvironment(name, fields, key); err != nil {
 		return sc, nil, err
 	}
-	sc.EnvironmentKey = "environment"
 	if _, ok := fields["env"]; ok {
 		sc.EnvironmentKey = "env"
 	}
