@@ -1,9 +1,12 @@
 package testutil
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -86,6 +89,31 @@ func (s *spawner) run() {
 				return
 			}
 			spawnMu.Unlock()
+		}
+	}
+}
+
+// KillSession sends SIGKILL to every process of the session sid (a
+// process started with Setsid leads the session of its pid): what it
+// started in process groups of its own — a server's stdio MCP servers —
+// included, which a kill of its group misses and which may outlive it (a
+// node server ignores its stdin closing).
+func KillSession(sid int) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		// pid (comm) state ppid pgrp session ...
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 3 && f[3] == strconv.Itoa(sid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }
