@@ -120,6 +120,31 @@ func mountedSecrets(t *testing.T, objs map[string]*yaml.Node) map[string]string 
 	return map[string]string{redisSecretMount: dir + "/"}
 }
 
+// replacePlaceholderPassword checks that the redis component's placeholder
+// password, as built, is refused by the start and by --check, naming the
+// key and the fix — an overlay applied as is must not run Redis behind a
+// password every reader of this repository knows — then writes a real
+// secret in its place, as the docs tell the operator to.
+func replacePlaceholderPassword(t *testing.T, opts server.Options, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != config.PlaceholderRedisPassword {
+		t.Fatalf("the redis component's Secret holds %d bytes, not the placeholder the server refuses", len(b))
+	}
+	if _, err := server.New(opts); err == nil || !strings.Contains(err.Error(), "cluster.redis.password: is the placeholder") {
+		t.Fatalf("the server started with the placeholder Redis password (err %v)", err)
+	}
+	if _, err := server.CheckReport(opts); err == nil || !strings.Contains(err.Error(), "cluster.redis.password") || !strings.Contains(err.Error(), "openssl rand") {
+		t.Fatalf("--check passed the placeholder Redis password (err %v)", err)
+	}
+	if err := os.WriteFile(file, []byte("a-long-random-test-secret-4b1d9"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type secretObject struct {
 	Data map[string]string `yaml:"data"`
 }
@@ -157,6 +182,9 @@ func builtConfig(t *testing.T, objs map[string]*yaml.Node) (*config.Config, serv
 		t.Fatal("the Deployment's args have no --config in the mounted ConfigMap")
 	}
 	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
+	if local, ok := secrets[redisSecretMount]; ok {
+		replacePlaceholderPassword(t, opts, filepath.Join(local, "password"))
+	}
 	cfg, err := config.LoadWith(opts.ConfigPath, config.Overrides{Patches: opts.ConfigPatches})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@
 # nginx). Ctrl-C stops everything it started.
 #
 #   make cluster-demo            # or: deploy/local/cluster-demo.sh BIN_DIR
-#   toolnexus --addr 127.0.0.1:50050 --token demo-token-0123456789 tools
+#   toolnexus --addr 127.0.0.1:50050 --token demo-token-0123456789 list
 #   toolnexus --addr 127.0.0.1:50050 --token demo-token-0123456789 reload   # "replicas: 3 of 3 applied"
 #   MCP: http://127.0.0.1:8080/mcp (Authorization: Bearer demo-token-0123456789)
 set -euo pipefail

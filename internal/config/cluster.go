@@ -130,6 +130,9 @@ func parseRedis(raw json.RawMessage) (Redis, error) {
 	if out.Password, err = expandSecret("cluster.redis.password", r.Password); err != nil {
 		return out, err
 	}
+	if out.Password == PlaceholderRedisPassword {
+		return out, keyErr("cluster.redis.password", "is the placeholder the Kustomize component deploy/kubernetes/components/redis ships (%q), which anyone who read this repository knows; replace it in the toolnexus-redis Secret with a long random secret (kubectl create secret generic toolnexus-redis --from-literal=password=\"$(openssl rand -hex 32)\" --dry-run=client -o yaml | kubectl apply -f -), then restart Redis and the replicas", PlaceholderRedisPassword)
+	}
 	if out.SentinelPassword, err = expandSecret("cluster.redis.sentinelPassword", r.SentinelPassword); err != nil {
 		return out, err
 	}
@@ -196,6 +199,11 @@ func checkRedisWhere(out *Redis, rawURL string, addrs []string) error {
 
 // expandSecret expands ${VAR} and ${file:/path} in a secret value; the
 // error names the key and the reference, never a value.
+// PlaceholderRedisPassword is the password the redis Kustomize component's
+// Secret generator ships; a server refuses to start with it (and --check
+// says so), so the placeholder never guards a real deployment's Redis.
+const PlaceholderRedisPassword = "change-me-to-a-long-random-secret"
+
 func expandSecret(key, v string) (string, error) {
 	out, err := sources.ExpandEnv(v)
 	if err != nil {

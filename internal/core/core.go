@@ -66,6 +66,10 @@ type Options struct {
 	// (StepObserve, StepView...), in order: a test's way to show that a
 	// door skips none. Nil costs a call nothing.
 	OnStep func(ctx context.Context, step string, call Call)
+	// SourcesInBackground lets New return before the sources that reach
+	// an upstream (MCP, http, A2A) have connected; WaitSourcesStarted
+	// waits for them (engine.Options.StartInBackground).
+	SourcesInBackground bool
 }
 
 // Core is one running tool set.
@@ -153,8 +157,9 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	c.handler = c.compose(opts.OnStep)
 	c.served.Store(newServed(cfg.Server.MCP))
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
-		Egress:   engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
-		Features: c.features, ResourceUpdated: c.resourceUpdated})
+		StartInBackground: opts.SourcesInBackground,
+		Egress:            engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
+		Features:          c.features, ResourceUpdated: c.resourceUpdated})
 	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
@@ -331,6 +336,11 @@ type SourceInfo struct {
 	// (sources.Status), for tool search.
 	Title, Description string
 }
+
+// WaitSourcesStarted waits until the sources New left connecting in the
+// background (Options.SourcesInBackground) have connected or failed, or
+// ctx ends.
+func (c *Core) WaitSourcesStarted(ctx context.Context) error { return c.eng.WaitStarted(ctx) }
 
 // Sources reports every source instance, in precedence order.
 func (c *Core) Sources() []SourceInfo {

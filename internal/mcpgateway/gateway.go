@@ -673,6 +673,9 @@ func (g *Gateway) serveSDK(h, modern http.Handler, w http.ResponseWriter, r *htt
 		modern.ServeHTTP(w, r)
 		return
 	}
+	if refuseModernWithoutHeader(w, r) {
+		return
+	}
 	if g.stateless {
 		var ok bool
 		if r, ok = g.statelessSession(w, r); !ok {

@@ -23,7 +23,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// Entity types and the one action a policy can name.
+// Entity types and the actions a policy can name.
 const (
 	TypePrincipal = "Principal"
 	TypeGroup     = "Group"

@@ -109,7 +109,7 @@ func (r *RedisServer) start() error {
 		return err
 	}
 	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
+	if err := StartTied(cmd); err != nil { // gone with the test binary even when no cleanup runs
 		return fmt.Errorf("starting redis-server: %w", err)
 	}
 	exited := make(chan struct{})
@@ -157,4 +157,14 @@ func (r *RedisServer) Kill() {
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-exited
+}
+
+// Pid is the running server's process id (0 while it is stopped).
+func (r *RedisServer) Pid() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
 }

@@ -203,6 +203,12 @@ func checkSummary(cfg *config.Config) []string {
 	for _, id := range sortedNames(cfg.Agents) {
 		src = append(src, "a2a "+id)
 	}
+	if cfg.CodeMode.Enabled {
+		src = append(src, "code mode (run_code, describe_tools)")
+	}
+	if cfg.Debug {
+		src = append(src, "debug tools")
+	}
 	ident := "none (every caller is anonymous)"
 	if cfg.Auth.Enabled() {
 		var parts []string

@@ -36,8 +36,11 @@ func TestCheckResolvesEveryReference(t *testing.T) {
 		{"a token exchange secret in a file that does not exist",
 			`{"mcpServers": {"remote": {"url": "https://mcp.example.test/mcp", "tokenExchange": {"tokenUrl": "https://idp.example.test/token", "clientId": "tn", "clientSecret": "${file:/nonexistent/secret}", "audience": "up"}}}}`,
 			"mcpServers.remote.tokenExchange.clientSecret", "${file:/nonexistent/secret}"},
-		{"an MCP server's environment",
+		{"an MCP server's env",
 			`{"mcpServers": {"local": {"command": "srv", "env": {"API_KEY": "${TOOLNEXUS_CHECK_UNSET_KEY}"}}}}`,
+			"mcpServers.local.env.API_KEY", "${TOOLNEXUS_CHECK_UNSET_KEY}"},
+		{"an MCP server's environment",
+			`{"mcpServers": {"local": {"command": "srv", "environment": {"API_KEY": "${TOOLNEXUS_CHECK_UNSET_KEY}"}}}}`,
 			"mcpServers.local.environment.API_KEY", "${TOOLNEXUS_CHECK_UNSET_KEY}"},
 		{"an agent's header",
 			`{"agents": {"rev": {"card": "https://a.example.test/card.json", "headers": {"X-Key": "${TOOLNEXUS_CHECK_UNSET}"}}}}`,
@@ -156,6 +159,28 @@ func TestCheckSummary(t *testing.T) {
 	}
 	if strings.Contains(got, "t0k3n") {
 		t.Fatal("the summary shows a token")
+	}
+	if strings.Contains(got, "debug") || strings.Contains(got, "code mode") {
+		t.Errorf("the summary names sources this config does not serve:\n%s", got)
+	}
+}
+
+// The summary names the debug tools and code mode when they are on (the
+// flag counts as the config does), and --check warns that sandbox.mode
+// "off" gives commands the server's authority.
+func TestCheckSummaryNamesDebugCodeModeAndSandboxOff(t *testing.T) {
+	t.Parallel()
+	dir, write := checkDir(t)
+	r, err := server.CheckReport(server.Options{ConfigPath: write("on.json", `{"builtins": false, "skills": [],
+		"codeMode": {"enabled": true}, "sandbox": {"mode": "off"}}`), Workspace: filepath.Join(dir, "ws"), Debug: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Summary, "\n"); !strings.Contains(got, "sources: code mode (run_code, describe_tools), debug tools") {
+		t.Errorf("summary:\n%s", got)
+	}
+	if got := strings.Join(r.Warnings, "\n"); !strings.Contains(got, `sandbox.mode: "off": every command a model starts`) {
+		t.Errorf("no warning about sandbox.mode off:\n%s", got)
 	}
 }
 

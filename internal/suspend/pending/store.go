@@ -292,6 +292,12 @@ type Answering struct {
 	// Restore makes the Resumer of a portable request from its Entry
 	// (State); nil for a source that opens none.
 	Restore func(e *Entry) (Resumer, error)
+	// Kind, when set, lets an answer without an id find its request by
+	// the call alone: the open request of this kind bound to the same
+	// caller, session, tool and arguments. A kind whose call opens at
+	// most one request at a time (a question) sets it; a person then
+	// answers by repeating the call with the answer, no id to copy.
+	Kind string
 }
 
 // Answer resumes the call that call.Answer answers and returns what it
@@ -299,7 +305,7 @@ type Answering struct {
 // by another replica is forwarded there (Forward), a portable one is
 // restored here; a refusal is an is_error result saying why.
 func (s *Store) Answer(ctx context.Context, call tool.Call, a Answering) tool.Result {
-	e, err := s.peek(ctx, call, call.Answer.ID)
+	e, err := s.peek(ctx, call, s.answered(ctx, call, a.Kind))
 	if errors.Is(err, ErrElsewhere) {
 		return s.Forward(ctx, call, err, a.Label, a.Meta)
 	}
@@ -316,6 +322,23 @@ func (s *Store) Answer(ctx context.Context, call tool.Call, a Answering) tool.Re
 		return tool.Failure(a.Label+": "+ErrUnknown.Error(), a.Meta)
 	}
 	return r.Resume(ctx, e, call)
+}
+
+// answered is the id call.Answer answers: its own, or without one the
+// open request of kind bound to exactly call ("" when none: unknown).
+func (s *Store) answered(ctx context.Context, call tool.Call, kind string) string {
+	if id := call.Answer.ID; id != "" || kind == "" {
+		return id
+	}
+	b, err := Binding(call)
+	if err != nil {
+		return ""
+	}
+	got, err := s.s.Lookup(ctx, suspend.Kind(kind), b)
+	if err != nil {
+		return ""
+	}
+	return got.ID
 }
 
 // Deliver hands the answer to the waiter and closes the entry. It fails

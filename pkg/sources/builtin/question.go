@@ -32,7 +32,7 @@ type questionArgs struct {
 // same call asking again while it is open gets the same entry back.
 func (t *toolset) question(ctx context.Context, c tool.Call) tool.Result {
 	if c.Answer != nil {
-		return t.pending.Answer(ctx, c, pending.Answering{Label: "question", Restore: restoreQuestion})
+		return t.pending.Answer(ctx, c, pending.Answering{Label: "question", Kind: "question", Restore: restoreQuestion})
 	}
 	var a questionArgs
 	if r := decodeArgs("question", c, &a); r != nil {
