@@ -127,7 +127,10 @@ type Filter struct {
 
 // Store keeps suspended calls. Every method is safe for concurrent use;
 // each state change is atomic (two resolutions of one entry: one wins,
-// the other gets ErrAlreadyAnswered).
+// the other gets ErrAlreadyAnswered). A store that lives across the
+// network fails every method with an error wrapping ErrUnavailable while
+// it cannot be reached, never with ErrUnknown or ErrExpired: the entry is
+// still there, and the caller is told to retry, not to start over.
 type Store interface {
 	// Create adds a pending entry (or returns the open one it reuses),
 	// refusing with ErrCapped past a cap.
@@ -146,7 +149,9 @@ type Store interface {
 	Claim(ctx context.Context, id string, b Binding) (Entry, error)
 	// Wait blocks until the entry leaves Pending (resolved, expired or
 	// withdrawn) and returns it, or returns ctx's error. ErrUnknown for
-	// an id not held.
+	// an id not held. An outage does not end a wait: it goes on until
+	// ctx ends, or fails with ErrUnavailable once the entry's deadline
+	// passed while the store could not be reached.
 	Wait(ctx context.Context, id string) (Entry, error)
 	// List is the entries matching f, newest first.
 	List(ctx context.Context, f Filter) ([]Entry, error)
@@ -166,6 +171,7 @@ var (
 	ErrDenied          = errors.New("the approval was denied")
 	ErrClaimed         = errors.New("the approval was already used: it runs its call once")
 	ErrInvalid         = errors.New("invalid request to the suspended-call store")
+	ErrUnavailable     = errors.New("the suspended-call store is unavailable; retry later")
 )
 
 // CapError says which cap refused a Create; errors.Is(err, ErrCapped).

@@ -158,3 +158,45 @@ func TestA2AInputAnsweredOnAnotherReplica(t *testing.T) {
 		t.Fatalf("answered on the other replica: %v", r)
 	}
 }
+
+// Redis paused (SIGSTOP: its connections stay open, nothing answers)
+// while an elicitation waits: an answer given on either replica is told
+// the store cannot be reached and to retry — not that the request is
+// unknown or expired, which would have the caller start over — and the
+// same answer works once Redis goes on (SIGCONT).
+func TestAnswerWhileRedisIsPausedIsToldToRetry(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartRedis(t)
+	owner, other := elicitReplicas(t, srv)
+	onOwner := pb.NewRegistryServiceClient(dialGRPC(t, owner.grpc))
+	onOther := pb.NewRegistryServiceClient(dialGRPC(t, other.grpc))
+	p := pendingOf(t, execOn(t, onOwner, `{}`, nil), "elicitation")
+	answer := &pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, map[string]any{"name": "Ada Lovelace", "integer": 7})}
+
+	srv.Pause()
+	for _, at := range []struct {
+		name string
+		c    pb.RegistryServiceClient
+	}{{"owner", onOwner}, {"other", onOther}, {"owner again", onOwner}} {
+		r := execOn(t, at.c, `{}`, answer)
+		text := r.GetOutput()
+		if !r.GetIsError() || !strings.Contains(text, "retry later") ||
+			strings.Contains(text, "no pending request") || strings.Contains(text, "expired") || strings.Contains(text, "call the tool again") {
+			t.Fatalf("answer on the %s while Redis is paused: %v", at.name, r)
+		}
+		t.Logf("answer on the %s while Redis is paused: %s", at.name, text)
+	}
+	srv.Resume()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		r := execOn(t, onOwner, `{}`, answer)
+		if !r.GetIsError() && strings.Contains(r.GetOutput(), "- Name: Ada Lovelace") {
+			break
+		}
+		if !strings.Contains(r.GetOutput(), "retry later") || time.Now().After(deadline) {
+			t.Fatalf("the answer once Redis is back: %v\nowner log:\n%s", r, owner.logText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

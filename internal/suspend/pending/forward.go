@@ -124,7 +124,7 @@ func (s *Store) ServeForwarded(ctx context.Context, req []byte) []byte {
 }
 
 func (s *Store) resumeForwarded(ctx context.Context, call tool.Call) tool.Result {
-	e, err := s.Peek(call, call.Answer.ID)
+	e, err := s.Peek(ctx, call, call.Answer.ID)
 	if errors.Is(err, ErrElsewhere) {
 		err = ErrUnknown // forwarded once only: never on to a third replica
 	}

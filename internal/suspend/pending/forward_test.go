@@ -36,12 +36,12 @@ func (r remote) Forward(ctx context.Context, owner string, req []byte) ([]byte, 
 // the call does next (here: the answer, said back).
 type answerer struct{ store **pending.Store }
 
-func (a answerer) ResumeForwarded(_ context.Context, c tool.Call) tool.Result {
-	e, err := (*a.store).Peek(c, c.Answer.ID)
+func (a answerer) ResumeForwarded(ctx context.Context, c tool.Call) tool.Result {
+	e, err := (*a.store).Peek(ctx, c, c.Answer.ID)
 	if err != nil {
 		return tool.Failure(err.Error(), nil)
 	}
-	if err := e.Deliver(*c.Answer); err != nil {
+	if err := e.Deliver(ctx, *c.Answer); err != nil {
 		return tool.Failure(err.Error(), nil)
 	}
 	return tool.Result{Output: fmt.Sprint("answered: ", c.Answer.Data), Metadata: map[string]any{"by": "owner"}}
@@ -56,7 +56,7 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	a.SetRemote(remote{"a", all})
 	b.SetRemote(remote{"b", all})
 	forward := func(c tool.Call) tool.Result {
-		_, err := b.Peek(c, c.Answer.ID)
+		_, err := b.Peek(t.Context(), c, c.Answer.ID)
 		return b.Forward(context.Background(), c, err, "t", nil)
 	}
 	answered := func(c tool.Call, id string, data any) tool.Call {
@@ -64,7 +64,7 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 		return c
 	}
 
-	e, err := a.Open(call("p", "s", `{"x": 1}`), "elicitation", answerer{&a}, nil)
+	e, err := a.Open(t.Context(), call("p", "s", `{"x": 1}`), "elicitation", answerer{&a}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +88,11 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	}
 
 	t.Run("owner gone", func(t *testing.T) {
-		e, err := a.Open(call("p", "s", `{}`), "elicitation", answerer{&a}, nil)
+		e, err := a.Open(t.Context(), call("p", "s", `{}`), "elicitation", answerer{&a}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer e.Withdraw()
+		defer e.Withdraw(t.Context())
 		delete(all, "a")
 		r := forward(answered(call("p", "s", `{}`), e.ID, "late"))
 		if !r.IsError || !strings.Contains(r.Output, "replica holding this pending request is gone") || !strings.Contains(r.Output, "call the tool again") {
@@ -122,17 +122,17 @@ func TestForwardedAnswerKeepsTheCallersDeadline(t *testing.T) {
 	all["a"], all["b"] = a, b
 	a.SetRemote(remote{"a", all})
 	b.SetRemote(remote{"b", all})
-	e, err := a.Open(call("p", "s", `{}`), "elicitation", deadlineSeer{}, nil)
+	e, err := a.Open(t.Context(), call("p", "s", `{}`), "elicitation", deadlineSeer{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Withdraw()
+	defer e.Withdraw(t.Context())
 	c := call("p", "s", `{}`)
 	c.Answer = &tool.Answer{ID: e.ID, OK: true}
 	deadline := time.Now().Add(time.Minute)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	_, perr := b.Peek(c, e.ID)
+	_, perr := b.Peek(t.Context(), c, e.ID)
 	r := b.Forward(ctx, c, perr, "t", nil)
 	if r.IsError || r.Output != deadline.UTC().Format(time.RFC3339Nano) {
 		t.Fatalf("owner resumed under %q, want the caller's deadline %v", r.Output, deadline.UTC())

@@ -131,14 +131,14 @@ func Binding(call tool.Call) (suspend.Binding, error) {
 
 // Open registers a request for the call and starts its deadline. onExpire,
 // when not nil, runs once if the deadline passes unanswered (the waiter is
-// released first).
-func (s *Store) Open(call tool.Call, kind string, resume any, onExpire func()) (*Entry, error) {
+// released first). ctx is the opener's: it bounds the store's operation,
+// and its values (not its end) carry to the deadline's check.
+func (s *Store) Open(ctx context.Context, call tool.Call, kind string, resume any, onExpire func()) (*Entry, error) {
 	b, err := Binding(call)
 	if err != nil {
 		return nil, err
 	}
 	l := s.Limits()
-	ctx := context.Background() // the in-memory store does not block; a shared one bounds its own calls
 	req := suspend.Request{Kind: suspend.Kind(kind), Binding: b, TTL: l.Timeout, MaxPerPrincipal: l.MaxPerPrincipal}
 	if s.remote != nil {
 		req.Data = []byte(s.remote.Replica()) // where an answer arriving elsewhere is forwarded
@@ -152,11 +152,17 @@ func (s *Store) Open(call tool.Call, kind string, resume any, onExpire func()) (
 	}
 	e := &Entry{ID: se.ID, Kind: kind, ExpiresAt: se.ExpiresAt, Resume: resume, owner: call.Owner, bind: b, store: s}
 	// The store decides expiry; this timer only forgets this process's
-	// side and tells the opener, once the deadline has passed.
+	// side and tells the opener, once the deadline has passed. It runs
+	// after the opener's call returned, so it keeps ctx's values only.
+	later := context.WithoutCancel(ctx)
 	s.mu.Lock()
 	s.open[e.ID] = e
 	e.timer = time.AfterFunc(time.Until(se.ExpiresAt), func() {
-		if got, err := s.s.Get(ctx, e.ID); err == nil && got.State == suspend.Expired && s.forget(e) && onExpire != nil {
+		// A store that cannot be reached cannot say; the deadline has
+		// passed here, so nobody can have answered since it went away.
+		got, err := s.s.Get(later, e.ID)
+		expired := (err == nil && got.State == suspend.Expired) || errors.Is(err, suspend.ErrUnavailable)
+		if expired && s.forget(e) && onExpire != nil {
 			onExpire()
 		}
 	})
@@ -166,9 +172,15 @@ func (s *Store) Open(call tool.Call, kind string, resume any, onExpire func()) (
 
 // Peek finds the entry an answer is for, checking that the call resuming
 // it is the one that suspended: same owner (anyone else is told the id is
-// unknown, so ids cannot be probed), same tool, same arguments.
-func (s *Store) Peek(call tool.Call, id string) (*Entry, error) {
-	got, err := s.s.Get(context.Background(), id)
+// unknown, so ids cannot be probed), same tool, same arguments. A store
+// that cannot be reached is an error wrapping suspend.ErrUnavailable: the
+// request may well be open, so the caller is told to retry, not that it
+// is unknown.
+func (s *Store) Peek(ctx context.Context, call tool.Call, id string) (*Entry, error) {
+	got, err := s.s.Get(ctx, id)
+	if errors.Is(err, suspend.ErrUnavailable) {
+		return nil, err
+	}
 	if err != nil || got.Principal != call.Owner.Principal || got.Session != call.Owner.Session || got.Kind == suspend.KindApproval {
 		return nil, ErrUnknown
 	}
@@ -193,17 +205,22 @@ func (s *Store) Peek(call tool.Call, id string) (*Entry, error) {
 // Owns reports whether the store holds id as an open request bound to
 // exactly call: an answer to it resumes a call that already passed every
 // check before it suspended.
-func (s *Store) Owns(call tool.Call, id string) bool {
-	_, err := s.Peek(call, id)
+func (s *Store) Owns(ctx context.Context, call tool.Call, id string) bool {
+	_, err := s.Peek(ctx, call, id)
 	return err == nil
 }
 
 // Deliver hands the answer to the waiter and closes the entry. It fails
-// with ErrExpired when the deadline (or a withdrawal) won the race.
-func (e *Entry) Deliver(a tool.Answer) error {
+// with ErrExpired when the deadline (or a withdrawal) won the race, and
+// with the store's error wrapping suspend.ErrUnavailable when the store
+// cannot be reached (the request stays open: retry).
+func (e *Entry) Deliver(ctx context.Context, a tool.Answer) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, err := e.store.s.Resolve(context.Background(), e.ID, suspend.Resolution{To: suspend.Answered, By: e.owner.Principal, Require: &e.bind}); err != nil {
+	if _, err := e.store.s.Resolve(ctx, e.ID, suspend.Resolution{To: suspend.Answered, By: e.owner.Principal, Require: &e.bind}); err != nil {
+		if errors.Is(err, suspend.ErrUnavailable) {
+			return err
+		}
 		return ErrExpired
 	}
 	e.answer = a
@@ -217,7 +234,8 @@ func (e *Entry) Deliver(a tool.Answer) error {
 func (e *Entry) Wait(ctx context.Context) (a tool.Answer, ok bool) {
 	got, err := e.store.s.Wait(ctx, e.ID)
 	if err != nil {
-		e.Withdraw()
+		// ctx may be over: the withdrawal keeps only its values.
+		e.Withdraw(context.WithoutCancel(ctx))
 		return tool.Answer{}, false
 	}
 	if got.State != suspend.Answered {
@@ -230,9 +248,10 @@ func (e *Entry) Wait(ctx context.Context) (a tool.Answer, ok bool) {
 
 // Withdraw closes the entry without an answer (its opener is going away)
 // and stops its deadline; a later answer is told the id is unknown. It
-// reports whether the entry was still open.
-func (e *Entry) Withdraw() bool {
-	ok, _ := e.store.s.Withdraw(context.Background(), e.ID) // the in-memory store does not fail
+// reports whether the entry was still open. A store that cannot be
+// reached keeps the entry until its deadline; this process forgets it now.
+func (e *Entry) Withdraw(ctx context.Context) bool {
+	ok, _ := e.store.s.Withdraw(ctx, e.ID)
 	e.store.forget(e)
 	return ok
 }

@@ -34,7 +34,17 @@ type (
 
 // ErrUnavailable refuses every operation while the shared store cannot
 // be reached: a call that needs an approval or an answer fails closed.
-var ErrUnavailable = errors.New("the shared store of suspended calls (cluster.redis) cannot be reached, so calls that need an approval or an answer are refused until it is back; retry later")
+// It is suspend.ErrUnavailable (errors.Is holds) in words that name
+// cluster.redis.
+var ErrUnavailable error = unavailable{}
+
+type unavailable struct{}
+
+func (unavailable) Error() string {
+	return "the shared store of suspended calls (cluster.redis) cannot be reached, so calls that need an approval or an answer are refused until it is back; retry later"
+}
+
+func (unavailable) Is(target error) bool { return target == suspend.ErrUnavailable }
 
 // redisHistory is how long an entry stays readable after it can no
 // longer be answered, so a late answer is told what happened.
@@ -43,6 +53,10 @@ const redisHistory = time.Hour
 // redisPoll bounds a Wait between checks, in case a wake-up was lost
 // while the subscription reconnected.
 const redisPoll = 2 * time.Second
+
+// redisOutagePoll is how often a Wait looks again while Redis cannot be
+// reached.
+const redisOutagePoll = 250 * time.Millisecond
 
 // Store is the suspend.Store every replica shares (cluster.redis): each entry is a
 // hash, each state change one Lua script run atomically on the server,
@@ -273,19 +287,33 @@ func (r *Redis) Claim(ctx context.Context, id string, b Binding) (Entry, error) 
 
 // Wait implements Store: it wakes on the resolution's publication from
 // any replica, at the entry's expiry, or every redisPoll in case a
-// publication was missed.
+// publication was missed. An outage does not end the wait: the entry is
+// still there, and a caller waiting on it (an upstream's request, a
+// streamed approval) should not give up because Redis blinked. It looks
+// again every redisOutagePoll until ctx ends, or fails with
+// ErrUnavailable once the entry's deadline has passed unseen.
 func (r *Redis) Wait(ctx context.Context, id string) (Entry, error) {
 	ch, stop := r.listen(id) // before the first read, so no wake-up falls between
 	defer stop()
+	var deadline time.Time // the entry's, as last read
 	for {
+		next := redisPoll
 		e, err := r.Get(ctx, id)
-		if err != nil {
+		switch {
+		case errors.Is(err, suspend.ErrUnavailable) && (deadline.IsZero() || time.Now().Before(deadline)):
+			next = redisOutagePoll
+			if !deadline.IsZero() {
+				next = min(next, max(time.Millisecond, time.Until(deadline)))
+			}
+		case err != nil:
 			return Entry{}, err
-		}
-		if e.State != suspend.Pending {
+		case e.State != suspend.Pending:
 			return e, nil
+		default:
+			deadline = e.ExpiresAt
+			next = min(next, max(time.Millisecond, time.Until(e.ExpiresAt)))
 		}
-		t := time.NewTimer(min(redisPoll, max(time.Millisecond, time.Until(e.ExpiresAt))))
+		t := time.NewTimer(next)
 		select {
 		case <-ch:
 		case <-t.C:

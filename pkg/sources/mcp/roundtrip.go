@@ -53,12 +53,12 @@ func (s *Source) callRoundTrip(ctx context.Context, sess *session, params *sdk.C
 		return s.finish(ctx, sess, name, res, err)
 	}
 	rt := &roundTrip{sess: sess, params: *params, rounds: 1}
-	return s.inputRequired(call, rt, res, name)
+	return s.inputRequired(ctx, call, rt, res, name)
 }
 
 // inputRequired turns an input_required result into the next pending
 // request (or a failure the caller can act on).
-func (s *Source) inputRequired(call tool.Call, rt *roundTrip, res *sdk.CallToolResult, name string) tool.Result {
+func (s *Source) inputRequired(ctx context.Context, call tool.Call, rt *roundTrip, res *sdk.CallToolResult, name string) tool.Result {
 	if !s.suspends() {
 		return tool.Failure(name+": the MCP server asked for input, but its config turns elicitation and sampling off (set elicitation or sampling to true to pass its requests on)", s.meta)
 	}
@@ -70,12 +70,12 @@ func (s *Source) inputRequired(call tool.Call, rt *roundTrip, res *sdk.CallToolR
 	}
 	rt.state, rt.requests, rt.responses = res.RequestState, res.InputRequests, sdk.InputResponseMap{}
 	call.Arguments = append([]byte(nil), call.Arguments...)
-	return s.askNext(call, rt, name)
+	return s.askNext(ctx, call, rt, name)
 }
 
 // askNext opens a pending entry for the first input request not answered
 // yet (in id order, so the caller sees a stable sequence).
-func (s *Source) askNext(call tool.Call, rt *roundTrip, name string) tool.Result {
+func (s *Source) askNext(ctx context.Context, call tool.Call, rt *roundTrip, name string) tool.Result {
 	ids := make([]string, 0, len(rt.requests))
 	for id := range rt.requests {
 		if _, done := rt.responses[id]; !done {
@@ -88,7 +88,7 @@ func (s *Source) askNext(call tool.Call, rt *roundTrip, name string) tool.Result
 		return tool.Failure(name+": the MCP server asked for input of a kind toolnexus does not pass on (only elicitation and sampling; roots are not offered)", s.meta)
 	}
 	rt.asking = ids[0]
-	e, err := s.pending.Open(call, p.Kind, rt, nil)
+	e, err := s.pending.Open(ctx, call, p.Kind, rt, nil)
 	if err != nil {
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
@@ -135,7 +135,7 @@ func (s *Source) resumeRoundTrip(ctx context.Context, call tool.Call, rt *roundT
 	}
 	rt.responses[rt.asking] = resp
 	if len(rt.responses) < len(rt.requests) {
-		return s.askNext(call, rt, name)
+		return s.askNext(ctx, call, rt, name)
 	}
 	sess := rt.sess
 	if live := s.live.Load(); s.callers == nil && live != nil {
@@ -150,7 +150,7 @@ func (s *Source) resumeRoundTrip(ctx context.Context, call tool.Call, rt *roundT
 		return s.finish(ctx, sess, name, res, err)
 	}
 	rt.rounds++
-	return s.inputRequired(call, rt, res, name)
+	return s.inputRequired(ctx, call, rt, res, name)
 }
 
 // inputResponse is the caller's answer as the upstream expects it.
@@ -179,7 +179,7 @@ func (s *Source) answerRoundTrip(ctx context.Context, call tool.Call, e *pending
 	if msg := checkAnswer(e, *call.Answer); msg != "" {
 		return tool.Failure(name+": "+msg, s.meta)
 	}
-	if err := e.Deliver(*call.Answer); err != nil {
+	if err := e.Deliver(ctx, *call.Answer); err != nil {
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
 	return s.resumeRoundTrip(ctx, call, rt, *call.Answer, name)

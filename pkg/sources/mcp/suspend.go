@@ -165,7 +165,7 @@ func (s *Source) await(ctx context.Context, f *flight, name string) tool.Result 
 // that does not match requestedSchema) is refused here instead, with the
 // request left open, so the caller can correct it.
 func (s *Source) resume(ctx context.Context, call tool.Call, name string) tool.Result {
-	e, err := s.pending.Peek(call, call.Answer.ID)
+	e, err := s.pending.Peek(ctx, call, call.Answer.ID)
 	if errors.Is(err, pending.ErrElsewhere) {
 		return s.pending.Forward(ctx, call, err, name, s.meta)
 	}
@@ -182,7 +182,7 @@ func (s *Source) resume(ctx context.Context, call tool.Call, name string) tool.R
 	if msg := checkAnswer(e, *call.Answer); msg != "" {
 		return tool.Failure(name+": "+msg, s.meta)
 	}
-	if err := e.Deliver(*call.Answer); err != nil {
+	if err := e.Deliver(ctx, *call.Answer); err != nil {
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
 	return s.await(ctx, f, name)
@@ -205,7 +205,7 @@ func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, c
 		return tool.Answer{}, false
 	}
 	defer sess.flights.release(f)
-	e, err := s.pending.Open(f.call, p.Kind, f, f.cancel)
+	e, err := s.pending.Open(ctx, f.call, p.Kind, f, f.cancel)
 	if err != nil {
 		s.log.Info("MCP server request declined", "kind", p.Kind, "error", err)
 		return tool.Answer{}, false
@@ -216,7 +216,7 @@ func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, c
 	default:
 		// The caller gave up on the flight before reading its last
 		// request; this one will never be shown.
-		_ = e.Deliver(tool.Answer{})
+		_ = e.Deliver(ctx, tool.Answer{})
 		return tool.Answer{}, false
 	}
 	return e.Wait(ctx)
