@@ -61,7 +61,10 @@ func RunUnavailable(t *testing.T, newStore func(t *testing.T) (suspend.Store, Ou
 			return err
 		}},
 		{"Claim", func(ctx context.Context) error { _, err := s.Claim(ctx, a.ID, b); return err }},
-		{"Create", func(ctx context.Context) error { _, err := s.Create(ctx, req(suspend.KindQuestion, "carol")); return err }},
+		{"Create", func(ctx context.Context) error {
+			_, err := s.Create(ctx, req(suspend.KindQuestion, "carol"))
+			return err
+		}},
 		{"List", func(ctx context.Context) error { _, err := s.List(ctx, suspend.Filter{}); return err }},
 		{"Withdraw", func(ctx context.Context) error { _, err := s.Withdraw(ctx, q.ID); return err }},
 	} {
