@@ -48,7 +48,7 @@ func (c *Core) rateLimitStep(next executor.Handler) executor.Handler {
 		if who == "" {
 			who = policy.Anonymous
 		}
-		ticket, refused := l.Admit(who, call.Entry.Tool.Name, time.Now())
+		ticket, refused := l.Admit(ctx, who, call.Entry.Tool.Name, time.Now())
 		if refused != nil {
 			c.pol.metrics.RateLimited.WithLabelValues(call.Entry.Tool.Source).Inc()
 			r := tool.FailureWith(tool.OutcomeDenied, fmt.Sprintf("rate limited by %s: retry after %s", refused.Limit, refused.RetryAfter.Round(time.Millisecond)))
