@@ -38,7 +38,9 @@ func (s *Server) startCluster(cfg *config.Config) error {
 		return err
 	}
 	s.cluster = c
-	s.suspended = redisstore.New(c)
+	if s.suspended, err = redisstore.New(c); err != nil {
+		s.log.Warn("cluster: a call waiting here on an approval learns another replica's decision at its next look (2 s) until Redis answers", "error", err)
+	}
 	if !c.Up() {
 		s.log.Warn("cluster: Redis does not answer yet; serving on the fallbacks until it does", "redis", cfg.Cluster.Redis.String())
 	}
@@ -61,13 +63,16 @@ func (s *Server) serveClusterReloads() {
 	if s.cluster == nil {
 		return
 	}
-	s.cluster.ServeReloads(func(ctx context.Context) (uint64, error) {
+	err := s.cluster.ServeReloads(func(ctx context.Context) (uint64, error) {
 		rep, err := s.reload(ctx, "cluster")
 		if err != nil {
 			return 0, publicError(err)
 		}
 		return rep.Revision, nil
 	})
+	if err != nil {
+		s.log.Warn("cluster: not yet listening for reloads other replicas broadcast; this replica hears them once Redis answers", "error", err)
+	}
 }
 
 // broadcastReload asks the other replicas to reload after this one did,

@@ -9,27 +9,39 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending/pendingtest"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// replicas is a Remote between stores in one process: what the control
-// plane carries between processes, carried by a function call (the wire
-// is tested in internal/cluster and pkg/server).
-type replicas map[string]*pending.Store
-
-type remote struct {
-	id  string
-	all replicas
+// twoReplicas are two stores over one shared suspend.Store, joined on a
+// Hub (the Remote of replicas in one process; the wire between processes
+// is tested in internal/cluster and pkg/server). Closing ha takes a away.
+func twoReplicas(t *testing.T) (a, b *pending.Store, ha *pending.HubReplica) {
+	t.Helper()
+	shared := suspend.NewMemory(nil, 0)
+	hub := pending.NewHub()
+	a, b = pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
+	ha, hb := hub.Join("a"), hub.Join("b")
+	t.Cleanup(ha.Close)
+	t.Cleanup(hb.Close)
+	if err := a.SetRemote(ha); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetRemote(hb); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, ha
 }
 
-func (r remote) Replica() string { return r.id }
-
-func (r remote) Forward(ctx context.Context, owner string, req []byte) ([]byte, error) {
-	s, ok := r.all[owner]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s does not listen", pending.ErrOwnerGone, owner)
-	}
-	return s.ServeForwarded(ctx, req), nil
+// The Hub keeps the contract the Redis forwarding keeps.
+func TestHubForwardingContract(t *testing.T) {
+	pendingtest.RunForwarding(t, func(t *testing.T) pendingtest.Replicas {
+		hub := pending.NewHub()
+		a, b := hub.Join("a"), hub.Join("b")
+		t.Cleanup(a.Close)
+		t.Cleanup(b.Close)
+		return pendingtest.Replicas{A: a, B: b, CloseB: b.Close}
+	})
 }
 
 // answerer resumes as a source does: it takes the answer and returns what
@@ -49,12 +61,7 @@ func (a answerer) ResumeForwarded(ctx context.Context, c tool.Call) tool.Result 
 
 func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	t.Parallel()
-	shared := suspend.NewMemory(nil, 0)
-	all := replicas{}
-	a, b := pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
-	all["a"], all["b"] = a, b
-	a.SetRemote(remote{"a", all})
-	b.SetRemote(remote{"b", all})
+	a, b, ha := twoReplicas(t)
 	forward := func(c tool.Call) tool.Result {
 		_, err := b.Peek(t.Context(), c, c.Answer.ID)
 		return b.Forward(context.Background(), c, err, "t", nil)
@@ -93,7 +100,7 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer e.Withdraw(t.Context())
-		delete(all, "a")
+		ha.Close()
 		r := forward(answered(call("p", "s", `{}`), e.ID, "late"))
 		if !r.IsError || !strings.Contains(r.Output, "replica holding this pending request is gone") || !strings.Contains(r.Output, "call the tool again") {
 			t.Fatalf("answer to a gone replica: %+v", r)
@@ -116,12 +123,7 @@ func (deadlineSeer) ResumeForwarded(ctx context.Context, _ tool.Call) tool.Resul
 // with the forwarded answer.
 func TestForwardedAnswerKeepsTheCallersDeadline(t *testing.T) {
 	t.Parallel()
-	shared := suspend.NewMemory(nil, 0)
-	all := replicas{}
-	a, b := pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
-	all["a"], all["b"] = a, b
-	a.SetRemote(remote{"a", all})
-	b.SetRemote(remote{"b", all})
+	a, b, _ := twoReplicas(t)
 	e, err := a.Open(t.Context(), call("p", "s", `{}`), "elicitation", deadlineSeer{}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -70,49 +70,30 @@ type Redis struct {
 	mu      sync.Mutex
 	waiters map[string]map[chan struct{}]struct{}
 
-	stop chan struct{}
-	done chan struct{}
+	sub *cluster.Subscription // the resolutions, to wake the local waiters
 }
 
 var _ Store = (*Redis)(nil)
 
-// New is the shared store on c. Close ends its subscription.
-func New(c *cluster.Client) *Redis {
-	r := &Redis{c: c, waiters: map[string]map[chan struct{}]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
-	ctx, cancel := context.WithTimeout(context.Background(), max(c.Timeout(), time.Second))
-	ps := c.Redis().Subscribe(ctx, r.key("done"))
-	_, _ = ps.Receive(ctx) // confirmation; an error means Redis is down: go-redis resubscribes when it returns
-	cancel()
-	go r.dispatch(ps)
-	return r
+// New is the shared store on c, subscribed to the resolutions every
+// replica publishes; Close ends the subscription. The store is usable
+// even when New also returns the subscription's error (Redis down or slow
+// at start): until go-redis subscribes again, a waiter here notices
+// another replica's resolution at its next poll (redisPoll) instead of at
+// once.
+func New(c *cluster.Client) (*Redis, error) {
+	r := &Redis{c: c, waiters: map[string]map[chan struct{}]struct{}{}}
+	var err error
+	r.sub, err = c.Subscribe(r.key("done"), func(_ context.Context, id string) { r.wake(id) })
+	return r, err
 }
 
 // Close ends the subscription that wakes waiters.
-func (r *Redis) Close() {
-	close(r.stop)
-	<-r.done
-}
+func (r *Redis) Close() { r.sub.Close() }
 
 func (r *Redis) key(name string) string { return r.c.Key("{sus}:" + name) }
 
-// dispatch wakes the local waiters of every id resolved anywhere.
-func (r *Redis) dispatch(ps *redis.PubSub) {
-	defer close(r.done)
-	defer ps.Close()
-	msgs := ps.Channel()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case m, ok := <-msgs:
-			if !ok {
-				return
-			}
-			r.wake(m.Payload)
-		}
-	}
-}
-
+// wake wakes the local waiters of an id resolved anywhere.
 func (r *Redis) wake(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -35,7 +35,10 @@ func redisStoreTimeout(t *testing.T, srv *testutil.RedisServer, timeoutMS int, h
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := redisstore.New(c)
+	s, err := redisstore.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { s.Close(); c.Close() })
 	return s
 }
