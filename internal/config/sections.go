@@ -289,6 +289,11 @@ type MCPGateway struct {
 	// balancer share it. Relative to the config file; empty = a random key
 	// per process. Read by MCPStateKey.
 	StateKeyFile string `json:"stateKeyFile"`
+	// Stateless is server.mcp.stateless: /mcp keeps no MCP session in
+	// memory, so any replica answers any request. Unset (nil) follows
+	// sessions.shared, as before the key existed; read it through
+	// Config.MCPStateless.
+	Stateless *bool `json:"stateless"`
 }
 
 func parseServer(raw json.RawMessage) (Server, error) {

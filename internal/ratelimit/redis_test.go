@@ -23,7 +23,7 @@ import (
 // would; reg holds the first one's metrics.
 func replicas(t testing.TB, srv *testutil.RedisServer, n int, rl config.RateLimits) (ls []*ratelimit.Limiter, clients []*cluster.Client, reg *prometheus.Registry) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`{"cluster": {"redis": {"url": "`+srv.URL+`", "timeout": 2000}}}`), "", t.TempDir())
+	cfg, err := config.Parse([]byte(`{"cluster": {"name": "test", "redis": {"url": "`+srv.URL+`", "timeout": 2000}}}`), "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

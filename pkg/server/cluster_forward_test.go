@@ -21,7 +21,7 @@ func elicitReplicas(t *testing.T, srv *testutil.RedisServer) (owner, other *repl
 	runReplicaMain()
 	entry := everythingServer(t)
 	cfg := fmt.Sprintf(`{"skills": [], "builtins": false,
-  "cluster": {"redis": {"url": %q, "timeout": 2000}},
+  "cluster": {"name": "test", "redis": {"url": %q, "timeout": 2000}},
   "auth": {"tokens": [{"name": "alice", "token": %q}, {"name": "mallory", "token": %q}]},
   "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, srv.URL, aliceSecret, mallorySecret, entry)
 	owner = startReplicaWithConfig(t, t.Name(), "owner", cfg)
@@ -136,7 +136,7 @@ func TestA2AInputAnsweredOnAnotherReplica(t *testing.T) {
 	srv := testutil.StartRedis(t)
 	card := nodeA2AAgent(t, "1.0")
 	cfg := fmt.Sprintf(`{"builtins": false, "skills": [],
-  "cluster": {"redis": {"url": %q, "timeout": 2000}},
+  "cluster": {"name": "test", "redis": {"url": %q, "timeout": 2000}},
   "auth": {"tokens": [{"name": "alice", "token": %q}]},
   "agents": {"node": {"card": %q, "timeout": 20000, "pollEvery": 10}}}`, srv.URL, aliceSecret, card)
 	var reps []pb.RegistryServiceClient

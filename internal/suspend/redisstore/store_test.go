@@ -27,7 +27,7 @@ func redisStore(t *testing.T, srv *testutil.RedisServer) *redisstore.Redis {
 // health interval given.
 func redisStoreTimeout(t *testing.T, srv *testutil.RedisServer, timeoutMS int, health time.Duration) *redisstore.Redis {
 	t.Helper()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`{"cluster": {"redis": {"url": %q, "timeout": %d}}}`, srv.URL, timeoutMS)), "", t.TempDir())
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`{"cluster": {"name": "test", "redis": {"url": %q, "timeout": %d}}}`, srv.URL, timeoutMS)), "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
