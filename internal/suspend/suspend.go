@@ -158,6 +158,10 @@ type Store interface {
 	// Withdraw removes an entry whose call went away; waiters wake with
 	// ErrUnknown. It reports whether the entry was still pending.
 	Withdraw(ctx context.Context, id string) (bool, error)
+	// Pending is how many entries of kind k are pending, from the count
+	// the caps keep: it reads no entry (a metric asks it at every
+	// scrape).
+	Pending(ctx context.Context, k Kind) (int, error)
 }
 
 // The errors every Store returns. Their texts are written for a caller.

@@ -429,3 +429,17 @@ func msTime(v string) time.Time {
 	}
 	return time.UnixMilli(ms)
 }
+
+// Pending implements Store: one ZCARD of the kind's pending set (after
+// dropping what expired), the count the caps use.
+func (r *Redis) Pending(ctx context.Context, k Kind) (int, error) {
+	res, err := r.run(ctx, pendingScript, []string{r.key("pending:" + string(k))})
+	if err != nil {
+		return 0, err
+	}
+	if len(res) != 2 {
+		return 0, fmt.Errorf("suspend: Redis: malformed count %v", res)
+	}
+	s, _ := res[1].(string)
+	return strconv.Atoi(s)
+}
