@@ -326,14 +326,20 @@ func concurrentFirst(t *testing.T, newBackend NewBackend) {
 	wg.Wait()
 	close(got)
 	var first *session.Session
+	var all []*session.Session
 	for s := range got {
 		if first == nil {
 			first = s
 		} else if s != first {
 			t.Fatal("sixteen first calls made two sessions")
 		}
-		defer b.Release(s, false)
+		all = append(all, s)
 	}
+	defer func() {
+		for _, s := range all {
+			b.Release(s, false)
+		}
+	}()
 	if n, _ := b.Stats(); n != 1 || len(b.List("p", false)) != 1 {
 		t.Fatalf("%d sessions open, %d listed; want 1", n, len(b.List("p", false)))
 	}
