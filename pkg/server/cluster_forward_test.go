@@ -46,6 +46,7 @@ func execOn(t *testing.T, c pb.RegistryServiceClient, args string, ans *pb.Answe
 // logged beside the same answer given on the owning replica itself.
 func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 	t.Parallel()
+	runReplicaMain() // first: a replica process must not start the test's redis-server, whose cleanup it never runs
 	owner, other := elicitReplicas(t, testutil.StartRedis(t))
 	onOwner := pb.NewRegistryServiceClient(dialGRPC(t, owner.grpc))
 	onOther := pb.NewRegistryServiceClient(dialGRPC(t, other.grpc))
@@ -97,6 +98,7 @@ func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 // call again — never a hang.
 func TestElicitationOwnerKilledAnswerSaysGone(t *testing.T) {
 	t.Parallel()
+	runReplicaMain() // first: a replica process must not start the test's redis-server, whose cleanup it never runs
 	owner, other := elicitReplicas(t, testutil.StartRedis(t))
 	onOther := pb.NewRegistryServiceClient(dialGRPC(t, other.grpc))
 	p := pendingOf(t, execOn(t, pb.NewRegistryServiceClient(dialGRPC(t, owner.grpc)), `{}`, nil), "elicitation")
@@ -166,6 +168,7 @@ func TestA2AInputAnsweredOnAnotherReplica(t *testing.T) {
 // same answer works once Redis goes on (SIGCONT).
 func TestAnswerWhileRedisIsPausedIsToldToRetry(t *testing.T) {
 	t.Parallel()
+	runReplicaMain() // first: a replica process must not start the test's redis-server, whose cleanup it never runs
 	srv := testutil.StartRedis(t)
 	owner, other := elicitReplicas(t, srv)
 	onOwner := pb.NewRegistryServiceClient(dialGRPC(t, owner.grpc))
