@@ -67,6 +67,17 @@ func NewPrincipal(name string, patterns []string, admin bool) *Principal {
 // Restricted reports whether the principal has an allowlist.
 func (p *Principal) Restricted() bool { return p != nil && p.patterns != nil }
 
+// ViewKey names what the principal may see, for caches of what one view
+// of the registry shows (a search index): principals with the same
+// allowlist share a key, and one that allows everything (or a nil one, auth
+// off) has "*".
+func (p *Principal) ViewKey() string {
+	if p == nil || p.patterns == nil {
+		return "*"
+	}
+	return "allow\x00" + strings.Join(p.patterns, "\x00")
+}
+
 // Allows reports whether the caller may see and run a tool. A pattern
 // matches the tool name, or with a "source:" prefix the tool's source. A nil
 // principal (auth off) allows everything.

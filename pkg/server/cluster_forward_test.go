@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -102,10 +101,7 @@ func TestElicitationOwnerKilledAnswerSaysGone(t *testing.T) {
 	owner, other := elicitReplicas(t, testutil.StartRedis(t))
 	onOther := pb.NewRegistryServiceClient(dialGRPC(t, other.grpc))
 	p := pendingOf(t, execOn(t, pb.NewRegistryServiceClient(dialGRPC(t, owner.grpc)), `{}`, nil), "elicitation")
-	if err := owner.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-owner.exited
+	owner.kill(t)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(bearer(aliceSecret), 5*time.Second)
 	defer cancel()

@@ -36,6 +36,11 @@ type Status struct {
 	// Sandbox says how the processes the source starts are confined
 	// (a sandboxed stdio MCP server); "" when it starts none confined.
 	Sandbox string
+	// Title and Description are what the source says about itself — an
+	// MCP server's mcpServers.NAME.title and description, else the title
+	// (or name) and description of the serverInfo it announced — for tool
+	// search to find its tools by the product's name. Empty when unknown.
+	Title, Description string
 }
 
 // Publisher is where a source puts its tools; *registry.Registry satisfies it.

@@ -46,13 +46,9 @@ func TestHubForwardingContract(t *testing.T) {
 
 // answerer resumes as a source does: it takes the answer and returns what
 // the call does next (here: the answer, said back).
-type answerer struct{ store **pending.Store }
+type answerer struct{}
 
-func (a answerer) ResumeForwarded(ctx context.Context, c tool.Call) tool.Result {
-	e, err := (*a.store).Peek(ctx, c, c.Answer.ID)
-	if err != nil {
-		return tool.Failure(err.Error(), nil)
-	}
+func (answerer) Resume(ctx context.Context, e *pending.Entry, c tool.Call) tool.Result {
 	if err := e.Deliver(ctx, *c.Answer); err != nil {
 		return tool.Failure(err.Error(), nil)
 	}
@@ -63,15 +59,14 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	t.Parallel()
 	a, b, ha := twoReplicas(t)
 	forward := func(c tool.Call) tool.Result {
-		_, err := b.Peek(t.Context(), c, c.Answer.ID)
-		return b.Forward(context.Background(), c, err, "t", nil)
+		return b.Answer(t.Context(), c, pending.Answering{Label: "t"})
 	}
 	answered := func(c tool.Call, id string, data any) tool.Call {
 		c.Answer = &tool.Answer{ID: id, OK: true, Data: data}
 		return c
 	}
 
-	e, err := a.Open(t.Context(), call("p", "s", `{"x": 1}`), "elicitation", answerer{&a}, nil)
+	e, err := a.Open(t.Context(), call("p", "s", `{"x": 1}`), "elicitation", answerer{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +90,7 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	}
 
 	t.Run("owner gone", func(t *testing.T) {
-		e, err := a.Open(t.Context(), call("p", "s", `{}`), "elicitation", answerer{&a}, nil)
+		e, err := a.Open(t.Context(), call("p", "s", `{}`), "elicitation", answerer{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +106,7 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 // deadlineSeer says back the deadline the owner resumes under.
 type deadlineSeer struct{}
 
-func (deadlineSeer) ResumeForwarded(ctx context.Context, _ tool.Call) tool.Result {
+func (deadlineSeer) Resume(ctx context.Context, _ *pending.Entry, _ tool.Call) tool.Result {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return tool.Failure("no deadline", nil)
@@ -134,8 +129,7 @@ func TestForwardedAnswerKeepsTheCallersDeadline(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	_, perr := b.Peek(t.Context(), c, e.ID)
-	r := b.Forward(ctx, c, perr, "t", nil)
+	r := b.Answer(ctx, c, pending.Answering{Label: "t"})
 	if r.IsError || r.Output != deadline.UTC().Format(time.RFC3339Nano) {
 		t.Fatalf("owner resumed under %q, want the caller's deadline %v", r.Output, deadline.UTC())
 	}

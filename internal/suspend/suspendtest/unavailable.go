@@ -67,6 +67,14 @@ func RunUnavailable(t *testing.T, newStore func(t *testing.T) (suspend.Store, Ou
 		}},
 		{"List", func(ctx context.Context) error { _, err := s.List(ctx, suspend.Filter{}); return err }},
 		{"Withdraw", func(ctx context.Context) error { _, err := s.Withdraw(ctx, q.ID); return err }},
+		{"Lookup", func(ctx context.Context) error { _, err := s.Lookup(ctx, suspend.KindApproval, b); return err }},
+		{"Pending", func(ctx context.Context) error { _, err := s.Pending(ctx, suspend.KindQuestion); return err }},
+		{"Create reusing", func(ctx context.Context) error {
+			r := req(suspend.KindQuestion, "alice")
+			r.Reuse = true
+			_, err := s.Create(ctx, r)
+			return err
+		}},
 	} {
 		// A caller's deadline far beyond the store's own bound: the store
 		// must say it is unavailable, not hold the call until the caller

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus/internal/confine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
@@ -145,6 +147,7 @@ func (s *Source) setStatus(state sources.State, err error) {
 
 func (s *Source) setStatusLocked(state sources.State, err error) {
 	st := sources.Status{Layer: s.id, State: state, Sandbox: s.sandboxNote}
+	st.Title, st.Description = s.about()
 	if err != nil {
 		st.Error = s.redact.Apply(err.Error())
 	}
@@ -260,6 +263,36 @@ func (s *Source) connect(ctx context.Context, headers map[string]string) (*sessi
 		return nil, nil, err
 	}
 	return sess, s.buildTools(list), nil
+}
+
+// about is what the server is, for tool search: the configured title and
+// description, else its serverInfo's (the title, or the name), each cut to
+// maxAbout bytes — an upstream's words are not trusted to be short.
+func (s *Source) about() (title, description string) {
+	title, description = s.cfg.Title, s.cfg.Description
+	if s.sess != nil {
+		if ir := s.sess.cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+			info := ir.ServerInfo
+			if title == "" {
+				title = cmp.Or(info.Title, info.Name)
+			}
+			if description == "" {
+				description = info.Description
+			}
+		}
+	}
+	return truncate(title, maxAbout), truncate(description, maxAbout)
+}
+
+// truncate cuts s to at most n bytes, at a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // install makes a fresh session the current one and publishes its tools.
