@@ -104,6 +104,12 @@ type Core struct {
 	codeMode bool
 	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
 	interpreters codemode.Pool
+
+	// features are the MCP servers' resources, templates and prompts,
+	// hub their subscriptions (features.go, subscriptions.go).
+	features       *registry.Features
+	hub            *resourceHub
+	featureMetrics *metrics.Features
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -118,8 +124,10 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if promReg == nil {
 		promReg = prometheus.NewRegistry()
 	}
-	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster}
+	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster,
+		features: registry.NewFeatures(log), hub: newResourceHub()}
 	c.metrics = metrics.New(promReg)
+	c.featureMetrics = metrics.NewFeatures(promReg, featureOutcomes)
 	c.authOpts = authOptions(promReg, log)
 	kinds := make([]string, 0, len(sources.Kinds()))
 	for _, k := range sources.Kinds() {
@@ -145,7 +153,8 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	c.handler = c.compose(opts.OnStep)
 	c.served.Store(newServed(cfg.Server.MCP))
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
-		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
+		Egress:   engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
+		Features: c.features, ResourceUpdated: c.resourceUpdated})
 	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
@@ -300,6 +309,7 @@ func (c *Core) RejectApply() { c.metrics.Reloads.WithLabelValues("error").Inc() 
 func (c *Core) Close(ctx context.Context) error {
 	c.exec.Close()
 	c.sessions.Close()
+	c.hub.close()
 	err := c.eng.Close(ctx)
 	if aerr := c.audit.Close(); err == nil {
 		err = aerr
