@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,6 +146,21 @@ func replacePlaceholderPassword(t *testing.T, opts server.Options, file string) 
 	}
 }
 
+// mcpStateMount is where the shared-sessions component mounts the /mcp
+// requestState key, from a Secret the operator creates.
+const mcpStateMount = "/etc/toolnexus-mcp-state/"
+
+// operatorSecret writes a Secret an operator would create, as its mount
+// holds it, and returns the directory standing in for the mount.
+func operatorSecret(t *testing.T, key, value string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, key), []byte(value), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir + "/"
+}
+
 type secretObject struct {
 	Data map[string]string `yaml:"data"`
 }
@@ -155,6 +171,13 @@ func builtConfig(t *testing.T, objs map[string]*yaml.Node) (*config.Config, serv
 	cm := decode[configMap](t, objs, "ConfigMap/toolnexus-config")
 	dir := t.TempDir()
 	secrets := mountedSecrets(t, objs)
+	// The Secrets an operator creates (not built): the /mcp state key.
+	if strings.Contains(strings.Join(slices.Collect(maps.Values(cm.Data)), "\n"), mcpStateMount) {
+		if secrets == nil {
+			secrets = map[string]string{}
+		}
+		secrets[mcpStateMount] = operatorSecret(t, "key", "a-random-48-byte-key-made-by-the-operator-0123456789")
+	}
 	for k, v := range cm.Data {
 		for mount, local := range secrets {
 			v = strings.ReplaceAll(v, mount, local)
@@ -182,6 +205,11 @@ func builtConfig(t *testing.T, objs map[string]*yaml.Node) (*config.Config, serv
 		t.Fatal("the Deployment's args have no --config in the mounted ConfigMap")
 	}
 	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		if f := e.ValueFrom.FieldRef; f != nil && f.FieldPath == "metadata.namespace" {
+			t.Setenv(e.Name, "test-namespace") // the downward API
+		}
+	}
 	if local, ok := secrets[redisSecretMount]; ok {
 		replacePlaceholderPassword(t, opts, filepath.Join(local, "password"))
 	}
@@ -308,6 +336,14 @@ func checkSessions(t *testing.T, objs map[string]*yaml.Node, cfg *config.Config,
 	}
 	if cfg.Sessions.Shared != shared {
 		t.Errorf("sessions.shared = %v, want %v", cfg.Sessions.Shared, shared)
+	}
+	// A stateless /mcp behind several replicas signs requestState with one
+	// key, or a 2026-07-28 client's suspended call fails on the others.
+	if cfg.MCPStateless() && cfg.Server.MCP.StateKeyFile == "" && cfg.Cluster.Redis == nil {
+		t.Errorf("/mcp is stateless with a key of each replica's own: set server.mcp.stateKeyFile or cluster.redis")
+	}
+	if shared && cfg.Server.MCP.StateKeyFile == "" {
+		t.Errorf("the shared-sessions component sets no server.mcp.stateKeyFile")
 	}
 	if (hash || shared) && (cfg.Sessions.Max != 100 || cfg.Sessions.MaxBytes != 256<<20) {
 		t.Errorf("sessions %+v; want max 100, maxBytes 256 MiB", cfg.Sessions)

@@ -26,6 +26,32 @@ import (
 func init() {
 	outputChecks["audit-lines"] = checkAuditLines
 	outputChecks["cluster-reload"] = checkClusterReload
+	outputChecks["cluster-prefix"] = checkClusterPrefix
+}
+
+// docs/cluster.md's --check line is what --check prints for a deployment
+// named prod on that Redis, serving /mcp (--check does not connect to it).
+func checkClusterPrefix(t *testing.T, doc string) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "toolnexus.json")
+	cfg := `{"builtins": false, "skills": [], "server": {"mcp": {"listen": "127.0.0.1:7001"}}, "cluster": {"name": "prod", "redis": {"url": "rediss://redis.example:6380/0"}}}`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := server.CheckReport(server.Options{ConfigPath: path, Workspace: filepath.Join(dir, "ws")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSpace(doc)
+	for _, line := range r.Summary {
+		if strings.HasPrefix(line, "replicas:") {
+			if line != want {
+				t.Errorf("--check prints:\n%s\nthe page says:\n%s", line, want)
+			}
+			return
+		}
+	}
+	t.Errorf("--check prints no replicas line:\n%s", strings.Join(r.Summary, "\n"))
 }
 
 // serveConfig serves the config text cfg from dir (and /mcp when mcp is
@@ -128,7 +154,7 @@ var (
 func checkClusterReload(t *testing.T, doc string) {
 	buildBinaries(t)
 	redis := testutil.StartRedis(t)
-	cfg := fmt.Sprintf(`{"builtins": false, "skills": [], "cluster": {"redis": {"url": %q}}}`, redis.URL)
+	cfg := fmt.Sprintf(`{"builtins": false, "skills": [], "cluster": {"name": "docs", "redis": {"url": %q}}}`, redis.URL)
 	var first *server.Server
 	var broken string
 	for i := range 3 {

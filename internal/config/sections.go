@@ -317,6 +317,11 @@ type MCPGateway struct {
 	// balancer share it. Relative to the config file; empty = a random key
 	// per process. Read by MCPStateKey.
 	StateKeyFile string `json:"stateKeyFile"`
+	// Stateless is server.mcp.stateless: /mcp keeps no MCP session in
+	// memory, so any replica answers any request. Unset (nil) follows
+	// sessions.shared, as before the key existed; read it through
+	// Config.MCPStateless.
+	Stateless *bool `json:"stateless"`
 	// Views are named narrowings of what /mcp serves: /mcp/NAME serves
 	// server.mcp.tools narrowed by views.NAME.tools, and over gRPC the
 	// metadata "toolnexus-view: NAME" narrows a caller's tools the same

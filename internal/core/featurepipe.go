@@ -89,7 +89,7 @@ func (c *Core) featureSteps(ctx context.Context, f *featureFlow, run featureRun)
 		return 0, notFound(f)
 	}
 	if l := c.limiter.Load(); l != nil {
-		ticket, refused := l.Admit(policyPrincipal(f.Caller), f.method, time.Now())
+		ticket, refused := l.Admit(ctx, policyPrincipal(f.Caller), f.method, time.Now())
 		if refused != nil {
 			return 0, &feature.Error{Kind: feature.Throttled, Limit: refused.Limit, RetryAfter: refused.RetryAfter,
 				Msg: fmt.Sprintf("rate limited by %s: retry after %s", refused.Limit, refused.RetryAfter.Round(time.Millisecond))}

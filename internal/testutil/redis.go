@@ -168,3 +168,25 @@ func (r *RedisServer) Pid() int {
 	}
 	return r.cmd.Process.Pid
 }
+
+// Pause stops the server with SIGSTOP: its port still accepts connections
+// (the kernel completes the handshake) but nothing is answered, as a Redis
+// stuck in a long command, a frozen VM or a network black hole looks to a
+// client. Resume (or Kill, which the test's cleanup does anyway) ends it.
+func (r *RedisServer) Pause() { r.signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server go on (SIGCONT).
+func (r *RedisServer) Resume() { r.signal(syscall.SIGCONT) }
+
+func (r *RedisServer) signal(sig syscall.Signal) {
+	r.t.Helper()
+	r.mu.Lock()
+	cmd := r.cmd
+	r.mu.Unlock()
+	if cmd == nil {
+		r.t.Fatalf("redis-server on %s is not running", r.Addr)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
+		r.t.Fatalf("signal %v to redis-server: %v", sig, err)
+	}
+}

@@ -18,6 +18,9 @@ func checkFindings(cfg *config.Config) []string {
 	out = append(out, policiesNamingUnknownTools(cfg)...)
 	out = append(out, groupsMatchingNothing(cfg)...)
 	out = append(out, audienceNotTheResource(cfg)...)
+	if w := mcpStateKeyFinding(cfg); w != "" {
+		out = append(out, w)
+	}
 	return out
 }
 
@@ -230,5 +233,6 @@ func checkSummary(cfg *config.Config) []string {
 		"listeners: " + strings.Join(listen, ", "),
 		"sources: " + strings.Join(src, ", "),
 		"identity: " + ident,
+		clusterSummary(cfg),
 	}
 }

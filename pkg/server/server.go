@@ -209,12 +209,9 @@ func New(opts Options) (*Server, error) {
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	if gc := cfg.Server.MCP; gc.Listen != "" {
-		if mcpKey == nil && cfg.Sessions.Shared {
-			log.Warn("server.mcp.stateKeyFile is unset: a 2026-07-28 client's retry of a suspended call is refused on any replica but the one that suspended it; give every replica the same key file")
-		}
 		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Discovery: gc.Discovery, Pinned: gc.Pinned,
 			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil,
-			Stateless: cfg.Sessions.Shared, StateKey: mcpKey, Embedder: embedder})
+			Stateless: cfg.MCPStateless(), StateKey: s.mcpStateKey(cfg, mcpKey), Embedder: embedder})
 	}
 	return s, nil
 }

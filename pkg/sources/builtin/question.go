@@ -79,8 +79,8 @@ type questionAnswer struct{}
 func restoreQuestion(*pending.Entry) (pending.Resumer, error) { return questionAnswer{}, nil }
 
 // Resume takes the answer once and returns it to the model.
-func (questionAnswer) Resume(_ context.Context, e *pending.Entry, c tool.Call) tool.Result {
-	if err := e.Deliver(*c.Answer); err != nil {
+func (questionAnswer) Resume(ctx context.Context, e *pending.Entry, c tool.Call) tool.Result {
+	if err := e.Deliver(ctx, *c.Answer); err != nil {
 		return fail("question: %v", err)
 	}
 	return answered(c.Answer)

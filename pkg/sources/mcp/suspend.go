@@ -188,7 +188,7 @@ func (f *flight) Resume(ctx context.Context, e *pending.Entry, call tool.Call) t
 	if msg := checkAnswer(e, *call.Answer); msg != "" {
 		return tool.Failure(f.name+": "+msg, s.meta)
 	}
-	if err := e.Deliver(*call.Answer); err != nil {
+	if err := e.Deliver(ctx, *call.Answer); err != nil {
 		return tool.Failure(f.name+": "+err.Error(), s.meta)
 	}
 	return s.await(ctx, f, f.name)
@@ -208,7 +208,7 @@ func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, c
 		return tool.Answer{}, "it belongs to no single call in flight (several calls to this server could have sent it)"
 	}
 	defer sess.flights.release(f)
-	e, err := s.pending.Open(f.call, p.Kind, f, f.cancel)
+	e, err := s.pending.Open(ctx, f.call, p.Kind, f, f.cancel)
 	if err != nil {
 		s.log.Info("MCP server request declined", "kind", p.Kind, "error", err)
 		return tool.Answer{}, sess.flights.decline(f, p.Kind, err.Error())
@@ -219,7 +219,7 @@ func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, c
 	default:
 		// The caller gave up on the flight before reading its last
 		// request; this one will never be shown.
-		_ = e.Deliver(tool.Answer{})
+		_ = e.Deliver(ctx, tool.Answer{})
 		return tool.Answer{}, "the caller stopped waiting for the call"
 	}
 	a, ok := e.Wait(ctx)
