@@ -190,7 +190,7 @@ func serveAndScrape(t *testing.T, fresh bool) scrape {
 	cfg := filepath.Join(dir, "toolnexus.json")
 	// With a control plane (cluster.redis), so its row has series too.
 	redis := testutil.StartRedis(t)
-	if err := os.WriteFile(cfg, []byte(`{"debug": true, "skills": [], "cluster": {"redis": {"url": "`+redis.URL+`"}}}`), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(`{"debug": true, "skills": [], "cluster": {"name": "test", "redis": {"url": "`+redis.URL+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",

@@ -73,6 +73,9 @@ type deployment struct {
 								Name string `yaml:"name"`
 								Key  string `yaml:"key"`
 							} `yaml:"secretKeyRef"`
+							FieldRef *struct {
+								FieldPath string `yaml:"fieldPath"`
+							} `yaml:"fieldRef"`
 						} `yaml:"valueFrom"`
 					} `yaml:"env"`
 					ReadinessProbe  probe `yaml:"readinessProbe"`

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,6 +121,46 @@ func mountedSecrets(t *testing.T, objs map[string]*yaml.Node) map[string]string 
 	return map[string]string{redisSecretMount: dir + "/"}
 }
 
+// replacePlaceholderPassword checks that the redis component's placeholder
+// password, as built, is refused by the start and by --check, naming the
+// key and the fix — an overlay applied as is must not run Redis behind a
+// password every reader of this repository knows — then writes a real
+// secret in its place, as the docs tell the operator to.
+func replacePlaceholderPassword(t *testing.T, opts server.Options, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != config.PlaceholderRedisPassword {
+		t.Fatalf("the redis component's Secret holds %d bytes, not the placeholder the server refuses", len(b))
+	}
+	if _, err := server.New(opts); err == nil || !strings.Contains(err.Error(), "cluster.redis.password: is the placeholder") {
+		t.Fatalf("the server started with the placeholder Redis password (err %v)", err)
+	}
+	if _, err := server.CheckReport(opts); err == nil || !strings.Contains(err.Error(), "cluster.redis.password") || !strings.Contains(err.Error(), "openssl rand") {
+		t.Fatalf("--check passed the placeholder Redis password (err %v)", err)
+	}
+	if err := os.WriteFile(file, []byte("a-long-random-test-secret-4b1d9"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mcpStateMount is where the shared-sessions component mounts the /mcp
+// requestState key, from a Secret the operator creates.
+const mcpStateMount = "/etc/toolnexus-mcp-state/"
+
+// operatorSecret writes a Secret an operator would create, as its mount
+// holds it, and returns the directory standing in for the mount.
+func operatorSecret(t *testing.T, key, value string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, key), []byte(value), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir + "/"
+}
+
 type secretObject struct {
 	Data map[string]string `yaml:"data"`
 }
@@ -130,6 +171,13 @@ func builtConfig(t *testing.T, objs map[string]*yaml.Node) (*config.Config, serv
 	cm := decode[configMap](t, objs, "ConfigMap/toolnexus-config")
 	dir := t.TempDir()
 	secrets := mountedSecrets(t, objs)
+	// The Secrets an operator creates (not built): the /mcp state key.
+	if strings.Contains(strings.Join(slices.Collect(maps.Values(cm.Data)), "\n"), mcpStateMount) {
+		if secrets == nil {
+			secrets = map[string]string{}
+		}
+		secrets[mcpStateMount] = operatorSecret(t, "key", "a-random-48-byte-key-made-by-the-operator-0123456789")
+	}
 	for k, v := range cm.Data {
 		for mount, local := range secrets {
 			v = strings.ReplaceAll(v, mount, local)
@@ -157,6 +205,14 @@ func builtConfig(t *testing.T, objs map[string]*yaml.Node) (*config.Config, serv
 		t.Fatal("the Deployment's args have no --config in the mounted ConfigMap")
 	}
 	t.Setenv("TOOLNEXUS_AGENT_TOKEN", "a-long-random-test-token")
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		if f := e.ValueFrom.FieldRef; f != nil && f.FieldPath == "metadata.namespace" {
+			t.Setenv(e.Name, "test-namespace") // the downward API
+		}
+	}
+	if local, ok := secrets[redisSecretMount]; ok {
+		replacePlaceholderPassword(t, opts, filepath.Join(local, "password"))
+	}
 	cfg, err := config.LoadWith(opts.ConfigPath, config.Overrides{Patches: opts.ConfigPatches})
 	if err != nil {
 		t.Fatal(err)
@@ -280,6 +336,14 @@ func checkSessions(t *testing.T, objs map[string]*yaml.Node, cfg *config.Config,
 	}
 	if cfg.Sessions.Shared != shared {
 		t.Errorf("sessions.shared = %v, want %v", cfg.Sessions.Shared, shared)
+	}
+	// A stateless /mcp behind several replicas signs requestState with one
+	// key, or a 2026-07-28 client's suspended call fails on the others.
+	if cfg.MCPStateless() && cfg.Server.MCP.StateKeyFile == "" && cfg.Cluster.Redis == nil {
+		t.Errorf("/mcp is stateless with a key of each replica's own: set server.mcp.stateKeyFile or cluster.redis")
+	}
+	if shared && cfg.Server.MCP.StateKeyFile == "" {
+		t.Errorf("the shared-sessions component sets no server.mcp.stateKeyFile")
 	}
 	if (hash || shared) && (cfg.Sessions.Max != 100 || cfg.Sessions.MaxBytes != 256<<20) {
 		t.Errorf("sessions %+v; want max 100, maxBytes 256 MiB", cfg.Sessions)

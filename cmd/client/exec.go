@@ -224,21 +224,43 @@ func (c *cli) printPending(req *pb.ExecuteRequest, p *pb.PendingRequest) {
 	if p.GetExpiresAt() != nil {
 		fmt.Fprintf(w, "\nAnswer before %s.\n", p.GetExpiresAt().AsTime().UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "\nTo answer, run:\n  %s\n", c.answerCommand(req, p))
+	fmt.Fprintf(w, "\nTo answer, run%s:\n  %s\n", c.tokenSource(), c.answerCommand(req, p))
 }
 
-// answerCommand is the command line that resumes the call: the same
-// connection flags (never the token: it stays in the environment), the same
-// tool and arguments, plus --answer. The answer shown is a template for
-// the kind of request.
+// tokenSource says where the answering command takes the token from: it
+// never carries the token itself (the output may land in a log or a
+// model's context), so it names the variable the CLI reads.
+func (c *cli) tokenSource() string {
+	switch {
+	case c.g.token == "":
+		return ""
+	case c.g.set["token"]:
+		return " (first put the token you gave --token in TOOLNEXUS_TOKEN: it is not printed)"
+	default:
+		return " (with the token in TOOLNEXUS_TOKEN, as now)"
+	}
+}
+
+// answerCommand is the command line that resumes the call, complete with
+// nothing but the token in TOOLNEXUS_TOKEN: the address and the session
+// however they were given (flag or environment: a one-off variable is gone
+// by the next command, and an approval is bound to its session), the TLS
+// flags, the same tool and arguments, plus --answer. The answer shown is a
+// template for the kind of request.
 func (c *cli) answerCommand(req *pb.ExecuteRequest, p *pb.PendingRequest) string {
 	parts := []string{"toolnexus"}
+	if c.g.addr != defaultAddr {
+		parts = append(parts, "--addr", shellQuote(c.g.addr))
+	}
 	for _, f := range []struct {
 		name, val string
-	}{{"addr", c.g.addr}, {"ca", c.g.ca}, {"cert", c.g.cert}, {"key", c.g.key}, {"server-name", c.g.serverName}} {
+	}{{"ca", c.g.ca}, {"cert", c.g.cert}, {"key", c.g.key}, {"server-name", c.g.serverName}} {
 		if c.g.set[f.name] && f.val != "" {
 			parts = append(parts, "--"+f.name, shellQuote(f.val))
 		}
+	}
+	if c.g.session != "" {
+		parts = append(parts, "--session", shellQuote(c.g.session))
 	}
 	if c.g.tls && c.g.ca == "" && c.g.cert == "" {
 		parts = append(parts, "--tls")

@@ -10,8 +10,13 @@ import (
 )
 
 // errorWidth keeps a long source error (a stack of wrapped causes) from
-// blowing up the table; --json has the whole text.
-const errorWidth = 60
+// blowing up the table; the whole text follows the table, wrapped at
+// wrapWidth (the stderr tail of a server that failed to start is at its
+// end), and --json has it too.
+const (
+	errorWidth = 60
+	wrapWidth  = 100
+)
 
 var cmdSources = &command{
 	name:     "sources",
@@ -51,6 +56,20 @@ func (c *cli) printSources(resp *pb.ListSourcesResponse) error {
 			first = false
 		}
 		fmt.Fprintf(c.stdout, "  %s/%s: %s\n", s.GetKind(), s.GetName(), strings.Join(s.GetShadowed(), ", "))
+	}
+	first = true
+	for _, s := range resp.GetSources() {
+		if cell(s.GetError(), errorWidth) == s.GetError() {
+			continue // whole in the table
+		}
+		if first {
+			fmt.Fprintln(c.stdout, "\nErrors in full:")
+			first = false
+		}
+		fmt.Fprintf(c.stdout, "  %s/%s:\n", s.GetKind(), s.GetName())
+		for _, line := range wrap(s.GetError(), wrapWidth-4) {
+			fmt.Fprintf(c.stdout, "    %s\n", line)
+		}
 	}
 	first = true
 	for _, s := range resp.GetSources() {
@@ -183,4 +202,25 @@ func orNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// wrap cuts text into lines of at most width bytes at spaces (a word
+// longer than width gets a line of its own).
+func wrap(text string, width int) []string {
+	var lines []string
+	var cur strings.Builder
+	for _, w := range strings.Fields(text) {
+		if cur.Len() > 0 && cur.Len()+1+len(w) > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(w)
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
 }

@@ -210,3 +210,27 @@ func TestSourcesSandboxedMCPServer(t *testing.T) {
 		t.Errorf("sources --json lacks the sandbox field:\n%s", js)
 	}
 }
+
+// The stderr tail a failed stdio server leaves in its status reaches the
+// reader of `toolnexus sources` in full, wrapped after the table: the
+// ERROR column alone cut it at 60 characters, before the tail began.
+func TestSourcesShowTheWholeError(t *testing.T) {
+	srv := startServer(t, `{"builtins": false, "skills": [], "mcpServers": {"fetcher": {"command": "sh",
+		"args": ["-c", "echo 'npm error code EAI_AGAIN' >&2; echo 'npm error request to https://registry.npmjs.org/@acme/fetch failed' >&2; exit 1"]}}}`)
+	out := against(t, srv, "sources").want(t, 0).stdout
+	_, full, ok := strings.Cut(out, "\nErrors in full:\n  mcp/fetcher:\n")
+	if !ok {
+		t.Fatalf("no full error after the table:\n%s", out)
+	}
+	joined := strings.Join(strings.Fields(full), " ")
+	for _, want := range []string{"npm error code EAI_AGAIN", "npm error request to https://registry.npmjs.org/@acme/fetch failed"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the stderr tail %q is not shown:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(full, "\n") {
+		if len(line) > wrapWidth {
+			t.Errorf("a line of %d bytes (wrapped at %d): %q", len(line), wrapWidth, line)
+		}
+	}
+}

@@ -5,7 +5,7 @@
 # nginx). Ctrl-C stops everything it started.
 #
 #   make cluster-demo            # or: deploy/local/cluster-demo.sh BIN_DIR
-#   toolnexus --addr 127.0.0.1:50050 --token demo-token-0123456789 tools
+#   toolnexus --addr 127.0.0.1:50050 --token demo-token-0123456789 list
 #   toolnexus --addr 127.0.0.1:50050 --token demo-token-0123456789 reload   # "replicas: 3 of 3 applied"
 #   MCP: http://127.0.0.1:8080/mcp (Authorization: Bearer demo-token-0123456789)
 set -euo pipefail
@@ -41,7 +41,7 @@ for i in 0 1 2; do
   "auth": { "tokens": [ { "name": "demo", "token": "demo-token-0123456789", "admin": true } ] },
   "sessions": { "shared": true, "root": "$dir/sessions" },
   "limits": { "principals": { "*": { "callsPerSecond": 5, "burst": 5 } } },
-  "cluster": { "redis": { "url": "redis://127.0.0.1:$REDIS_PORT/0", "password": "\${file:$dir/redis-password}" } },
+  "cluster": { "name": "demo", "redis": { "url": "redis://127.0.0.1:$REDIS_PORT/0", "password": "\${file:$dir/redis-password}" } },
   "server": { "listen": "127.0.0.1:5006$i", "metricsListen": "127.0.0.1:946$i", "mcp": { "listen": "127.0.0.1:808$((i + 1))" } }
 }
 JSON

@@ -199,6 +199,12 @@ func (a *Store) List(ctx context.Context) ([]Entry, error) {
 	return out, nil
 }
 
+// Pending is how many approvals wait for a decision, from the count the
+// caps keep (no entry is read).
+func (a *Store) Pending(ctx context.Context) (int, error) {
+	return a.s.Pending(ctx, suspend.KindApproval)
+}
+
 // Get is one approval.
 func (a *Store) Get(ctx context.Context, id string) (Entry, bool) {
 	e, err := a.get(ctx, id)

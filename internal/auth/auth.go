@@ -39,6 +39,8 @@ type Principal struct {
 	Issuer string
 	// patterns are the token's tool globs; nil allows everything.
 	patterns []string
+	// resources and prompts are its feature globs (features.go).
+	resources, prompts []string
 	// token is the verified JWT, kept only so it can be exchanged for an
 	// upstream's token (BearerToken); String and GoString hide it.
 	token string
@@ -167,6 +169,9 @@ func New(a config.Auth, opts Options) *Authenticator {
 	taken := takenNames(a)
 	for _, t := range a.Tokens {
 		p := NewPrincipal(t.Name, t.Tools, t.Admin)
+		if t.Resources != nil || t.Prompts != nil {
+			p = p.WithFeatures(t.Resources, t.Prompts)
+		}
 		if len(t.Groups) > 0 {
 			p = withGroups(p, t.Groups, a.Groups)
 		}

@@ -57,8 +57,10 @@ type keySource struct {
 
 	keys atomic.Pointer[[]jose.JSONWebKey] // nil until the first fetch succeeds
 	// due is when the next scheduled fetch is due, in Unix ns; checked
-	// (one atomic load) on every JWT call.
-	due atomic.Int64
+	// (one atomic load) on every JWT call. refreshing is set while the
+	// call that found it due makes that fetch.
+	due        atomic.Int64
+	refreshing atomic.Bool
 
 	mu         sync.Mutex // guards the fields below; never held across a fetch
 	lastTry    time.Time
@@ -107,8 +109,9 @@ func match(set []jose.JSONWebKey, kid string) []jose.JSONWebKey {
 // await makes sure a fetch starts no earlier than now and waits for it (or
 // for ctx): it joins the fetch in flight, or leads a new one once the rate
 // limit allows — unless that is more than wait away, then it returns at
-// once (the keys stay as they are).
-func (k *keySource) await(ctx context.Context, wait time.Duration) {
+// once (the keys stay as they are). It reports whether a fetch was made
+// (successful or not) while it waited.
+func (k *keySource) await(ctx context.Context, wait time.Duration) bool {
 	for {
 		k.mu.Lock()
 		if f := k.flight; f != nil {
@@ -116,11 +119,11 @@ func (k *keySource) await(ctx context.Context, wait time.Duration) {
 			select {
 			case <-f.done:
 				if f.fetched || ctx.Err() != nil {
-					return
+					return f.fetched
 				}
 				continue // its leader left before fetching
 			case <-ctx.Done():
-				return
+				return false
 			}
 		}
 		delay := time.Duration(0)
@@ -129,13 +132,13 @@ func (k *keySource) await(ctx context.Context, wait time.Duration) {
 		}
 		if delay > wait {
 			k.mu.Unlock()
-			return
+			return false
 		}
 		f := &fetchFlight{done: make(chan struct{})}
 		k.flight = f
 		k.mu.Unlock()
 		k.lead(ctx, f, delay)
-		return
+		return f.fetched
 	}
 }
 
@@ -174,16 +177,34 @@ func (k *keySource) lead(ctx context.Context, f *fetchFlight, delay time.Duratio
 	k.store(keys, maxAge)
 }
 
-// refreshIfDue starts the scheduled fetch when it is due, in the
-// background: the call that notices goes on with the keys as they are.
-// The fetch keeps ctx's values but not its cancellation (the call may end
-// first), and is bounded by fetchTimeout.
+// refreshIfDue makes the scheduled fetch when it is due, before the call
+// that notices goes on: that call (and any that arrives while the fetch
+// runs) is looked up in the cache and verified against the key set as
+// the provider publishes it now — a key removed while nobody called is
+// not trusted by the first call after the pause. Between fetches it is
+// one atomic load. The fetch is bounded by ctx and fetchTimeout; one the
+// caller left before it ran is made by the next call instead.
 func (k *keySource) refreshIfDue(ctx context.Context, now int64) {
-	due := k.due.Load()
-	if now < due || !k.due.CompareAndSwap(due, now+int64(k.refreshEvery)) {
-		return // not due, or another call took this turn
+	if k.refreshing.Load() {
+		k.await(ctx, 0) // join the scheduled fetch in flight
+		return
 	}
-	go k.await(context.WithoutCancel(ctx), 0)
+	due := k.due.Load()
+	if now < due {
+		return
+	}
+	if !k.refreshing.CompareAndSwap(false, true) {
+		k.await(ctx, 0) // another call took this turn: wait for its fetch
+		return
+	}
+	defer k.refreshing.Store(false)
+	if k.due.Load() != due {
+		return // made meanwhile
+	}
+	k.due.Store(now + int64(k.refreshEvery)) // a failed fetch is retried after the interval
+	if !k.await(ctx, k.minInterval) {
+		k.due.Store(due) // not made (the caller left): the next call makes it
+	}
 }
 
 // refresh is the fetch at start: made at once, waited for.

@@ -306,3 +306,37 @@ func TestJWKSWaitEndsWithTheRequest(t *testing.T) {
 	}
 	release()
 }
+
+// The attack of issue 45: the provider drops a key (say, it leaked) while
+// nobody calls; after a pause longer than jwksRefresh, the very first
+// call with a token that key signed — one verified and cached before, or
+// one its thief mints — is refused. The scheduled fetch used to start in
+// the background of that call, which went on with the old keys.
+func TestJWKSRemovedKeyRefusedOnTheFirstCallAfterIdle(t *testing.T) {
+	t.Parallel()
+	for _, which := range []string{"cached", "stolen"} {
+		t.Run(which, func(t *testing.T) {
+			t.Parallel()
+			p := idp.Start(t)
+			au := auth.New(config.Auth{OIDC: []config.OIDCIssuer{{Issuer: p.Issuer, Audience: audience, PrincipalClaim: "sub", GroupsClaim: "groups",
+				ClockSkew: time.Minute, JWKSRefresh: 300 * time.Millisecond}}}, auth.Options{})
+			cached := p.Mint(idp.Claims{"sub": "alice", "aud": audience}) // rsa-1
+			if _, err := au.Check(t.Context(), cached); err != nil {
+				t.Fatal(err)
+			}
+			p.Rotate()
+			p.Retire("rsa-1")
+			tok := cached
+			if which == "stolen" {
+				tok = p.MintWith("rsa-1", idp.Claims{"sub": "mallory", "aud": audience})
+			}
+			time.Sleep(700 * time.Millisecond) // idle past the refresh interval: no call at all
+			if pr, err := au.Check(t.Context(), tok); auth.ReasonOf(err) != auth.ReasonUnknownKey {
+				t.Fatalf("the first call after the pause, with the %s token of the removed key: %v %v, want refused (unknown key)", which, pr, err)
+			}
+			if pr, err := au.Check(t.Context(), p.Mint(idp.Claims{"sub": "bob", "aud": audience})); err != nil || pr.Name != "bob" {
+				t.Fatalf("the new key's token: %v %v", pr, err)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -34,6 +35,9 @@ import (
 // this replica's heartbeat.
 const DefaultHealthInterval = time.Second
 
+// errClosed: the client was closed.
+var errClosed = errors.New("cluster: the client is closed")
+
 // replicaTTL is how long a replica that stopped heartbeating still counts
 // as live (a few missed intervals, so one slow PING does not drop it).
 const replicaTTL = 5 * time.Second
@@ -47,6 +51,10 @@ type Options struct {
 	OnHealth func(up bool)
 	// HealthInterval overrides DefaultHealthInterval (tests).
 	HealthInterval time.Duration
+	// ReloadDeadline overrides how long a reload another replica asked
+	// for may take before it is answered as not finished (tests; by
+	// default nine tenths of DefaultReloadWait).
+	ReloadDeadline time.Duration
 }
 
 // Client is one replica's connection to the control plane.
@@ -58,6 +66,8 @@ type Client struct {
 	replica  string
 	onHealth func(bool)
 	interval time.Duration
+	// reloadDeadline bounds a reload another replica asked for (reload.go).
+	reloadDeadline time.Duration
 
 	up atomic.Bool
 	// servesReloads is set once ServeReloads subscribed this replica.
@@ -66,6 +76,11 @@ type Client struct {
 	fwd  *forwarding
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// subs are the subscriptions Close ends (subscribe.go).
+	subsMu sync.Mutex
+	subs   []*Subscription
+	closed bool
 
 	closeOnce sync.Once
 }
@@ -91,6 +106,9 @@ func New(cfg config.Redis, opts Options) (*Client, error) {
 		replica: replicaID(), onHealth: opts.OnHealth, interval: opts.HealthInterval, stop: make(chan struct{})}
 	if c.interval <= 0 {
 		c.interval = DefaultHealthInterval
+	}
+	if c.reloadDeadline = opts.ReloadDeadline; c.reloadDeadline <= 0 {
+		c.reloadDeadline = DefaultReloadWait * 9 / 10
 	}
 	c.rdb.AddHook(c.metrics.hook())
 	c.check(context.Background()) // the first answer before serving
@@ -251,12 +269,20 @@ func (c *Client) LiveReplicas(ctx context.Context) ([]string, error) {
 	return live, nil
 }
 
-// Close stops the health checks, removes this replica from the live
-// list, and closes the connections.
+// Close stops the health checks and the subscriptions (waiting for what
+// they serve), removes this replica from the live list, and closes the
+// connections.
 func (c *Client) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		close(c.stop)
+		c.subsMu.Lock()
+		subs := c.subs
+		c.subs, c.closed = nil, true
+		c.subsMu.Unlock()
+		for _, s := range subs {
+			s.Close()
+		}
 		c.wg.Wait()
 		if c.up.Load() {
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)

@@ -189,3 +189,39 @@ func gather(t *testing.T, reg *prometheus.Registry) string {
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	return rec.Body.String()
 }
+
+// The replicas of one deployment agree on a secret made once, even when
+// they all ask at once; another deployment (another prefix) gets its own.
+func TestSharedSecretIsMadeOnceAndAgreed(t *testing.T) {
+	srv := tu.StartRedis(t)
+	cfg := redisConfig(t, srv, "")
+	var clients []*cluster.Client
+	for range 4 {
+		clients = append(clients, newClient(t, cfg, nil, nil))
+	}
+	got := make([][]byte, len(clients))
+	errs := make(chan error, len(clients))
+	for i, c := range clients {
+		go func() {
+			var err error
+			got[i], err = c.SharedSecret(context.Background(), "mcp-state", 32)
+			errs <- err
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range got {
+		if len(got[i]) != 32 || string(got[i]) != string(got[0]) {
+			t.Fatalf("replica %d has another secret (%d bytes)", i, len(got[i]))
+		}
+	}
+	other := redisConfig(t, srv, "")
+	other.KeyPrefix = "other:"
+	theirs, err := newClient(t, other, nil, nil).SharedSecret(context.Background(), "mcp-state", 32)
+	if err != nil || string(theirs) == string(got[0]) {
+		t.Fatalf("another deployment's secret: same=%v err=%v", string(theirs) == string(got[0]), err)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 )
 
 // Forwarding carries an answer to the replica that holds its pending
@@ -34,12 +36,27 @@ import (
 // still listens.
 const ownerCheckInterval = 200 * time.Millisecond
 
-// ErrReplicaGone: the replica holding the request no longer listens.
-var ErrReplicaGone = errors.New("the replica holding this pending request is gone (it stopped or was killed), and its upstream request went with it; call the tool again")
+// ErrReplicaGone: the replica holding the request no longer listens. It
+// is pending.ErrOwnerGone (errors.Is holds), so the Client is the pending
+// store's Remote as it is.
+var ErrReplicaGone error = replicaGone{}
+
+type replicaGone struct{}
+
+func (replicaGone) Error() string {
+	return "the replica holding this pending request is gone (it stopped or was killed), and its upstream request went with it; call the tool again"
+}
+
+func (replicaGone) Is(target error) bool { return target == pending.ErrOwnerGone }
+
+// The Client carries forwarded answers between replicas for the pending
+// store, which runs the same contract (pendingtest.RunForwarding) on it
+// and on pending.Hub.
+var _ pending.Remote = (*Client)(nil)
 
 // ForwardFunc serves one forwarded request on the owning replica and
 // returns the reply.
-type ForwardFunc func(ctx context.Context, req []byte) []byte
+type ForwardFunc = func(ctx context.Context, req []byte) []byte
 
 type forwardMsg struct {
 	Ask  bool            `json:"ask,omitempty"` // a request; else a reply
@@ -56,34 +73,15 @@ type forwarding struct {
 }
 
 // ServeForwards subscribes this replica to its forwarding channel and
-// serves each forwarded request with serve (on its own goroutine, ended
-// by Close). It returns once subscribed, or once Redis was found down
-// (the subscription then starts when Redis returns).
-func (c *Client) ServeForwards(serve ForwardFunc) {
+// serves each forwarded request with serve, each on a goroutine of its
+// own whose ctx ends when the Client closes (Close waits for them). It
+// returns once subscribed, or with the reason Redis did not confirm it
+// (the subscription then starts when Redis returns). A replica forwards
+// nothing before it serves: replies come back on its own channel.
+func (c *Client) ServeForwards(serve ForwardFunc) error {
 	c.fwd = &forwarding{waits: map[string]chan []byte{}}
-	ctx, cancel := context.WithTimeout(context.Background(), max(c.cfg.Timeout, time.Second))
-	ps := c.rdb.Subscribe(ctx, c.forwardChannel(c.replica))
-	_, _ = ps.Receive(ctx) // the confirmation; an error means Redis is down for now
-	cancel()
-	msgs := ps.Channel()
-	base, stopAll := context.WithCancel(context.Background())
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer ps.Close()
-		defer stopAll() // ends the requests still being served
-		for {
-			select {
-			case <-c.stop:
-				return
-			case m, ok := <-msgs:
-				if !ok {
-					return
-				}
-				c.forwarded(base, m.Payload, serve)
-			}
-		}
-	}()
+	_, err := c.Subscribe(c.forwardChannel(c.replica), func(ctx context.Context, payload string) { c.forwarded(ctx, payload, serve) })
+	return err
 }
 
 // forwarded handles one message on this replica's channel.
@@ -108,7 +106,9 @@ func (c *Client) forwarded(ctx context.Context, payload string, serve ForwardFun
 		defer c.wg.Done()
 		reply := serve(ctx, m.Body)
 		b, _ := json.Marshal(forwardMsg{ID: m.ID, From: c.replica, Body: reply}) // raw JSON: cannot fail
-		pctx, cancel := context.WithTimeout(context.Background(), max(c.cfg.Timeout, time.Second))
+		// The reply goes out even when ctx ended (the Client closing):
+		// the asking replica is waiting for it.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(c.cfg.Timeout, time.Second))
 		defer cancel()
 		if n, err := c.rdb.Publish(pctx, c.forwardChannel(m.From), b).Result(); err != nil || n == 0 {
 			c.log.Warn("cluster: the replica that forwarded an answer did not get its result (gone, or Redis unreachable)", "replica", m.From, "error", err)

@@ -35,35 +35,22 @@ type reloadRequest struct {
 
 // ServeReloads makes this replica apply every reload another replica
 // broadcasts (on the channel <prefix>reload), answering on the request's
-// own channel. It returns once subscribed (or Redis was found down: the
-// subscription then starts when Redis returns). Close ends it.
-func (c *Client) ServeReloads(apply ReloadFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), max(c.cfg.Timeout, time.Second))
-	ps := c.rdb.Subscribe(ctx, c.Key("reload"))
-	_, _ = ps.Receive(ctx) // the subscription's confirmation; an error means Redis is down for now
-	cancel()
-	msgs := ps.Channel()
+// own channel. It returns once subscribed, or with the reason Redis did
+// not confirm it (the subscription then starts when Redis returns).
+// Close ends it.
+func (c *Client) ServeReloads(apply ReloadFunc) error {
 	c.servesReloads.Store(true)
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer ps.Close()
-		for {
-			select {
-			case <-c.stop:
-				return
-			case m, ok := <-msgs:
-				if !ok {
-					return
-				}
-				c.answerReload(m.Payload, apply)
-			}
-		}
-	}()
+	_, err := c.Subscribe(c.Key("reload"), func(ctx context.Context, payload string) { c.answerReload(ctx, payload, apply) })
+	return err
 }
 
-// answerReload applies one broadcast reload and says how it went.
-func (c *Client) answerReload(payload string, apply ReloadFunc) {
+// answerReload applies one broadcast reload and says how it went. The
+// reload gets a deadline (nine tenths of DefaultReloadWait, so the answer
+// arrives before the asking replica stops waiting): one that has not finished by then is
+// answered as failed, saying so, and runs on by itself (Close waits for
+// it), so one stuck reload does not keep this replica from hearing the
+// next broadcast.
+func (c *Client) answerReload(ctx context.Context, payload string, apply ReloadFunc) {
 	var req reloadRequest
 	if err := json.Unmarshal([]byte(payload), &req); err != nil || req.ID == "" {
 		c.log.Warn("cluster: ignoring a malformed reload request", "error", err)
@@ -74,16 +61,34 @@ func (c *Client) answerReload(payload string, apply ReloadFunc) {
 	}
 	c.log.Info("cluster: reloading, as replica " + req.Origin + " asked")
 	ans := ReplicaReload{Replica: c.replica}
-	rev, err := apply(context.Background())
-	if err != nil {
-		ans.Error = err.Error()
-	} else {
-		ans.Applied, ans.Revision = true, rev
+	actx, cancel := context.WithTimeout(ctx, c.reloadDeadline)
+	defer cancel()
+	type outcome struct {
+		rev uint64
+		err error
+	}
+	done := make(chan outcome, 1)
+	c.wg.Add(1) // before Close's Wait: Close ends this subscription first
+	go func() {
+		defer c.wg.Done()
+		rev, err := apply(actx)
+		done <- outcome{rev, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			ans.Error = o.err.Error()
+		} else {
+			ans.Applied, ans.Revision = true, o.rev
+		}
+	case <-actx.Done():
+		ans.Error = fmt.Sprintf("the reload did not finish within %s (it goes on; see this replica's log)", c.reloadDeadline)
+		c.log.Warn("cluster: a reload another replica asked for did not finish in time; it goes on", "origin", req.Origin, "deadline", c.reloadDeadline)
 	}
 	b, _ := json.Marshal(ans) // plain fields: cannot fail
-	ctx, cancel := context.WithTimeout(context.Background(), max(c.cfg.Timeout, time.Second))
-	defer cancel()
-	if err := c.rdb.Publish(ctx, c.Key("reload:"+req.ID), b).Err(); err != nil {
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), max(c.cfg.Timeout, time.Second))
+	defer pcancel()
+	if err := c.rdb.Publish(pctx, c.Key("reload:"+req.ID), b).Err(); err != nil {
 		c.log.Warn("cluster: could not answer a reload", "origin", req.Origin, "error", err)
 	}
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // DefaultClusterKeyPrefix starts every key and channel toolnexus uses in
-// Redis, so one Redis can serve other programs (or other toolnexus
-// deployments, each with a prefix of its own).
+// Redis, so one Redis can serve other programs. Each deployment adds its
+// cluster.name to it ("toolnexus:NAME:"): two deployments on one Redis
+// share nothing unless they are given the same name or prefix.
 const DefaultClusterKeyPrefix = "toolnexus:"
 
 // DefaultClusterTimeout bounds each Redis operation on a call's path.
@@ -24,6 +25,11 @@ const DefaultClusterTimeout = 250 * time.Millisecond
 // no cluster.redis, each replica keeps its approvals, pending calls and
 // rate limits in memory (one replica is the embedded default).
 type Cluster struct {
+	// Name names this deployment: its replicas share state in Redis under
+	// "toolnexus:NAME:" (unless cluster.redis.keyPrefix says otherwise).
+	// With cluster.redis one of the two is required. ${VAR} is expanded
+	// (e.g. the Kubernetes namespace from the downward API).
+	Name string
 	// Redis is the shared store; nil when not configured.
 	Redis *Redis
 }
@@ -54,8 +60,11 @@ type Redis struct {
 	// when empty).
 	TLS    bool
 	CAFile string
-	// KeyPrefix starts every key and channel (default "toolnexus:").
-	KeyPrefix string
+	// KeyPrefix starts every key and channel: cluster.redis.keyPrefix as
+	// written, else "toolnexus:" + cluster.name + ":". KeyPrefixFrom is
+	// the key it came from, for --check.
+	KeyPrefix     string
+	KeyPrefixFrom string
 	// Required makes the health service answer NOT_SERVING while Redis
 	// cannot be reached, so a load balancer moves away; by default a
 	// replica keeps serving (approvals refused, rate limits local).
@@ -90,11 +99,20 @@ func parseCluster(raw json.RawMessage) (Cluster, error) {
 		return c, nil
 	}
 	var r struct {
+		Name  string          `json:"name"`
 		Redis json.RawMessage `json:"redis"`
 	}
 	if err := strictDecode("cluster", raw, &r); err != nil {
 		return c, err
 	}
+	name, err := sources.ExpandEnv(r.Name)
+	if err != nil {
+		return c, keyErr("cluster.name", "%v", err)
+	}
+	if name != "" && !validClusterName(name) {
+		return c, keyErr("cluster.name", "%q must be 1 to 63 letters, digits, '.', '_' or '-' (it goes into every Redis key)", name)
+	}
+	c.Name = name
 	if r.Redis = nonNull(r.Redis); r.Redis == nil {
 		return c, nil
 	}
@@ -102,8 +120,40 @@ func parseCluster(raw json.RawMessage) (Cluster, error) {
 	if err != nil {
 		return c, err
 	}
+	if err := deploymentPrefix(&rd, name); err != nil {
+		return c, err
+	}
 	c.Redis = &rd
 	return c, nil
+}
+
+// deploymentPrefix makes the key prefix this deployment's own: the one
+// written in cluster.redis.keyPrefix, else one derived from cluster.name.
+// With neither every deployment on a Redis would share one prefix, and
+// with it each other's approvals, pending calls, rate limits and reloads —
+// another deployment's approver could approve this one's calls — so the
+// config is refused.
+func deploymentPrefix(r *Redis, name string) error {
+	if r.KeyPrefixFrom != "" {
+		return nil // written as cluster.redis.keyPrefix
+	}
+	if name == "" {
+		return keyErr("cluster.name", "is required with cluster.redis: name this deployment (e.g. \"prod\"; its keys become %sNAME:) or set cluster.redis.keyPrefix, so that two deployments on one Redis do not share approvals, pending calls, rate limits and reloads", DefaultClusterKeyPrefix)
+	}
+	r.KeyPrefix, r.KeyPrefixFrom = DefaultClusterKeyPrefix+name+":", "cluster.name"
+	return nil
+}
+
+func validClusterName(s string) bool {
+	if len(s) > 63 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func parseRedis(raw json.RawMessage) (Redis, error) {
@@ -125,10 +175,13 @@ func parseRedis(raw json.RawMessage) (Redis, error) {
 		return Redis{}, err
 	}
 	out := Redis{Addrs: r.Addrs, MasterName: r.MasterName, Username: r.Username, TLS: r.TLS, CAFile: r.CAFile,
-		Required: r.Required, KeyPrefix: DefaultClusterKeyPrefix, Timeout: DefaultClusterTimeout}
+		Required: r.Required, Timeout: DefaultClusterTimeout}
 	var err error
 	if out.Password, err = expandSecret("cluster.redis.password", r.Password); err != nil {
 		return out, err
+	}
+	if out.Password == PlaceholderRedisPassword {
+		return out, keyErr("cluster.redis.password", "is the placeholder the Kustomize component deploy/kubernetes/components/redis ships (%q), which anyone who read this repository knows; replace it in the toolnexus-redis Secret with a long random secret (kubectl create secret generic toolnexus-redis --from-literal=password=\"$(openssl rand -hex 32)\" --dry-run=client -o yaml | kubectl apply -f -), then restart Redis and the replicas", PlaceholderRedisPassword)
 	}
 	if out.SentinelPassword, err = expandSecret("cluster.redis.sentinelPassword", r.SentinelPassword); err != nil {
 		return out, err
@@ -149,7 +202,7 @@ func parseRedis(raw json.RawMessage) (Redis, error) {
 		if strings.ContainsAny(*r.KeyPrefix, " \r\n\t{}") {
 			return out, keyErr("cluster.redis.keyPrefix", "%q may not hold spaces or braces (braces pick the Redis Cluster slot)", *r.KeyPrefix)
 		}
-		out.KeyPrefix = *r.KeyPrefix
+		out.KeyPrefix, out.KeyPrefixFrom = *r.KeyPrefix, "cluster.redis.keyPrefix"
 	}
 	if r.Timeout != nil {
 		if *r.Timeout < 1 {
@@ -196,6 +249,11 @@ func checkRedisWhere(out *Redis, rawURL string, addrs []string) error {
 
 // expandSecret expands ${VAR} and ${file:/path} in a secret value; the
 // error names the key and the reference, never a value.
+// PlaceholderRedisPassword is the password the redis Kustomize component's
+// Secret generator ships; a server refuses to start with it (and --check
+// says so), so the placeholder never guards a real deployment's Redis.
+const PlaceholderRedisPassword = "change-me-to-a-long-random-secret"
+
 func expandSecret(key, v string) (string, error) {
 	out, err := sources.ExpandEnv(v)
 	if err != nil {

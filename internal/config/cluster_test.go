@@ -31,8 +31,8 @@ func TestClusterRedisForms(t *testing.T) {
 		name, cfg string
 		check     func(t *testing.T, r *config.Redis)
 	}{
-		{"url with the defaults", `{"cluster": {"redis": {"url": "redis://redis:6379/2"}}}`, func(t *testing.T, r *config.Redis) {
-			if r.URL != "redis://redis:6379/2" || r.KeyPrefix != "toolnexus:" || r.Required || r.Timeout != 250*time.Millisecond {
+		{"url with the defaults", `{"cluster": {"name": "prod", "redis": {"url": "redis://redis:6379/2"}}}`, func(t *testing.T, r *config.Redis) {
+			if r.URL != "redis://redis:6379/2" || r.KeyPrefix != "toolnexus:prod:" || r.KeyPrefixFrom != "cluster.name" || r.Required || r.Timeout != 250*time.Millisecond {
 				t.Fatalf("got %+v", *r)
 			}
 		}},
@@ -45,12 +45,12 @@ func TestClusterRedisForms(t *testing.T) {
 					t.Fatalf("String shows the password: %s", r)
 				}
 			}},
-		{"sentinel", `{"cluster": {"redis": {"addrs": ["s1:26379", "s2:26379"], "masterName": "mymaster", "db": 1}}}`, func(t *testing.T, r *config.Redis) {
+		{"sentinel", `{"cluster": {"name": "a", "redis": {"addrs": ["s1:26379", "s2:26379"], "masterName": "mymaster", "db": 1}}}`, func(t *testing.T, r *config.Redis) {
 			if r.MasterName != "mymaster" || len(r.Addrs) != 2 || r.DB != 1 {
 				t.Fatalf("got %+v", *r)
 			}
 		}},
-		{"redis cluster", `{"cluster": {"redis": {"addrs": ["n1:6379", "n2:6379", "n3:6379"], "tls": true}}}`, func(t *testing.T, r *config.Redis) {
+		{"redis cluster", `{"cluster": {"name": "a", "redis": {"addrs": ["n1:6379", "n2:6379", "n3:6379"], "tls": true}}}`, func(t *testing.T, r *config.Redis) {
 			if len(r.Addrs) != 3 || !r.TLS {
 				t.Fatalf("got %+v", *r)
 			}
@@ -92,5 +92,64 @@ func TestClusterRedisErrorsNameTheKey(t *testing.T) {
 				t.Fatalf("the error shows a secret: %s", got)
 			}
 		})
+	}
+}
+
+// Two deployments on one Redis share nothing by default: the prefix is
+// the deployment's (cluster.name), or written out; with neither the
+// config is refused, naming the key.
+func TestClusterKeyPrefixIsTheDeployments(t *testing.T) {
+	t.Setenv("TN_NAMESPACE", "team-b")
+	for _, tc := range []struct{ name, cfg, prefix, from, err string }{
+		{"from the name", `{"cluster": {"name": "prod", "redis": {"url": "redis://a:1"}}}`, "toolnexus:prod:", "cluster.name", ""},
+		{"from an expanded name", `{"cluster": {"name": "${TN_NAMESPACE}", "redis": {"url": "redis://a:1"}}}`, "toolnexus:team-b:", "cluster.name", ""},
+		{"written out wins", `{"cluster": {"name": "prod", "redis": {"url": "redis://a:1", "keyPrefix": "tn-prod:"}}}`, "tn-prod:", "cluster.redis.keyPrefix", ""},
+		{"neither", `{"cluster": {"redis": {"url": "redis://a:1"}}}`, "", "", "config: cluster.name: is required with cluster.redis"},
+		{"a name with a colon", `{"cluster": {"name": "a:b", "redis": {"url": "redis://a:1"}}}`, "", "", `config: cluster.name: "a:b" must be 1 to 63 letters`},
+		{"an unset variable", `{"cluster": {"name": "${TN_NO_SUCH_VAR}", "redis": {"url": "redis://a:1"}}}`, "", "", "config: cluster.name:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := parse(t, tc.cfg)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := cfg.Cluster.Redis; r.KeyPrefix != tc.prefix || r.KeyPrefixFrom != tc.from {
+				t.Fatalf("prefix %q from %q, want %q from %q", r.KeyPrefix, r.KeyPrefixFrom, tc.prefix, tc.from)
+			}
+		})
+	}
+	if cfg, err := parse(t, `{"cluster": {"name": "solo"}}`); err != nil || cfg.Cluster.Name != "solo" || cfg.Cluster.Redis != nil {
+		t.Fatalf("a name without Redis: %+v %v", cfg.Cluster, err)
+	}
+}
+
+// server.mcp.stateless decides /mcp's mode; unset it follows
+// sessions.shared, as before it existed.
+func TestMCPStatelessIsItsOwnKey(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		want bool
+	}{
+		{`{}`, false},
+		{`{"sessions": {"shared": true}}`, true},
+		{`{"server": {"mcp": {"stateless": true}}}`, true},
+		{`{"sessions": {"shared": true}, "server": {"mcp": {"stateless": false}}}`, false},
+	} {
+		cfg, err := parse(t, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.MCPStateless(); got != tc.want {
+			t.Errorf("%s: MCPStateless = %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
+	if _, err := parse(t, `{"server": {"mcp": {"stateless": "yes"}}}`); err == nil || !strings.Contains(err.Error(), "server.mcp") {
+		t.Fatalf("a non-boolean: %v", err)
 	}
 }

@@ -107,6 +107,10 @@ func wrapSection(section string, err error) error {
 	return &Error{Key: section, Msg: err.Error()}
 }
 
+// TopLevelKeys are the config's sections, in the order the reference lists
+// them (a copy: callers may keep it).
+func TopLevelKeys() []string { return slices.Clone(topLevelKeys) }
+
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
 	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "search"}
 

@@ -29,3 +29,15 @@ func (c *Config) MCPStateKey() ([]byte, error) {
 	}
 	return key, nil
 }
+
+// MCPStateless is whether /mcp runs stateless (server.mcp.stateless): the
+// one place the gateway's mode is decided. Unset, it follows
+// sessions.shared — replicas sharing a session volume are meant to answer
+// any request, which a stateful /mcp (its sessions in one replica's
+// memory) cannot.
+func (c *Config) MCPStateless() bool {
+	if s := c.Server.MCP.Stateless; s != nil {
+		return *s
+	}
+	return c.Sessions.Shared
+}

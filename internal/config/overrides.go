@@ -1,6 +1,9 @@
 package config
 
-import "path/filepath"
+import (
+	"fmt"
+	"path/filepath"
+)
 
 // Overrides are the settings the command line (and TOOLNEXUS_* environment)
 // may override. They are applied once, when the config is loaded, so every
@@ -46,6 +49,13 @@ func (o Overrides) apply(cfg *Config) error {
 		abs, err := filepath.Abs(o.Workspace)
 		if err != nil {
 			return &Error{Key: "builtins.workspace", Msg: "--workspace: " + err.Error()}
+		}
+		if set := cfg.Builtins.Workspace; set != "" && cfg.Resolve(set) != abs {
+			// Flag and environment beat the file, as everywhere; but the
+			// container image sets TOOLNEXUS_WORKSPACE, so a mounted config's
+			// workspace would be ignored without a word. Say so at start and
+			// in --check.
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("builtins.workspace %q is overridden by --workspace / TOOLNEXUS_WORKSPACE (%s), which win over the config file (the container image sets TOOLNEXUS_WORKSPACE=/workspace): unset the variable (docker run -e TOOLNEXUS_WORKSPACE=, or env in the pod spec) or give both the same directory", set, abs))
 		}
 		cfg.Builtins.Workspace = abs
 	}

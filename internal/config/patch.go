@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,22 +23,41 @@ func loadPatched(path string, patches []string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	base := data
 	for _, p := range patches {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, &Error{Msg: fmt.Sprintf("cannot read config patch %s: %v (check --config-patch)", p, err)}
-		}
-		var patch any
-		if err := json.Unmarshal(b, &patch); err != nil {
-			return nil, &Error{Msg: fmt.Sprintf("config patch %s: not valid JSON: %s", p, describeJSONError(b, err))}
-		}
-		if _, ok := patch.(map[string]any); !ok {
-			return nil, &Error{Msg: fmt.Sprintf("config patch %s: must be a JSON object (a merge patch onto the config)", p)}
-		}
-		if data, err = mergePatch(data, patch); err != nil {
-			return nil, &Error{Msg: fmt.Sprintf("config patch %s: %v", p, err)}
+		if data, err = applyPatchFile(data, p); err != nil {
+			return nil, err
 		}
 	}
+	cfg, err := parseAt(data, abs)
+	if err != nil && len(patches) > 0 {
+		return nil, blamePatch(err, base, abs, patches)
+	}
+	return cfg, err
+}
+
+// applyPatchFile merges the patch file p onto the config text data.
+func applyPatchFile(data []byte, p string) ([]byte, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("cannot read config patch %s: %v (check --config-patch)", p, err)}
+	}
+	var patch any
+	if err := json.Unmarshal(b, &patch); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("config patch %s: not valid JSON: %s", p, describeJSONError(b, err))}
+	}
+	if _, ok := patch.(map[string]any); !ok {
+		return nil, &Error{Msg: fmt.Sprintf("config patch %s: must be a JSON object (a merge patch onto the config)", p)}
+	}
+	if data, err = mergePatch(data, patch); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("config patch %s: %v", p, err)}
+	}
+	return data, nil
+}
+
+// parseAt parses config text read from abs ("" = the embedded default,
+// whose relative paths resolve against the working directory).
+func parseAt(data []byte, abs string) (*Config, error) {
 	if abs == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -46,6 +66,29 @@ func loadPatched(path string, patches []string) (*Config, error) {
 		return Parse(data, "", wd)
 	}
 	return Parse(data, abs, filepath.Dir(abs))
+}
+
+// blamePatch names the patch that made a valid config invalid: the error
+// of the merged config alone named a key but not the file to fix. The
+// patches are applied again one at a time (only on this failure path) to
+// find the first after which the config fails at the same key.
+func blamePatch(err error, base []byte, abs string, patches []string) error {
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if _, baseErr := parseAt(base, abs); baseErr != nil {
+		return err // the config file itself is at fault, whatever the patches do
+	}
+	data := base
+	for _, p := range patches {
+		data, _ = applyPatchFile(data, p) // each applied cleanly above
+		var pe *Error
+		if _, perr := parseAt(data, abs); errors.As(perr, &pe) && pe.Key == ce.Key {
+			return &Error{Key: ce.Key, Msg: ce.Msg + " (set by config patch " + p + ")"}
+		}
+	}
+	return err
 }
 
 func readConfig(path string) (data []byte, abs string, err error) {

@@ -42,6 +42,10 @@ func TestConfigPatches(t *testing.T) {
 		{"bad.json", `{"sessions": `, "config patch " + filepath.Join(dir, "bad.json") + ": not valid JSON"},
 		{"list.json", `[1]`, "must be a JSON object"},
 		{"typo.json", `{"sesions": {"max": 1}}`, "sesions: unknown top-level key"},
+		// A patch that parses but sets a bad value: the error names the
+		// key and, since the base alone is valid, the patch that set it.
+		{"negative.json", `{"limits": {"timeout": -1}}`, "config: limits.timeout: must be >= 0 milliseconds (0 = no limit) (set by config patch " + filepath.Join(dir, "negative.json") + ")"},
+		{"typo2.json", `{"sesions": {"max": 1}}`, "(set by config patch " + filepath.Join(dir, "typo2.json") + ")"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := config.LoadWith(base, config.Overrides{Patches: []string{write(c.name, c.body)}})
@@ -49,6 +53,11 @@ func TestConfigPatches(t *testing.T) {
 				t.Fatalf("error = %v, want %q", err, c.want)
 			}
 		})
+	}
+	// The base at fault: no patch is blamed.
+	badBase := write("bad-base.json", `{"limits": {"timeout": -1}}`)
+	if _, err := config.LoadWith(badBase, config.Overrides{Patches: []string{hash}}); err == nil || strings.Contains(err.Error(), "config patch") {
+		t.Fatalf("a bad base with a good patch: %v, want the base's error alone", err)
 	}
 	if _, err := config.LoadWith(base, config.Overrides{Patches: []string{filepath.Join(dir, "missing.json")}}); err == nil || !strings.Contains(err.Error(), "cannot read config patch") {
 		t.Fatalf("missing patch: %v", err)

@@ -20,7 +20,11 @@ func (c *Config) CheckRefs() error {
 		sc := c.MCP[name]
 		at := "mcpServers." + name
 		refs = appendMap(refs, at+".headers", sc.Headers)
-		refs = appendMap(refs, at+".environment", sc.Environment)
+		envKey := sc.EnvironmentKey // the spelling the config used: "env" or "environment"
+		if envKey == "" {
+			envKey = "environment"
+		}
+		refs = appendMap(refs, at+"."+envKey, sc.Environment)
 		refs = appendExchange(refs, at, sc.TokenExchange)
 	}
 	for i, t := range c.HTTP.Tools {

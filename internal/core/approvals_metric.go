@@ -12,9 +12,11 @@ import (
 
 // registerApprovalsPending exports toolnexus_approvals_pending, computed at
 // scrape time: calls held for a human's decision right now. An alert on it
-// staying above zero tells the approvers someone is waiting. The store may
-// be shared (Redis), so the scrape bounds its look-up and reports NaN — no
-// data, not "nobody waits" — when the store does not answer.
+// staying above zero tells the approvers someone is waiting. It reads the
+// count the store keeps for its caps (one ZCARD with Redis), never the
+// entries. The store may be shared (Redis), so the scrape bounds its
+// look-up and reports NaN — no data, not "nobody waits" — when the store
+// does not answer.
 func registerApprovalsPending(reg prometheus.Registerer, store func() *approval.Store) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "toolnexus_approvals_pending",
@@ -22,15 +24,9 @@ func registerApprovalsPending(reg prometheus.Registerer, store func() *approval.
 	}, func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		entries, err := store().List(ctx)
+		n, err := store().Pending(ctx)
 		if err != nil {
 			return math.NaN()
-		}
-		n := 0
-		for _, e := range entries {
-			if e.Status == approval.Pending {
-				n++
-			}
 		}
 		return float64(n)
 	}))

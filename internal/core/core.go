@@ -66,6 +66,10 @@ type Options struct {
 	// (StepObserve, StepView...), in order: a test's way to show that a
 	// door skips none. Nil costs a call nothing.
 	OnStep func(ctx context.Context, step string, call Call)
+	// SourcesInBackground lets New return before the sources that reach
+	// an upstream (MCP, http, A2A) have connected; WaitSourcesStarted
+	// waits for them (engine.Options.StartInBackground).
+	SourcesInBackground bool
 }
 
 // Core is one running tool set.
@@ -104,6 +108,12 @@ type Core struct {
 	codeMode bool
 	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
 	interpreters codemode.Pool
+
+	// features are the MCP servers' resources, templates and prompts,
+	// hub their subscriptions (features.go, subscriptions.go).
+	features       *registry.Features
+	hub            *resourceHub
+	featureMetrics *metrics.Features
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -118,8 +128,10 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if promReg == nil {
 		promReg = prometheus.NewRegistry()
 	}
-	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster}
+	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster,
+		features: registry.NewFeatures(log), hub: newResourceHub()}
 	c.metrics = metrics.New(promReg)
+	c.featureMetrics = metrics.NewFeatures(promReg, featureOutcomes)
 	c.authOpts = authOptions(promReg, log)
 	kinds := make([]string, 0, len(sources.Kinds()))
 	for _, k := range sources.Kinds() {
@@ -145,7 +157,9 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	c.handler = c.compose(opts.OnStep)
 	c.served.Store(newServed(cfg.Server.MCP))
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
-		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
+		StartInBackground: opts.SourcesInBackground,
+		Egress:            engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
+		Features:          c.features, ResourceUpdated: c.resourceUpdated})
 	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
@@ -300,6 +314,7 @@ func (c *Core) RejectApply() { c.metrics.Reloads.WithLabelValues("error").Inc() 
 func (c *Core) Close(ctx context.Context) error {
 	c.exec.Close()
 	c.sessions.Close()
+	c.hub.close()
 	err := c.eng.Close(ctx)
 	if aerr := c.audit.Close(); err == nil {
 		err = aerr
@@ -321,6 +336,11 @@ type SourceInfo struct {
 	// (sources.Status), for tool search.
 	Title, Description string
 }
+
+// WaitSourcesStarted waits until the sources New left connecting in the
+// background (Options.SourcesInBackground) have connected or failed, or
+// ctx ends.
+func (c *Core) WaitSourcesStarted(ctx context.Context) error { return c.eng.WaitStarted(ctx) }
 
 // Sources reports every source instance, in precedence order.
 func (c *Core) Sources() []SourceInfo {

@@ -135,7 +135,7 @@ func (c *Core) rateLimitStep(next handler) handler {
 		if l == nil {
 			return next(ctx, f)
 		}
-		ticket, refused := l.Admit(policyPrincipal(f.Caller), f.Name, time.Now())
+		ticket, refused := l.Admit(ctx, policyPrincipal(f.Caller), f.Name, time.Now())
 		if refused != nil {
 			c.pol.metrics.RateLimited.WithLabelValues(f.tool.Source()).Inc()
 			r := tool.FailureWith(tool.OutcomeDenied, fmt.Sprintf("rate limited by %s: retry after %s", refused.Limit, refused.RetryAfter.Round(time.Millisecond)))

@@ -58,6 +58,9 @@ type served struct {
 	mcp   *auth.Principal            // server.mcp.tools; nil = every tool
 	named map[string]*auth.Principal // server.mcp.views
 	names []string                   // sorted, for messages
+	// features is what /mcp serves of the resources and prompts
+	// (server.mcp.resources, server.mcp.prompts); nil serves all.
+	features *Door
 }
 
 // nothing is a view that allows no tool: a named view the config lost.
@@ -65,6 +68,9 @@ var nothing = auth.NewPrincipal("", []string{}, false)
 
 func newServed(m config.MCPGateway) *served {
 	s := &served{}
+	if m.Resources != nil || m.Prompts != nil {
+		s.features = &Door{Resources: m.Resources, Prompts: m.Prompts}
+	}
 	if len(m.Tools) > 0 {
 		s.mcp = auth.NewPrincipal("server.mcp.tools", m.Tools, false)
 	}

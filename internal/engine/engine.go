@@ -55,6 +55,19 @@ type Options struct {
 	// core's approvals so a gate can tell an answer it does not own
 	// (a fresh in-memory store when nil).
 	Suspended suspend.Store
+	// Features is where MCP servers publish their resources, templates and
+	// prompts (features.go); nil serves tools only. ResourceUpdated hears
+	// their notifications/resources/updated.
+	Features        *registry.Features
+	ResourceUpdated func(id registry.LayerID, uri string)
+	// StartInBackground makes the first Apply return without waiting for
+	// the sources that reach out (MCP servers, OpenAPI specs, A2A agents):
+	// they connect behind, shown as restarting until they do, and a
+	// failure is retried as ever. WaitStarted waits for them. So a server
+	// binds its listeners at once although an upstream hangs (a stdio MCP
+	// server that never answers initialize holds its start for its whole
+	// timeout, 30 s by default). Reloads still wait.
+	StartInBackground bool
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -75,8 +88,13 @@ type Engine struct {
 	drainCancel context.CancelFunc
 	closing     sync.WaitGroup
 
-	mu        sync.Mutex     // serialises Apply and Close
-	retries   sync.WaitGroup // the retry loops of failed instances (retry.go)
+	mu      sync.Mutex     // serialises Apply and Close
+	retries sync.WaitGroup // the retry loops of failed instances (retry.go)
+	// starting counts the first starts still running behind the first
+	// Apply (StartInBackground, background.go); applied is set once
+	// Apply has run, so later Applies (reloads) wait for their sources.
+	starting  sync.WaitGroup
+	applied   bool
 	instances map[registry.LayerID]*instance
 	skills    *skill.Source
 	closed    bool
@@ -100,6 +118,9 @@ type instance struct {
 	fingerprint  string
 	startErr     error
 	unconfigured bool
+	// starting marks an instance whose first Start still runs in the
+	// background (background.go); never changed once in the map.
+	starting bool
 	// stopRetry ends the retry loop of a failed instance (nil when none
 	// runs); attempt is the publisher of a retry's start in progress, so a
 	// reload can silence it. Both are guarded by Engine.mu.
@@ -196,28 +217,25 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 	}
 	// Start every new instance at once: each bounds itself by its own
 	// timeout, so one slow MCP server does not delay the rest.
-	started := make([]*instance, len(toStart))
-	var wg sync.WaitGroup
-	for i, p := range toStart {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			src := p.build()
-			pub := newInstancePublisher(e.reg)
-			err := src.Start(e.ctx, pub)
-			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, unconfigured: p.unconfigured}
-		}()
-	}
-	wg.Wait()
-
+	started, behind := e.startAll(toStart)
 	for i, p := range toStart {
 		inst := started[i]
 		old := e.instances[p.id]
+		if inst.starting {
+			e.instances[p.id] = inst
+			rep.Started = append(rep.Started, p.id)
+			if old != nil {
+				e.release(p.id, old)
+			}
+			e.finishBehind(p, inst, behind[i])
+			continue
+		}
 		if inst.startErr != nil {
 			rep.Failed[p.id] = inst.startErr
 			if old != nil {
 				// The old instance's tools must not outlive it.
 				_ = e.reg.Replace(p.id, nil)
+				e.dropFeatures(p.id)
 			}
 		}
 		if inst.failed() {
@@ -242,6 +260,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		inst.stopRetrying()
 		inst.pub.retire()
 		e.reg.Remove(id)
+		e.dropFeatures(id)
 		e.release(id, inst)
 		delete(e.instances, id)
 		rep.Removed = append(rep.Removed, id)
@@ -469,6 +488,11 @@ func (e *Engine) Sources() []SourceInfo {
 		st.Layer = inst.src.Layer()
 		if inst.startErr != nil && st.State == "" {
 			st.State, st.Error = sources.Failed, inst.startErr.Error()
+		}
+		if inst.starting && st.State != sources.Failed && st.State != sources.Disabled {
+			// A source may say connected before its first Start has (MCP
+			// does, from construction): until Start returns it is not.
+			st.State, st.Error = sources.Restarting, startingNote
 		}
 		out = append(out, SourceInfo{Status: st, ToolCount: snap.LayerCount(st.Layer), Shadowed: shadowed[st.Layer], Configured: !inst.unconfigured})
 	}

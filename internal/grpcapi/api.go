@@ -85,5 +85,6 @@ func (a *API) Register(gs *grpc.Server) {
 	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
 	pb.RegisterSessionServiceServer(gs, &sessionService{a: a})
 	pb.RegisterApprovalServiceServer(gs, &approvalService{a: a})
+	pb.RegisterFeatureServiceServer(gs, &featureService{a: a})
 	a.grpcMetrics.initialize(gs)
 }

@@ -156,6 +156,9 @@ type Gateway struct {
 	disc *discovery
 	// base is the listener's URL, for the default OAuth resource (oauth.go).
 	base listenURL
+	// feat serves the MCP servers' resources, templates and prompts
+	// (features.go).
+	feat featureSync
 }
 
 // Options configures the gateway (the server.mcp section).
@@ -206,10 +209,13 @@ func New(c Core, opts Options) *Gateway {
 		//lint:ignore SA1019 logging is deprecated upstream but is how MCP clients get a tool's log messages
 		// Stateless /mcp keeps no session to notify, so it does not claim
 		// list_changed: a client then re-lists instead of waiting for news.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: !opts.Stateless}, Logging: &mcp.LoggingCapabilities{}},
-		SetCacheable: g.cacheHints,
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: !opts.Stateless}, Logging: &mcp.LoggingCapabilities{}},
+		SetCacheable:       g.cacheHints,
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels)
+	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels, g.filterFeatures, g.declareFeatures)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
 		Logger:              sdkLog,
 		SessionTimeout:      sessionTimeout,
@@ -236,6 +242,7 @@ func New(c Core, opts Options) *Gateway {
 	g.watcher = w
 	g.sync(snap)
 	go g.watch()
+	g.startFeatures(opts)
 	return g
 }
 
@@ -527,6 +534,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if r.Throttled != nil {
 		return nil, rateLimited(r.Throttled)
 	}
+	if err := missingCapability(req, r); err != nil {
+		return nil, err
+	}
 	if ir := g.inputRequired(req, call, r); ir != nil {
 		return ir, nil
 	}
@@ -663,6 +673,9 @@ func (g *Gateway) serveSDK(h, modern http.Handler, w http.ResponseWriter, r *htt
 		modern.ServeHTTP(w, r)
 		return
 	}
+	if refuseModernWithoutHeader(w, r) {
+		return
+	}
 	if g.stateless {
 		var ok bool
 		if r, ok = g.statelessSession(w, r); !ok {
@@ -688,6 +701,7 @@ func (g *Gateway) Close() {
 			_ = ss.Close()
 		}
 		g.levelWatchers.Wait() // each ends with its session, closed above
+		g.closeFeatures()
 		g.watcher.Close()
 		<-g.syncDone
 	})

@@ -1,7 +1,11 @@
 package mcpgateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +41,55 @@ func isModern(r *http.Request) bool {
 	return v >= modernVersion
 }
 
+// refuseModernWithoutHeader answers, and reports so, a POST without
+// MCP-Protocol-Version and without a session whose params._meta names
+// 2026-07-28 or later: HTTP 400 with a JSON-RPC error saying which header
+// to send. Only such sessionless POSTs (an older client's initialize, or
+// this mistake) have their body read here; it is put back for the SDK.
+func refuseModernWithoutHeader(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get(protocolVersionHeader) != "" || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+	if err != nil {
+		return false // the SDK reports it (a body over the limit)
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return false
+	}
+	v, _ := msg.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	if v < modernVersion {
+		return false
+	}
+	id := msg.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	text := fmt.Sprintf(`this request names protocol %s in params._meta[%q] but sends no MCP-Protocol-Version header; a request on %s or later must send the header too (MCP-Protocol-Version: %s)`, v, mcp.MetaKeyProtocolVersion, modernVersion, v)
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32600, "message": text}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(out)
+	return true
+}
+
+// errReader ends a replayed body with the error reading it met (nil: EOF).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
+}
+
 // listTTL is how long a client may keep a tools/list: the registry
 // changes when a source connects, restarts or is reloaded, and a client
 // that listens (subscriptions/listen) hears of it at once; the TTL bounds
@@ -54,7 +107,7 @@ const MetaRevision = "toolnexus/revision"
 func (g *Gateway) cacheHints(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	c.TTLMs = listTTL
 	c.CacheScope = "public"
-	if _, ok := req.(*mcp.ListToolsRequest); ok && g.core.Authenticator() != nil {
+	if perCaller(req) && g.core.Authenticator() != nil {
 		c.CacheScope = "private"
 	}
 }

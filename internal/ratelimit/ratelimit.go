@@ -2,18 +2,17 @@
 // burst, calls at once per principal) and limits.tools.NAME.callsPerSecond
 // (per tool, across callers), with how long to wait before retrying.
 //
-// A Limiter is built per config and swapped whole on reload (the buckets
-// start full again). Finding a principal's bucket is a sync.Map read; the
-// bucket itself is golang.org/x/time/rate's, whose short mutex only
-// callers of the same principal (or tool) ever share.
-//
-// With WithCluster (cluster.redis) the call rates are kept in Redis
-// instead (redis.go): one atomic round trip per call that has a rate, none
-// for a call without one; the local buckets take over while Redis is down.
+// A Limiter is built per config and swapped whole on reload (buckets in
+// memory start full again). The call rates are counted by a Rates (rates.go):
+// this process's own buckets (Memory), or with WithCluster (cluster.redis)
+// buckets every replica shares (Redis, redis.go): one atomic round trip per
+// call that has a rate, none for a call without one, and this process's
+// own buckets while Redis cannot be asked. The concurrent caps count the
+// calls running in this process, on one replica or many.
 package ratelimit
 
 import (
-	"math"
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,24 +29,29 @@ const Wildcard = "*"
 // bucket says when a slot frees, so it gets a short, fixed wait.
 const concurrentRetry = 250 * time.Millisecond
 
-// Limiter holds the buckets of one config.
+// Limiter holds the limits of one config.
 type Limiter struct {
 	named map[string]config.PrincipalRate
 	star  *config.PrincipalRate
-	tools map[string]*rate.Limiter
-	// toolRates are the tools' rates, for the shared buckets.
+	// toolRates are the tools' rates.
 	toolRates map[string]config.Rate
-	// shared keeps the rates in Redis; nil = local buckets only.
-	shared *shared
+	// rates counts the call rates; local is this process's own buckets,
+	// which decide when rates cannot be asked (the same as rates with
+	// one replica).
+	rates Rates
+	local *Memory
+	// inMemory is set when rates is local: the buckets are then found
+	// once (principal.bucket, tools) instead of by name on every call.
+	inMemory bool
+	tools    map[string]*rate.Limiter
 	// principals are the callers' states, made on first call.
 	principals sync.Map // string → *principal
 }
 
 type principal struct {
-	bucket     *rate.Limiter // nil = no rate
-	cps        float64
-	burst      int
-	concurrent int64 // 0 = no cap
+	rate       config.Rate   // CallsPerSecond 0 = no rate
+	bucket     *rate.Limiter // its bucket in local (in memory only)
+	concurrent int64         // 0 = no cap
 	running    atomic.Int64
 }
 
@@ -69,70 +73,91 @@ func (t Ticket) Release() {
 	}
 }
 
+// Option changes how New builds a Limiter.
+type Option func(*Limiter)
+
+// WithRates counts the call rates in r instead of this process's memory.
+func WithRates(r Rates) Option {
+	return func(l *Limiter) {
+		if r != nil {
+			l.rates = r
+		}
+	}
+}
+
 // New builds the limiter of cfg, or nil when no limit is set.
 func New(cfg config.RateLimits, opts ...Option) *Limiter {
 	if !cfg.Enabled() {
 		return nil
 	}
-	l := &Limiter{named: cfg.Principals, tools: make(map[string]*rate.Limiter, len(cfg.Tools)), toolRates: cfg.Tools}
+	l := &Limiter{named: cfg.Principals, toolRates: cfg.Tools, local: NewMemory()}
+	l.rates = l.local
 	for _, o := range opts {
 		o(l)
 	}
+	if l.inMemory = l.rates == Rates(l.local); l.inMemory {
+		l.tools = make(map[string]*rate.Limiter, len(cfg.Tools))
+		for name, r := range cfg.Tools {
+			l.tools[name] = bucketOf(&l.local.tools, Bucket{Name: name, Rate: r})
+		}
+	}
 	if r, ok := cfg.Principals[Wildcard]; ok {
 		l.star = &r
-	}
-	for name, r := range cfg.Tools {
-		l.tools[name] = rate.NewLimiter(rate.Limit(r.CallsPerSecond), r.Burst)
 	}
 	return l
 }
 
 // Admit takes one call of principal to tool, or says why not. The
-// principal's limits are checked first, then the tool's shared bucket, and
-// a refused call is charged nothing: a caller over its own limit does not
-// spend the tool's tokens, which other callers share. A nil Limiter
-// admits everything.
-func (l *Limiter) Admit(who, tool string, now time.Time) (Ticket, *Refusal) {
+// principal's limits are checked first (its concurrent cap, then its
+// rate), then the tool's shared bucket, and a refused call is charged
+// nothing: a caller over its own limit does not spend the tool's tokens,
+// which other callers share. ctx bounds a shared store's round trip. A
+// nil Limiter admits everything.
+func (l *Limiter) Admit(ctx context.Context, who, tool string, now time.Time) (Ticket, *Refusal) {
 	if l == nil {
 		return Ticket{}, nil
 	}
 	p, key := l.principal(who)
-	if l.shared != nil {
-		if t, r, ok := l.admitShared(who, tool, p, key); ok {
-			return t, r
-		}
-		l.countFallback(tool, p)
+	t := Ticket{p: p}
+	if p != nil && p.concurrent > 0 && p.running.Add(1) > p.concurrent {
+		p.running.Add(-1)
+		return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".concurrent", RetryAfter: concurrentRetry}
 	}
-	var taken *rate.Reservation // the principal's token, returned if the tool refuses
-	if p != nil && p.bucket != nil {
-		r := p.bucket.ReserveN(now, 1)
-		if d := r.DelayFrom(now); !r.OK() || d > 0 {
-			r.CancelAt(now)
-			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".callsPerSecond", RetryAfter: wait(p.bucket, now)}
-		}
-		taken = r
+	by, retry := l.take(ctx, now, who, tool, p)
+	if by == Admitted {
+		return t, nil
 	}
-	if p != nil && p.concurrent > 0 {
-		if p.running.Add(1) > p.concurrent {
-			p.running.Add(-1)
-			if taken != nil {
-				taken.CancelAt(now)
-			}
-			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".concurrent", RetryAfter: concurrentRetry}
-		}
+	t.Release()
+	limit := "limits.tools." + tool + ".callsPerSecond"
+	if by == ByPrincipal {
+		limit = "limits.principals." + key + ".callsPerSecond"
 	}
-	if b := l.tools[tool]; b != nil {
-		if r := b.ReserveN(now, 1); !r.OK() || r.DelayFrom(now) > 0 {
-			r.CancelAt(now)
-			t := Ticket{p: p}
-			t.Release()
-			if taken != nil {
-				taken.CancelAt(now)
-			}
-			return Ticket{}, &Refusal{Limit: "limits.tools." + tool + ".callsPerSecond", RetryAfter: wait(b, now)}
-		}
+	return Ticket{}, &Refusal{Limit: limit, RetryAfter: max(retry, time.Millisecond)}
+}
+
+// take counts the call against the rates that apply to it: in memory on
+// the buckets found before, else in rates, and while rates cannot be
+// asked on this process's own buckets. A call no rate applies to counts
+// nowhere (no round trip).
+func (l *Limiter) take(ctx context.Context, now time.Time, who, tool string, p *principal) (Refuser, time.Duration) {
+	if l.inMemory {
+		return takeFrom(now, p.memBucket(), l.tools[tool])
 	}
-	return Ticket{p: p}, nil
+	var pb, tb Bucket
+	if p != nil && p.rate.CallsPerSecond > 0 {
+		pb = Bucket{Name: who, Rate: p.rate}
+	}
+	if r, ok := l.toolRates[tool]; ok {
+		tb = Bucket{Name: tool, Rate: r}
+	}
+	if pb.Name == "" && tb.Name == "" {
+		return Admitted, 0
+	}
+	by, retry, err := l.rates.Take(ctx, now, pb, tb)
+	if err != nil {
+		by, retry, _ = l.local.Take(ctx, now, pb, tb) // Memory never fails
+	}
+	return by, retry
 }
 
 // principal finds (or makes) the state of a caller, and the config key its
@@ -150,20 +175,18 @@ func (l *Limiter) principal(who string) (*principal, string) {
 	if v, ok := l.principals.Load(who); ok {
 		return v.(*principal), key
 	}
-	p := &principal{cps: r.CallsPerSecond, burst: r.Burst, concurrent: int64(r.Concurrent)}
-	if r.CallsPerSecond > 0 {
-		p.bucket = rate.NewLimiter(rate.Limit(r.CallsPerSecond), r.Burst)
+	p := &principal{rate: r.Rate, concurrent: int64(r.Concurrent)}
+	if l.inMemory && r.CallsPerSecond > 0 {
+		p.bucket = bucketOf(&l.local.principals, Bucket{Name: who, Rate: r.Rate})
 	}
 	v, _ := l.principals.LoadOrStore(who, p)
 	return v.(*principal), key
 }
 
-// wait is how long until the bucket holds one token again.
-func wait(b *rate.Limiter, now time.Time) time.Duration {
-	missing := 1 - b.TokensAt(now)
-	if missing <= 0 {
-		return time.Millisecond
+// memBucket is p's bucket in memory; nil for no principal.
+func (p *principal) memBucket() *rate.Limiter {
+	if p == nil {
+		return nil
 	}
-	secs := missing / float64(b.Limit())
-	return time.Duration(math.Ceil(secs * float64(time.Second)))
+	return p.bucket
 }

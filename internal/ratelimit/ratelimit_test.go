@@ -1,11 +1,13 @@
 package ratelimit_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/ratelimit"
+	"github.com/toolnexus/toolnexus/internal/ratelimit/ratelimittest"
 )
 
 func TestPrincipalsAreLimitedApart(t *testing.T) {
@@ -15,19 +17,19 @@ func TestPrincipalsAreLimitedApart(t *testing.T) {
 		"*":    {Rate: config.Rate{CallsPerSecond: 1000, Burst: 1000}},
 	}})
 	now := time.Unix(1000, 0)
-	if _, r := l.Admit("slow", "t", now); r != nil {
+	if _, r := l.Admit(context.Background(), "slow", "t", now); r != nil {
 		t.Fatal(r)
 	}
-	_, r := l.Admit("slow", "t", now)
+	_, r := l.Admit(context.Background(), "slow", "t", now)
 	if r == nil || r.Limit != "limits.principals.slow.callsPerSecond" || r.RetryAfter != 500*time.Millisecond {
 		t.Fatalf("%+v", r)
 	}
 	for range 100 {
-		if _, r := l.Admit("fast", "t", now); r != nil {
+		if _, r := l.Admit(context.Background(), "fast", "t", now); r != nil {
 			t.Fatalf("another principal is slowed: %+v", r)
 		}
 	}
-	if _, r := l.Admit("slow", "t", now.Add(500*time.Millisecond)); r != nil {
+	if _, r := l.Admit(context.Background(), "slow", "t", now.Add(500*time.Millisecond)); r != nil {
 		t.Fatalf("after the delay: %+v", r)
 	}
 }
@@ -39,27 +41,27 @@ func TestConcurrentAndTool(t *testing.T) {
 		Tools:      map[string]config.Rate{"bash": {CallsPerSecond: 1, Burst: 1}},
 	})
 	now := time.Unix(1000, 0)
-	t1, r := l.Admit("a", "read", now)
+	t1, r := l.Admit(context.Background(), "a", "read", now)
 	if r != nil {
 		t.Fatal(r)
 	}
-	if _, r := l.Admit("a", "read", now); r == nil || r.Limit != "limits.principals.*.concurrent" {
+	if _, r := l.Admit(context.Background(), "a", "read", now); r == nil || r.Limit != "limits.principals.*.concurrent" {
 		t.Fatalf("second at once: %+v", r)
 	}
 	t1.Release()
-	t2, r := l.Admit("a", "bash", now)
+	t2, r := l.Admit(context.Background(), "a", "bash", now)
 	if r != nil {
 		t.Fatalf("after release: %+v", r)
 	}
 	t2.Release()
-	if _, r := l.Admit("b", "bash", now); r == nil || r.Limit != "limits.tools.bash.callsPerSecond" {
+	if _, r := l.Admit(context.Background(), "b", "bash", now); r == nil || r.Limit != "limits.tools.bash.callsPerSecond" {
 		t.Fatalf("tool rate is across principals: %+v", r)
 	}
 	if l := ratelimit.New(config.RateLimits{}); l != nil {
 		t.Fatal("no limits must mean no limiter")
 	}
 	var none *ratelimit.Limiter
-	if _, r := none.Admit("a", "b", now); r != nil {
+	if _, r := none.Admit(context.Background(), "a", "b", now); r != nil {
 		t.Fatal(r)
 	}
 }
@@ -73,7 +75,7 @@ func BenchmarkAdmit64(b *testing.B) {
 	b.SetParallelism(32)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			t, r := l.Admit("agent", "debug_echo", time.Now())
+			t, r := l.Admit(context.Background(), "agent", "debug_echo", time.Now())
 			if r != nil {
 				b.Fatal(r)
 			}
@@ -92,25 +94,29 @@ func TestRefusalChargesNothing(t *testing.T) {
 		Principals: map[string]config.PrincipalRate{"greedy": {Rate: config.Rate{CallsPerSecond: 0.001, Burst: 1}}, "busy": {Rate: config.Rate{CallsPerSecond: 0.001, Burst: 1}}},
 		Tools:      map[string]config.Rate{"bash": {CallsPerSecond: 0.001, Burst: 1}, "read": {CallsPerSecond: 0.001, Burst: 1}}})
 	t.Run("principal refused first", func(t *testing.T) {
-		if _, r := l.Admit("greedy", "write", now); r != nil {
+		if _, r := l.Admit(context.Background(), "greedy", "write", now); r != nil {
 			t.Fatal(r)
 		}
-		if _, r := l.Admit("greedy", "bash", now); r == nil || r.Limit != "limits.principals.greedy.callsPerSecond" {
+		if _, r := l.Admit(context.Background(), "greedy", "bash", now); r == nil || r.Limit != "limits.principals.greedy.callsPerSecond" {
 			t.Fatalf("want greedy's own limit, got %+v", r)
 		}
-		if _, r := l.Admit("other", "bash", now); r != nil {
+		if _, r := l.Admit(context.Background(), "other", "bash", now); r != nil {
 			t.Fatalf("greedy's refused call spent bash's token: %+v", r)
 		}
 	})
 	t.Run("tool refused gives the principal's token back", func(t *testing.T) {
-		if _, r := l.Admit("someone", "read", now); r != nil {
+		if _, r := l.Admit(context.Background(), "someone", "read", now); r != nil {
 			t.Fatal(r)
 		}
-		if _, r := l.Admit("busy", "read", now); r == nil || r.Limit != "limits.tools.read.callsPerSecond" {
+		if _, r := l.Admit(context.Background(), "busy", "read", now); r == nil || r.Limit != "limits.tools.read.callsPerSecond" {
 			t.Fatalf("want read's limit, got %+v", r)
 		}
-		if _, r := l.Admit("busy", "write", now); r != nil {
+		if _, r := l.Admit(context.Background(), "busy", "write", now); r != nil {
 			t.Fatalf("the refused call spent busy's own token: %+v", r)
 		}
 	})
+}
+
+func TestMemoryRatesContract(t *testing.T) {
+	ratelimittest.Run(t, func(*testing.T) ratelimit.Rates { return ratelimit.NewMemory() })
 }

@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -39,87 +41,78 @@ end
 return {0, 0}
 `)
 
-// shared are the limiter's buckets in Redis: exact across replicas. When
-// Redis cannot be asked, the replica's own buckets decide (logged and
-// counted) until the client finds Redis again.
-type shared struct {
+// Redis is Rates every replica shares: exact across replicas, on Redis's
+// clock. While Redis cannot be asked Take fails at once (no call waits for
+// a timeout), counted in toolnexus_cluster_fallbacks_total{store="ratelimit"},
+// and the Limiter decides on its own buckets until the client finds Redis
+// again.
+type Redis struct {
 	c *cluster.Client
 }
 
-// Option changes how New builds a Limiter.
-type Option func(*Limiter)
+// NewRedis keeps the buckets in c's Redis.
+func NewRedis(c *cluster.Client) *Redis { return &Redis{c: c} }
+
+var _ Rates = (*Redis)(nil)
+
+// errDown: Redis was not asked, being known unreachable.
+var errDown = errors.New("ratelimit: Redis is unreachable")
 
 // WithCluster keeps the call-rate buckets in the control plane's Redis,
 // so a rate is the rate across every replica; nil keeps them local.
 // Concurrent caps stay per replica: they count calls running here.
 func WithCluster(c *cluster.Client) Option {
-	return func(l *Limiter) {
-		if c != nil {
-			l.shared = &shared{c: c}
-		}
+	if c == nil {
+		return WithRates(nil)
 	}
+	return WithRates(NewRedis(c))
 }
 
 // bucketKey is the Redis key of a bucket. Every bucket has the hash tag
 // {rl}, so on a Redis Cluster the buckets of one call are in one slot and
 // the script can take from both.
-func (s *shared) bucketKey(kind, name string) string { return s.c.Key("{rl}:" + kind + ":" + name) }
+func (s *Redis) bucketKey(kind, name string) string { return s.c.Key("{rl}:" + kind + ":" + name) }
 
-// admitShared decides a call with the buckets in Redis. ok is false when
-// it did not decide — no call rate applies (nothing to share: no round
-// trip), or Redis could not be asked — and the local limiter decides.
-// The concurrent slot (this replica's) is taken first, so a call it
-// refuses spends nothing in Redis; a call Redis refuses gives it back.
-func (l *Limiter) admitShared(who, tool string, p *principal, key string) (t Ticket, refused *Refusal, ok bool) {
-	toolRate, hasTool := l.toolRates[tool]
-	hasPrincipal := p != nil && p.cps > 0
-	if (!hasTool && !hasPrincipal) || !l.shared.c.Up() {
-		return Ticket{}, nil, false
+// Take implements Rates with one EVALSHA, bounded by ctx and
+// cluster.redis.timeout.
+func (s *Redis) Take(ctx context.Context, _ time.Time, principal, tool Bucket) (Refuser, time.Duration, error) {
+	if !s.c.Up() {
+		s.c.Metrics().Fallback(cluster.FallbackRateLimit)
+		return Admitted, 0, errDown
 	}
-	if p != nil && p.concurrent > 0 {
-		if p.running.Add(1) > p.concurrent {
-			p.running.Add(-1)
-			return Ticket{}, &Refusal{Limit: "limits.principals." + key + ".concurrent", RetryAfter: concurrentRetry}, true
-		}
-	}
-	t = Ticket{p: p}
 	keys := make([]string, 0, 2)
 	args := make([]any, 0, 4)
-	limits := make([]string, 0, 2)
-	if hasPrincipal { // first: a caller over its own rate is told so, and spends no tool token
-		keys = append(keys, l.shared.bucketKey("p", who))
-		args = append(args, interval(p.cps), p.burst)
-		limits = append(limits, "limits.principals."+key+".callsPerSecond")
+	by := make([]Refuser, 0, 2)
+	if principal.Name != "" { // first: a caller over its own rate spends no tool token
+		keys = append(keys, s.bucketKey("p", principal.Name))
+		args = append(args, interval(principal.CallsPerSecond), principal.Burst)
+		by = append(by, ByPrincipal)
 	}
-	if hasTool {
-		keys = append(keys, l.shared.bucketKey("t", tool))
-		args = append(args, interval(toolRate.CallsPerSecond), toolRate.Burst)
-		limits = append(limits, "limits.tools."+tool+".callsPerSecond")
+	if tool.Name != "" {
+		keys = append(keys, s.bucketKey("t", tool.Name))
+		args = append(args, interval(tool.CallsPerSecond), tool.Burst)
+		by = append(by, ByTool)
 	}
-	c := l.shared.c
-	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout())
+	if len(keys) == 0 {
+		return Admitted, 0, nil
+	}
+	opCtx, cancel := context.WithTimeout(ctx, s.c.Timeout())
 	defer cancel()
-	res, err := gcra.Run(ctx, c.Redis(), keys, args...).Int64Slice()
-	if err != nil || len(res) != 2 || res[0] < 0 || int(res[0]) > len(limits) {
-		if cluster.Unreachable(err) {
-			c.Failed(err)
+	res, err := gcra.Run(opCtx, s.c.Redis(), keys, args...).Int64Slice()
+	if err == nil && (len(res) != 2 || res[0] < 0 || int(res[0]) > len(by)) {
+		err = fmt.Errorf("ratelimit: Redis answered %v", res)
+	}
+	if err != nil {
+		if cluster.Unreachable(err) && ctx.Err() == nil {
+			s.c.Failed(err)
 		}
-		t.Release()
-		return Ticket{}, nil, false
+		s.c.Metrics().Fallback(cluster.FallbackRateLimit)
+		return Admitted, 0, err
 	}
 	if res[0] == 0 {
-		return t, nil, true
+		return Admitted, 0, nil
 	}
-	t.Release()
-	return Ticket{}, &Refusal{Limit: limits[res[0]-1], RetryAfter: max(time.Millisecond, time.Duration(res[1])*time.Microsecond)}, true
-}
-
-// countFallback counts a call with a rate decided locally because Redis
-// could not be asked.
-func (l *Limiter) countFallback(tool string, p *principal) {
-	if _, limited := l.toolRates[tool]; limited || (p != nil && p.cps > 0) {
-		l.shared.c.Metrics().Fallback(cluster.FallbackRateLimit)
-	}
+	return by[res[0]-1], time.Duration(res[1]) * time.Microsecond, nil
 }
 
 // interval is the microseconds between calls at cps, at least 1.

@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func BenchmarkAdmit(b *testing.B) {
 			var took []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				if _, r := c.l.Admit("agent", "echo", start); r != nil {
+				if _, r := c.l.Admit(context.Background(), "agent", "echo", start); r != nil {
 					b.Fatal(r)
 				}
 				took = append(took, time.Since(start))

@@ -11,88 +11,105 @@ import (
 )
 
 // localBackend keeps the sessions of a root that this replica alone
-// serves: the Manager's map is the whole truth, and the metadata files
-// only carry the creation time and the last use across a restart.
-// Several replicas must each have a root of their own (or use a shared
-// root): nothing here notices another process using the same one.
-type localBackend struct{ m *Manager }
+// serves: its table is the whole truth, and the metadata files only carry
+// the creation time and the last use across a restart. Several replicas
+// must each have a root of their own (or use a shared root): nothing here
+// notices another process using the same one.
+type localBackend struct {
+	env Env
+	t   *table
+}
 
-// newLocalBackend empties what an earlier run left in .trash and finds
-// the sessions it left.
-func newLocalBackend(m *Manager) *localBackend {
-	_ = os.RemoveAll(filepath.Join(m.root, trashDir))
-	b := &localBackend{m: m}
+// NewLocalBackend serves the sessions under env.Root as this replica's
+// alone: it empties what an earlier run left in .trash and finds the
+// sessions it left.
+func NewLocalBackend(env Env) (Backend, error) {
+	if err := os.RemoveAll(filepath.Join(env.Root, trashDir)); err != nil {
+		env.dropped(OpRemove, err)
+	}
+	b := &localBackend{env: env, t: newTable()}
 	b.rediscover()
-	return b
+	return b, nil
 }
 
-// Open creates the session's workspace and its metadata; m.mu is held.
-func (b *localBackend) Open(principal, id string) (*Session, error) {
-	m := b.m
-	if max := m.Limits().Max; max > 0 && m.counts[principal] >= max {
-		return nil, fmt.Errorf("%w: principal %q already has %d sessions (sessions.max); delete one with DeleteSession or let an idle one expire", ErrTooMany, displayName(principal), max)
+// Acquire implements Backend: a call in an open session only counts
+// itself in.
+func (b *localBackend) Acquire(principal, id string) (*Session, error) {
+	return b.t.acquire(key{principal, id}, b.env.Now, b.env.Limits().Max, func(*Session) error { return nil }, b.open)
+}
+
+// open makes the session's workspace and its metadata; its slot under
+// sessions.max is already counted.
+func (b *localBackend) open(s *Session) error {
+	s.pdir = principalDir(s.principal)
+	s.dir = filepath.Join(b.env.Root, s.pdir, s.id)
+	s.meta = filepath.Join(b.env.Root, metaDir, s.pdir, s.id)
+	s.created = time.Unix(0, s.lastUsed.Load())
+	if err := mkdirAll(s.dir); err != nil {
+		return fmt.Errorf("session %q: cannot create its workspace: %w", s.id, err)
 	}
-	pdir := principalDir(principal)
-	dir := filepath.Join(m.root, pdir, id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("session %q: cannot create its workspace: %w", id, err)
-	}
-	now := m.now()
-	s := &Session{m: m, id: id, principal: principal, pdir: pdir, dir: dir,
-		meta: filepath.Join(m.root, metaDir, pdir, id), created: now}
-	s.lastUsed.Store(now.UnixNano())
 	if err := s.writeMeta(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("session %q: cannot record it: %w", id, err)
+		if rerr := os.RemoveAll(s.dir); rerr != nil {
+			b.env.dropped(OpRemove, rerr)
+		}
+		return fmt.Errorf("session %q: cannot record it: %w", s.id, err)
 	}
-	s.refs.Store(1)
-	return s, nil
+	return nil
 }
 
-// Hold has nothing to take: the reference count is the whole hold.
-func (*localBackend) Hold(*Session) error { return nil }
+// mkdirAll is os.MkdirAll, tried again when the principal's directory
+// vanished between its steps (the last session of the principal being
+// removed at that moment takes the empty directory with it).
+func mkdirAll(dir string) error {
+	var err error
+	for range 3 {
+		if err = os.MkdirAll(dir, 0o755); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
 
 func (b *localBackend) Release(s *Session, touched bool) {
 	if touched {
-		s.bytes.Store(measure(s.dir))
+		s.setBytes(measure(s.dir))
 	}
-	s.lastUsed.Store(b.m.now().UnixNano())
+	s.lastUsed.Store(b.env.Now().UnixNano())
 	s.refs.Add(-1)
 }
 
 func (*localBackend) Grow(s *Session, n, limit int64) error {
 	if n < 0 {
-		s.bytes.Add(n)
+		s.addBytes(n)
 		return nil
 	}
 	used := s.bytes.Load()
 	if used+n > limit {
 		return quotaError(used, n, limit)
 	}
-	s.bytes.Add(n)
+	s.addBytes(n)
 	return nil
 }
 
 func (*localBackend) Used(s *Session) int64 { return s.bytes.Load() }
 
+func (b *localBackend) Stats() (int64, int64) { return b.t.n.Load(), b.t.bytes.Load() }
+
 func (b *localBackend) List(principal string, all bool) []Info {
 	var out []Info
-	b.m.sessions.Range(func(k, v any) bool {
-		if all || k.(key).principal == principal {
-			out = append(out, v.(*Session).Info())
+	b.t.each(func(s *Session) {
+		if (all || s.principal == principal) && s.refs.Load() >= 0 {
+			out = append(out, s.Info())
 		}
-		return true
 	})
 	return out
 }
 
 func (b *localBackend) Delete(principal, id string) error {
-	m := b.m
-	v, ok := m.sessions.Load(key{principal, id})
-	if !ok {
+	s := b.t.get(key{principal, id})
+	if s == nil || s.refs.Load() == stateOpening {
 		return fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
 	}
-	s := v.(*Session)
 	if !b.remove(s, ReasonDeleted, func(*Session) bool { return true }) {
 		if s.refs.Load() < 0 { // the janitor (or another Delete) got there first
 			return fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
@@ -104,51 +121,52 @@ func (b *localBackend) Delete(principal, id string) error {
 
 func (b *localBackend) Sweep(now time.Time, idle time.Duration) {
 	expired := func(s *Session) bool { return now.Sub(time.Unix(0, s.lastUsed.Load())) >= idle }
-	b.m.sessions.Range(func(_, v any) bool {
-		s := v.(*Session)
-		if s.refs.Load() == 0 && expired(s) {
-			b.remove(s, ReasonExpired, expired)
-			return true
+	b.t.each(func(s *Session) {
+		if s.refs.Load() == 0 && expired(s) && b.remove(s, ReasonExpired, expired) {
+			return
 		}
 		if err := s.persist(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			b.m.log.Debug("session: cannot record its last use", "session", s.id, "error", err)
+			b.env.dropped(OpPersist, err)
 		}
-		return true
 	})
 }
 
 // Close records every session's last use, so a restart resumes their
 // idle clocks.
 func (b *localBackend) Close() {
-	b.m.sessions.Range(func(_, v any) bool {
-		_ = v.(*Session).persist()
-		return true
+	b.t.each(func(s *Session) {
+		if err := s.persist(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			b.env.dropped(OpPersist, err)
+		}
 	})
 }
 
-// remove deletes s when no call runs in it and cond still holds; it reports
-// whether it did. The workspace is moved aside under the lock (one rename)
-// and removed after, so a new session with the same id can start at once.
-// Everything that changes a session's place on disk happens under mu, as
-// creating one does.
+// remove deletes s when no call runs in it and cond still holds; it
+// reports whether it did. Marked removed, s takes no call while its
+// workspace leaves its place (one rename) and its metadata goes; it
+// leaves the table after that, so a session no longer listed has no
+// directory either, and a new session with the same id waits for it.
 func (b *localBackend) remove(s *Session, reason string, cond func(*Session) bool) bool {
-	m := b.m
-	m.mu.Lock()
-	if !cond(s) || !s.refs.CompareAndSwap(0, -1) {
-		m.mu.Unlock()
+	done, ok := b.t.take(s)
+	if !ok {
 		return false
 	}
-	// The workspace leaves its place before the session leaves the list,
-	// so a session no longer listed has no directory either.
-	gone := m.moveToTrash(s.dir)
-	_ = os.Remove(s.meta)
-	m.unlist(s)
+	if !cond(s) { // used since it was found idle
+		done(false)
+		return false
+	}
+	gone := b.env.moveToTrash(s.dir)
+	if err := os.Remove(s.meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		b.env.dropped(OpRemove, err)
+	}
+	done(true)
 	// A principal with no sessions left leaves no empty directory behind
-	// (under the lock: a session being created needs its parent).
-	_ = os.Remove(filepath.Join(m.root, s.pdir))
-	_ = os.Remove(filepath.Dir(s.meta))
-	m.mu.Unlock()
-	m.finishRemoval(s.Info(), reason, s.dir, gone)
+	// (a session of it made at this moment makes the directory again).
+	if b.t.count(s.principal) == 0 {
+		_ = os.Remove(filepath.Join(b.env.Root, s.pdir)) // fails while not empty: nothing dropped
+		_ = os.Remove(filepath.Dir(s.meta))
+	}
+	b.env.finishRemoval(s.Info(), reason, s.dir, gone)
 	return true
 }
 
@@ -194,8 +212,8 @@ func readCreated(meta string) (time.Time, bool) {
 // directory with its metadata (a directory without any starts its idle
 // clock at the directory's mtime).
 func (b *localBackend) rediscover() {
-	m := b.m
-	pdirs, err := os.ReadDir(m.root)
+	root := b.env.Root
+	pdirs, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
@@ -204,39 +222,47 @@ func (b *localBackend) rediscover() {
 		if !pd.IsDir() || !ok {
 			continue
 		}
-		ids, err := os.ReadDir(filepath.Join(m.root, pd.Name()))
+		ids, err := os.ReadDir(filepath.Join(root, pd.Name()))
 		if err != nil {
+			b.env.dropped(OpSweep, err)
 			continue
 		}
 		for _, e := range ids {
-			if !e.IsDir() || Validate(e.Name()) != nil {
-				continue
+			if e.IsDir() && Validate(e.Name()) == nil {
+				b.t.add(b.found(principal, pd.Name(), e))
 			}
-			s := &Session{m: m, id: e.Name(), principal: principal, pdir: pd.Name(),
-				dir: filepath.Join(m.root, pd.Name(), e.Name()), meta: filepath.Join(m.root, metaDir, pd.Name(), e.Name())}
-			last := time.Time{}
-			if fi, err := os.Stat(s.meta); err == nil {
-				last = fi.ModTime()
-				s.created, _ = readCreated(s.meta)
-			}
-			if last.IsZero() {
-				if fi, err := e.Info(); err == nil {
-					last = fi.ModTime()
-				} else {
-					last = m.now()
-				}
-			}
-			if s.created.IsZero() {
-				s.created = last
-			}
-			s.lastUsed.Store(last.UnixNano())
-			if _, err := os.Stat(s.meta); err != nil {
-				_ = s.writeMeta()
-			}
-			s.persisted.Store(last.UnixNano())
-			s.bytes.Store(measure(s.dir))
-			m.sessions.Store(key{principal, s.id}, s)
-			m.counts[principal]++
 		}
 	}
+}
+
+// found is a session directory a previous run left, with its idle clock
+// resumed from its metadata.
+func (b *localBackend) found(principal, pdir string, e fs.DirEntry) *Session {
+	root := b.env.Root
+	s := &Session{id: e.Name(), principal: principal, pdir: pdir,
+		dir: filepath.Join(root, pdir, e.Name()), meta: filepath.Join(root, metaDir, pdir, e.Name())}
+	last := time.Time{}
+	if fi, err := os.Stat(s.meta); err == nil {
+		last = fi.ModTime()
+		s.created, _ = readCreated(s.meta)
+	}
+	if last.IsZero() {
+		if fi, err := e.Info(); err == nil {
+			last = fi.ModTime()
+		} else {
+			last = b.env.Now()
+		}
+	}
+	if s.created.IsZero() {
+		s.created = last
+	}
+	s.lastUsed.Store(last.UnixNano())
+	if _, err := os.Stat(s.meta); err != nil {
+		if err := s.writeMeta(); err != nil {
+			b.env.dropped(OpPersist, err)
+		}
+	}
+	s.persisted.Store(last.UnixNano())
+	s.bytes.Store(measure(s.dir))
+	return s
 }

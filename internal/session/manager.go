@@ -17,12 +17,14 @@
 // clock from its metadata.
 //
 // A call in an existing session takes no lock: a lookup in a sync.Map and
-// an atomic reference count. Creating and deleting sessions take the
-// manager's mutex. What the map cannot answer a Backend does (backend.go):
-// a local root is one replica's alone (local.go); on a shared root
-// (sessions.shared) every replica serves every session, and file locks on
-// the volume keep the quota, the cap and the idle cleanup exact across
-// replicas (shared.go).
+// an atomic reference count. Where the sessions live is a Backend
+// (backend.go), which owns them and orders their making and removal per
+// session, never holding a lock across the volume's I/O: a local root is
+// one replica's alone (local.go); on a shared root (sessions.shared) every
+// replica serves every session, and file locks on the volume keep the
+// quota, the cap and the idle cleanup exact across replicas (shared.go).
+// The Manager keeps what both share: the limits, the janitor, the leases
+// and the metrics.
 package session
 
 import (
@@ -95,42 +97,18 @@ type Options struct {
 
 // Manager owns every session's workspace.
 type Manager struct {
-	root     string
-	backend  Backend // local or shared, by sessions.shared at New
-	log      *slog.Logger
-	now      func() time.Time
-	onDelete func(Info, string)
-	limits   atomic.Pointer[config.Sessions]
-
-	sessions sync.Map // key → *Session
-
-	mu     sync.Mutex // creating and deleting sessions
-	counts map[string]int
+	root    string
+	backend Backend // local or shared, by sessions.shared at New
+	log     *slog.Logger
+	now     func() time.Time
+	limits  atomic.Pointer[config.Sessions]
+	// errors counts what Env.Dropped hears (toolnexus_session_errors_total).
+	errors *prometheus.CounterVec
 
 	kick      chan struct{}
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
-}
-
-type key struct{ principal, id string }
-
-// Session is one session's state.
-type Session struct {
-	m         *Manager
-	id        string
-	principal string
-	pdir      string
-	dir       string // the workspace, symlinks resolved
-	meta      string
-	created   time.Time
-	sh        *sharedFiles // on a shared root; nil otherwise
-
-	// refs counts the calls running in the session; -1 once deleted.
-	refs      atomic.Int32
-	lastUsed  atomic.Int64 // unix nanoseconds
-	persisted atomic.Int64 // the lastUsed last written to the metadata file
-	bytes     atomic.Int64
 }
 
 // New opens the sessions under opts.Root (finding those a previous run
@@ -146,7 +124,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
-	m := &Manager{root: root, log: opts.Logger, now: opts.Now, onDelete: opts.OnDelete, counts: map[string]int{},
+	m := &Manager{root: root, log: opts.Logger, now: opts.Now,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -154,18 +132,32 @@ func New(opts Options) (*Manager, error) {
 	if m.now == nil {
 		m.now = time.Now
 	}
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolnexus_session_errors_total",
+		Help: "Errors of session bookkeeping no caller was told of (logged at warn), by operation."}, []string{"op"})
+	for _, op := range []string{OpRelease, OpSweep, OpPersist, OpRemove, OpClose} {
+		m.errors.WithLabelValues(op)
+	}
 	lim := opts.Limits
 	m.limits.Store(&lim)
+	env := Env{Root: root, Limits: m.Limits, Now: m.now, Logger: m.log, OnDelete: opts.OnDelete, Dropped: m.dropped}
+	newBackend := NewLocalBackend
 	if lim.Shared {
-		m.backend = newSharedBackend(m)
-	} else {
-		m.backend = newLocalBackend(m)
+		newBackend = NewSharedBackend
+	}
+	if m.backend, err = newBackend(env); err != nil {
+		return nil, err
 	}
 	if opts.Metrics != nil {
 		opts.Metrics.MustRegister(m.collectors()...)
 	}
 	go m.janitor()
 	return m, nil
+}
+
+// dropped logs and counts an error no caller is told of.
+func (m *Manager) dropped(op string, err error) {
+	m.errors.WithLabelValues(op).Inc()
+	m.log.Warn("session: "+op+" failed; nobody was waiting for it", "error", err)
 }
 
 // Root is the directory the sessions live in.
@@ -200,78 +192,17 @@ func (m *Manager) Close() {
 // without auth. The caller must Release the lease when the
 // call is over. The id must have passed Validate.
 func (m *Manager) Acquire(principal, id string) (*Lease, error) {
-	k := key{principal, id}
-	s, err := m.enterLive(k)
-	if s == nil && err == nil {
-		s, err = m.create(k)
-	}
+	s, err := m.backend.Acquire(principal, id)
 	if err != nil {
 		return nil, err
 	}
-	return &Lease{s: s}, nil
-}
-
-// enterLive enters the session of k in the map and has the backend hold
-// the call: nil, nil when there is no live session to enter (none, one
-// being deleted, or one removed elsewhere).
-func (m *Manager) enterLive(k key) (*Session, error) {
-	v, ok := m.sessions.Load(k)
-	if !ok {
-		return nil, nil
-	}
-	s := v.(*Session)
-	if !s.enter() {
-		return nil, nil
-	}
-	err := m.backend.Hold(s)
-	if err == nil {
-		return s, nil
-	}
-	s.refs.Add(-1)
-	if errors.Is(err, errGone) {
-		return nil, nil
-	}
-	return nil, err
-}
-
-// create opens a session not (or no longer) live in the map, under mu.
-func (m *Manager) create(k key) (*Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	// Deletion removes a session from the map under mu, so what is found
-	// here is live, or was removed by another replica: forget that one.
-	if s, err := m.enterLive(k); s != nil || err != nil {
-		return s, err
-	}
-	if v, ok := m.sessions.Load(k); ok {
-		m.unlist(v.(*Session))
-	}
-	s, err := m.backend.Open(k.principal, k.id)
-	if err != nil {
-		return nil, err
-	}
-	m.sessions.Store(k, s)
-	m.counts[k.principal]++
-	return s, nil
-}
-
-// enter counts one more running call unless the session is deleted.
-func (s *Session) enter() bool {
-	for {
-		r := s.refs.Load()
-		if r < 0 {
-			return false
-		}
-		if s.refs.CompareAndSwap(r, r+1) {
-			s.lastUsed.Store(s.m.now().UnixNano())
-			return true
-		}
-	}
+	return &Lease{s: s, m: m}, nil
 }
 
 // Lease is one call's hold on its session, and the call's tool.Workspace.
 type Lease struct {
 	s       *Session
+	m       *Manager
 	touched atomic.Bool
 }
 
@@ -290,12 +221,12 @@ func (l *Lease) Dir() string {
 // over its quota can shrink. Admitted bytes count at once, so concurrent
 // calls share the room left; the measurement after the call corrects it.
 func (l *Lease) Grow(n int64) error {
-	limit := l.s.m.Limits().MaxBytes
+	limit := l.m.Limits().MaxBytes
 	if limit <= 0 || n == 0 {
-		l.s.bytes.Add(n)
+		l.s.addBytes(n)
 		return nil
 	}
-	return l.s.m.backend.Grow(l.s, n, limit)
+	return l.m.backend.Grow(l.s, n, limit)
 }
 
 // quotaError refuses a write of n more bytes to a workspace using used of
@@ -309,18 +240,18 @@ func quotaError(used, n, limit int64) error {
 
 // FileSizeLimit is what is left of the quota, or -1 without one.
 func (l *Lease) FileSizeLimit() int64 {
-	limit := l.s.m.Limits().MaxBytes
+	limit := l.m.Limits().MaxBytes
 	if limit <= 0 {
 		return -1
 	}
-	return max(limit-l.s.m.backend.Used(l.s), 0)
+	return max(limit-l.m.backend.Used(l.s), 0)
 }
 
 // Release ends the call: the workspace is measured when the call used it,
 // the idle clock restarts, and the session may be deleted again once no
 // other call runs in it.
 func (l *Lease) Release() {
-	l.s.m.backend.Release(l.s, l.touched.Load())
+	l.m.backend.Release(l.s, l.touched.Load())
 }
 
 // measure sums the sizes of the regular files under dir (symlinks are not
@@ -338,15 +269,6 @@ func measure(dir string) int64 {
 	})
 	return n
 }
-
-// Info describes the session now.
-func (s *Session) Info() Info {
-	return Info{ID: s.id, Principal: displayName(s.principal), Bytes: s.bytes.Load(), CreatedAt: s.created,
-		LastUsedAt: time.Unix(0, s.lastUsed.Load())}
-}
-
-// Dir is the session's workspace directory.
-func (s *Session) Dir() string { return s.dir }
 
 // List returns the sessions of principal, or every session when all is
 // set, sorted by principal then id.
@@ -370,42 +292,47 @@ func (m *Manager) Delete(principal, id string) error {
 // moveToTrash moves a workspace out of its place with one rename and
 // returns where it went; "" when it could not be moved and was removed in
 // place instead (before a new session of the same id can be created there).
-func (m *Manager) moveToTrash(dir string) string {
-	trash := filepath.Join(m.root, trashDir)
+func (e Env) moveToTrash(dir string) string {
+	trash := filepath.Join(e.Root, trashDir)
 	if err := os.MkdirAll(trash, 0o755); err == nil {
 		if tmp, err := os.MkdirTemp(trash, "s-"); err == nil {
 			if os.Rename(dir, filepath.Join(tmp, "w")) == nil {
 				return tmp
 			}
-			_ = os.Remove(tmp)
+			e.dropped(OpRemove, os.Remove(tmp))
 		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		m.log.Warn("session workspace not fully removed", "dir", dir, "error", err)
+		e.dropped(OpRemove, fmt.Errorf("workspace %s not fully removed: %w", dir, err))
 	}
 	return ""
 }
 
 // finishRemoval removes what moveToTrash moved aside and reports the
 // deletion.
-func (m *Manager) finishRemoval(info Info, reason, dir, gone string) {
+func (e Env) finishRemoval(info Info, reason, dir, gone string) {
 	if gone != "" {
 		if err := os.RemoveAll(gone); err != nil {
-			m.log.Warn("session workspace not fully removed", "principal", info.Principal, "session", info.ID, "dir", dir, "error", err)
+			e.dropped(OpRemove, fmt.Errorf("workspace of %s/%s (%s) not fully removed: %w", info.Principal, info.ID, dir, err))
 		}
 	}
-	m.log.Info("session deleted", "principal", info.Principal, "session", info.ID, "reason", reason, "bytes", info.Bytes)
-	if m.onDelete != nil {
-		m.onDelete(info, reason)
+	if e.Logger != nil {
+		e.Logger.Info("session deleted", "principal", info.Principal, "session", info.ID, "reason", reason, "bytes", info.Bytes)
+	}
+	if e.OnDelete != nil {
+		e.OnDelete(info, reason)
 	}
 }
 
 // emptyTrash removes what earlier runs left in .trash, entry by entry.
-func (m *Manager) emptyTrash() {
-	trash := filepath.Join(m.root, trashDir)
-	es, _ := os.ReadDir(trash)
-	for _, e := range es {
-		_ = os.RemoveAll(filepath.Join(trash, e.Name()))
+func (e Env) emptyTrash() {
+	trash := filepath.Join(e.Root, trashDir)
+	es, err := os.ReadDir(trash)
+	if !errors.Is(err, fs.ErrNotExist) {
+		e.dropped(OpRemove, err)
+	}
+	for _, ent := range es {
+		e.dropped(OpRemove, os.RemoveAll(filepath.Join(trash, ent.Name())))
 	}
 }
 
@@ -445,32 +372,20 @@ func trimNL(b []byte) []byte {
 	return b
 }
 
-// collectors are the scrape-time gauges: how many sessions there are and
-// the bytes their workspaces use, without session ids as labels.
+// collectors are the gauges of how many sessions this process has open
+// and the bytes their workspaces use, kept by the backend as they change
+// (a scrape walks nothing), without session ids as labels; and the count
+// of errors nobody was told of.
 func (m *Manager) collectors() []prometheus.Collector {
 	count := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolnexus_sessions", Help: "Sessions with a workspace on this server."},
 		func() float64 {
-			n := 0
-			m.sessions.Range(func(_, _ any) bool { n++; return true })
+			n, _ := m.backend.Stats()
 			return float64(n)
 		})
 	bytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolnexus_session_bytes", Help: "Bytes used by all session workspaces, as last measured."},
 		func() float64 {
-			var n int64
-			m.sessions.Range(func(_, v any) bool { n += v.(*Session).bytes.Load(); return true })
-			return float64(n)
+			_, b := m.backend.Stats()
+			return float64(b)
 		})
-	return []prometheus.Collector{count, bytes}
-}
-
-// unlist takes s out of the map (when it is still there); m.mu is held.
-func (m *Manager) unlist(s *Session) {
-	k := key{s.principal, s.id}
-	if v, ok := m.sessions.Load(k); ok && v == s {
-		m.sessions.Delete(k)
-		m.counts[s.principal]--
-		if m.counts[s.principal] <= 0 {
-			delete(m.counts, s.principal)
-		}
-	}
+	return []prometheus.Collector{count, bytes, m.errors}
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -297,6 +299,12 @@ func TestMetrics(t *testing.T) {
 		got := map[string]float64{}
 		for _, mf := range mfs {
 			for _, mm := range mf.GetMetric() {
+				if mf.GetName() == "toolnexus_session_errors_total" {
+					if l := mm.GetLabel(); len(l) != 1 || l[0].GetName() != "op" || mm.GetCounter().GetValue() != 0 {
+						t.Errorf("%s %v = %v, want op-labelled and 0", mf.GetName(), l, mm.GetCounter().GetValue())
+					}
+					continue
+				}
 				if len(mm.GetLabel()) != 0 {
 					t.Errorf("%s has labels %v", mf.GetName(), mm.GetLabel())
 				}
@@ -308,6 +316,53 @@ func TestMetrics(t *testing.T) {
 		}
 	})
 }
+
+// An error no caller hears of is logged and counted, not dropped: here
+// the janitor cannot record a session's last use (its metadata's
+// directory became a file).
+func TestDroppedErrorsAreLoggedAndCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var logged strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(p)
+	}), nil))
+	root := t.TempDir()
+	c := &clock{}
+	c.ns.Store(time.Now().UnixNano())
+	m, err := New(Options{Root: root, Limits: config.Sessions{IdleTimeout: time.Hour}, Metrics: reg, Logger: log, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	acquire(t, m, "p", "s").Release()
+	metaParent := filepath.Join(m.Root(), metaDir, principalDir("p"))
+	if err := os.RemoveAll(metaParent); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(metaParent, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(time.Minute)
+	acquire(t, m, "p", "s").Release() // a new last use to record
+	m.Sweep()
+	var pm dto.Metric
+	if err := m.errors.WithLabelValues(OpPersist).Write(&pm); err != nil || pm.GetCounter().GetValue() != 1 {
+		v := pm.GetCounter().GetValue()
+		t.Fatalf("toolnexus_session_errors_total{op=persist} = %v, want 1", v)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), "level=WARN") || !strings.Contains(logged.String(), "persist") || !strings.Contains(logged.String(), "not a directory") {
+		t.Fatalf("not logged:\n%s", logged.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // The janitor deletes an idle session by itself. The test runs in a
 // synctest bubble: its clock is fake, so an hour of idleness passes at

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -44,31 +45,46 @@ var errGone = errors.New("session removed elsewhere")
 // errNotIdle: a removal for idleness found the session used after all.
 var errNotIdle = errors.New("session in use")
 
-// sharedBackend serves the sessions of a root every replica mounts. The
-// Manager's map is this replica's cache of the sessions it serves (their
-// open files); the volume is the truth.
-type sharedBackend struct{ m *Manager }
+// sharedBackend serves the sessions of a root every replica mounts. Its
+// table is this replica's cache of the sessions it serves (their open
+// files); the volume is the truth.
+type sharedBackend struct {
+	env Env
+	t   *table
+}
 
-// newSharedBackend empties .trash; other replicas may be emptying their
-// own entries of it right now. The sessions are found on the volume when
-// asked for.
-func newSharedBackend(m *Manager) *sharedBackend {
-	m.emptyTrash()
-	return &sharedBackend{m: m}
+// NewSharedBackend serves the sessions under env.Root with every other
+// replica that mounts it (sessions.shared). It empties .trash (other
+// replicas may be emptying their own entries of it right now); the
+// sessions are found on the volume when asked for.
+func NewSharedBackend(env Env) (Backend, error) {
+	env.emptyTrash()
+	return &sharedBackend{env: env, t: newTable()}, nil
 }
 
 // Close closes the sessions' files; their last use is recorded at each
 // call already.
 func (b *sharedBackend) Close() {
-	b.m.sessions.Range(func(_, v any) bool {
-		v.(*Session).sh.close()
-		return true
+	b.t.each(func(s *Session) {
+		if s.sh != nil {
+			s.sh.close()
+		}
 	})
+}
+
+func (b *sharedBackend) Stats() (int64, int64) { return b.t.n.Load(), b.t.bytes.Load() }
+
+// Acquire implements Backend: a call in a session this replica has open
+// takes its call lock (once per replica, while any call runs here); a
+// session removed by another replica meanwhile is opened afresh.
+func (b *sharedBackend) Acquire(principal, id string) (*Session, error) {
+	return b.t.acquire(key{principal, id}, b.env.Now, 0, b.hold, b.open)
 }
 
 // sharedFiles is a session's open files on a shared root.
 type sharedFiles struct {
 	lockPath string
+	now      func() time.Time
 
 	// mu orders the call lock's changes between "a call runs here" and
 	// "none does" (the reference count alone cannot: a call ending and one
@@ -88,6 +104,9 @@ type sharedFiles struct {
 	dirty atomic.Bool
 }
 
+// closeLocked closes the files; closing a descriptor of a lock file or
+// the metadata fails only on a bad descriptor, and a lock is released
+// with it in any case.
 func (sh *sharedFiles) closeLocked() {
 	sh.gone = true
 	if sh.lock != nil {
@@ -108,7 +127,7 @@ func (sh *sharedFiles) close() {
 // running call on this replica takes it shared, the others find it held.
 // The use is recorded at once, so a replica killed mid-call still leaves
 // its last use on the volume.
-func (b *sharedBackend) Hold(s *Session) error {
+func (b *sharedBackend) hold(s *Session) error {
 	sh := s.sh
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -126,7 +145,7 @@ func (b *sharedBackend) Hold(s *Session) error {
 		return errGone
 	}
 	sh.held = true
-	_ = touch(sh.meta, b.m.now())
+	b.env.dropped(OpRelease, touch(sh.meta, b.env.Now()))
 	return nil
 }
 
@@ -139,7 +158,7 @@ func (b *sharedBackend) Release(s *Session, touched bool) {
 	if touched {
 		sh.dirty.Store(true)
 	}
-	s.lastUsed.Store(b.m.now().UnixNano())
+	s.lastUsed.Store(b.env.Now().UnixNano())
 	if s.refs.Add(-1) != 0 {
 		return
 	}
@@ -149,25 +168,28 @@ func (b *sharedBackend) Release(s *Session, touched bool) {
 		return
 	}
 	sh.held = false
-	if tryLockExclusive(sh.lock) != nil {
+	if err := tryLockExclusive(sh.lock); err != nil {
+		if !errors.Is(err, errLocked) {
+			b.env.dropped(OpRelease, err)
+		}
 		// Calls run on other replicas: the last of them measures. A
 		// command here may have grown the workspace, so tell it to.
-		_ = unlock(sh.lock)
+		b.env.dropped(OpRelease, unlock(sh.lock))
 		if sh.dirty.Swap(false) {
-			_ = s.updateMeta(func(r *metaRecord) bool { r.dirty = true; return true })
+			b.env.dropped(OpRelease, s.updateMeta(func(r *metaRecord) bool { r.dirty = true; return true }))
 		}
 		return
 	}
-	_ = s.updateMeta(func(r *metaRecord) bool {
+	b.env.dropped(OpRelease, s.updateMeta(func(r *metaRecord) bool {
 		if !sh.dirty.Swap(false) && !r.dirty {
 			return false
 		}
 		r.bytes = measure(s.dir)
 		r.dirty = false
-		s.bytes.Store(r.bytes)
+		s.setBytes(r.bytes)
 		return true
-	})
-	_ = unlock(sh.lock)
+	}))
+	b.env.dropped(OpRelease, unlock(sh.lock))
 }
 
 // updateMeta changes the metadata under its exclusive lock (change
@@ -185,9 +207,9 @@ func (s *Session) updateMeta(change func(*metaRecord) bool) error {
 		return err
 	}
 	if !change(&r) {
-		return touch(f, s.m.now())
+		return touch(f, s.sh.now())
 	}
-	return writeMeta(f, r, s.m.now())
+	return writeMeta(f, r, s.sh.now())
 }
 
 // Grow admits n more bytes against the figure on the volume, which
@@ -202,7 +224,7 @@ func (*sharedBackend) Grow(s *Session, n, limit int64) error {
 			return false
 		}
 		r.bytes = max(r.bytes+n, 0)
-		s.bytes.Store(r.bytes)
+		s.setBytes(r.bytes)
 		return true
 	})
 	if refused != nil {
@@ -223,52 +245,53 @@ func (*sharedBackend) Used(s *Session) int64 {
 		return s.bytes.Load()
 	}
 	r, err := readMeta(f)
-	_ = unlock(f)
+	_ = unlock(f) // closing would release it as well
 	if err != nil {
 		return s.bytes.Load()
 	}
-	s.bytes.Store(r.bytes)
+	s.setBytes(r.bytes)
 	return r.bytes
 }
 
-// Open opens (or adopts) a session on a shared root and enters it.
-// The caller holds m.mu.
-func (b *sharedBackend) Open(principal, id string) (*Session, error) {
-	m, k := b.m, key{principal, id}
-	pdir := principalDir(k.principal)
-	s := &Session{m: m, id: k.id, principal: k.principal, pdir: pdir, dir: filepath.Join(m.root, pdir, k.id),
-		meta: filepath.Join(m.root, metaDir, pdir, k.id),
-		sh:   &sharedFiles{lockPath: filepath.Join(m.root, locksDir, pdir, k.id)}}
-	for _, d := range []string{filepath.Dir(s.sh.lockPath), filepath.Dir(s.meta), filepath.Join(m.root, locksDir, principalLocks)} {
+// open opens (or adopts) the session s names on the shared root, with
+// the caller's call held in it. No replica can remove it meanwhile: the
+// call lock is held shared from the start.
+func (b *sharedBackend) open(s *Session) error {
+	root := b.env.Root
+	s.pdir = principalDir(s.principal)
+	s.dir = filepath.Join(root, s.pdir, s.id)
+	s.meta = filepath.Join(root, metaDir, s.pdir, s.id)
+	s.sh = &sharedFiles{lockPath: filepath.Join(root, locksDir, s.pdir, s.id), now: b.env.Now}
+	for _, d := range []string{filepath.Dir(s.sh.lockPath), filepath.Dir(s.meta), filepath.Join(root, locksDir, principalLocks)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("session %q: cannot create %s: %w", k.id, d, err)
+			return fmt.Errorf("session %q: cannot create %s: %w", s.id, d, err)
 		}
 	}
-	// Holding the call lock shared, no replica can remove the session
-	// while it is adopted or made.
 	lock, err := openLocked(s.sh.lockPath, lockShared)
 	if err != nil {
-		return nil, fmt.Errorf("session %q: cannot lock it: %w", k.id, err)
+		return fmt.Errorf("session %q: cannot lock it: %w", s.id, err)
 	}
 	s.sh.lock = lock
-	fail := func(err error) (*Session, error) {
+	fail := func(err error) error {
 		s.sh.closeLocked()
-		return nil, err
+		return err
 	}
 	if _, err := os.Stat(s.dir); err != nil {
-		if err := b.makeSharedDir(k, s.dir); err != nil {
+		if err := b.makeSharedDir(key{s.principal, s.id}, s.dir); err != nil {
 			// A refused session leaves no lock file behind (unless a
 			// replica is creating it right now).
 			if tryLockExclusive(lock) == nil {
-				_ = os.Remove(s.sh.lockPath)
+				if rerr := os.Remove(s.sh.lockPath); rerr != nil {
+					b.env.dropped(OpRemove, rerr)
+				}
 			}
 			return fail(err)
 		}
 	}
 	if s.sh.meta, err = os.OpenFile(s.meta, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
-		return fail(fmt.Errorf("session %q: cannot record it: %w", k.id, err))
+		return fail(fmt.Errorf("session %q: cannot record it: %w", s.id, err))
 	}
-	now := m.now()
+	now := time.Unix(0, s.lastUsed.Load())
 	err = s.updateMeta(func(r *metaRecord) bool {
 		fresh := r.created == 0 // new, or made by a version without metadata
 		if fresh {
@@ -276,24 +299,21 @@ func (b *sharedBackend) Open(principal, id string) (*Session, error) {
 			r.bytes = measure(s.dir)
 		}
 		s.created = time.Unix(0, r.created)
-		s.bytes.Store(r.bytes)
+		s.bytes.Store(r.bytes) // not listed yet: acquire adds it to the sum
 		return fresh
 	})
 	if err != nil {
-		return fail(fmt.Errorf("session %q: cannot record it: %w", k.id, err))
+		return fail(fmt.Errorf("session %q: cannot record it: %w", s.id, err))
 	}
 	s.sh.held = true
-	s.lastUsed.Store(now.UnixNano())
-	s.refs.Store(1)
-	return s, nil
+	return nil
 }
 
 // makeSharedDir creates a session's workspace under its principal's
 // creation lock, where the principal's sessions on the volume are counted
 // against sessions.max. Another replica may have made it meanwhile.
 func (b *sharedBackend) makeSharedDir(k key, dir string) error {
-	m := b.m
-	pl, err := openLocked(filepath.Join(m.root, locksDir, principalLocks, principalDir(k.principal)), lockExclusive)
+	pl, err := openLocked(filepath.Join(b.env.Root, locksDir, principalLocks, principalDir(k.principal)), lockExclusive)
 	if err != nil {
 		return fmt.Errorf("session %q: cannot lock its principal: %w", k.id, err)
 	}
@@ -301,7 +321,7 @@ func (b *sharedBackend) makeSharedDir(k key, dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
-	if max := m.Limits().Max; max > 0 {
+	if max := b.env.Limits().Max; max > 0 {
 		if n := countDirs(filepath.Dir(dir)); n >= max {
 			return fmt.Errorf("%w: principal %q already has %d sessions (sessions.max); delete one with DeleteSession or let an idle one expire", ErrTooMany, displayName(k.principal), max)
 		}
@@ -329,88 +349,85 @@ func countDirs(dir string) int {
 // remove removes a session from the shared root when no call runs
 // in it on any replica (its call lock taken exclusively, without waiting)
 // and, for an expiry, when the metadata under that lock still says it is
-// idle: exactly one replica removes it, by one rename into .trash.
+// idle: exactly one replica removes it, by one rename into .trash. Here,
+// the session (when this replica has it open) is marked removed first,
+// so no call of this replica enters it meanwhile; nothing else waits.
 func (b *sharedBackend) remove(principal, id, reason string, stillIdle func(last time.Time) bool) error {
-	m, k := b.m, key{principal, id}
+	root := b.env.Root
 	pdir := principalDir(principal)
-	dir := filepath.Join(m.root, pdir, id)
-	meta := filepath.Join(m.root, metaDir, pdir, id)
-	lockPath := filepath.Join(m.root, locksDir, pdir, id)
+	dir := filepath.Join(root, pdir, id)
+	meta := filepath.Join(root, metaDir, pdir, id)
+	lockPath := filepath.Join(root, locksDir, pdir, id)
 	notFound := fmt.Errorf("%w: %q has no session %q", ErrNotFound, displayName(principal), id)
+	busy := fmt.Errorf("%w: session %q is in use; delete it when its calls are over", ErrBusy, id)
 
-	m.mu.Lock()
-	var local *Session
-	if v, ok := m.sessions.Load(k); ok {
-		local = v.(*Session)
-		if !local.refs.CompareAndSwap(0, -1) {
-			m.mu.Unlock()
-			return fmt.Errorf("%w: session %q is in use; delete it when its calls are over", ErrBusy, id)
+	local := b.t.get(key{principal, id})
+	done := func(bool) {}
+	if local != nil {
+		d, ok := b.t.take(local)
+		if !ok {
+			return busy
 		}
-	}
-	keep := func() {
-		if local != nil {
-			local.refs.Store(0)
-		}
-		m.mu.Unlock()
+		done = d
 	}
 	if _, err := os.Stat(dir); err != nil {
-		keep()
+		done(false)
 		return notFound
 	}
 	if err := os.MkdirAll(filepath.Dir(lockPath), 0o755); err != nil {
-		keep()
+		done(false)
 		return err
 	}
 	lock, err := openLocked(lockPath, tryLockExclusive)
 	if err != nil {
-		keep()
+		done(false)
 		if errors.Is(err, errLocked) {
 			return fmt.Errorf("%w: session %q is in use on a replica; delete it when its calls are over", ErrBusy, id)
 		}
 		return err
 	}
+	defer lock.Close() // after the lock file is gone
 	// No call runs in the session anywhere now, and none can start.
 	info, _ := readInfo(principal, id, dir, meta)
-	if _, err := os.Stat(dir); err != nil || (stillIdle != nil && !stillIdle(info.LastUsedAt)) {
-		if err != nil {
-			_ = os.Remove(lockPath)
-		}
-		lock.Close()
-		keep()
-		if err != nil {
-			return notFound
-		}
+	if _, err := os.Stat(dir); err != nil {
+		b.env.dropped(OpRemove, removeIfThere(lockPath))
+		done(false)
+		return notFound
+	}
+	if stillIdle != nil && !stillIdle(info.LastUsedAt) {
+		done(false)
 		return errNotIdle
 	}
-	gone := m.moveToTrash(dir)
-	_ = os.Remove(meta)
-	_ = os.Remove(lockPath)
-	lock.Close()
+	gone := b.env.moveToTrash(dir)
+	b.env.dropped(OpRemove, removeIfThere(meta))
+	b.env.dropped(OpRemove, removeIfThere(lockPath))
 	if local != nil {
-		m.unlist(local)
 		local.sh.close()
 	}
-	m.mu.Unlock()
-	m.finishRemoval(info, reason, dir, gone)
+	done(true)
+	b.env.finishRemoval(info, reason, dir, gone)
+	return nil
+}
+
+// removeIfThere removes path; one already gone is no error.
+func removeIfThere(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	return nil
 }
 
 // forgetIdle closes the files of sessions this replica has not used for
 // the idle timeout; they stay on the volume for any replica to adopt.
 func (b *sharedBackend) forgetIdle(now time.Time, idle time.Duration) {
-	m := b.m
-	m.sessions.Range(func(_, v any) bool {
-		s := v.(*Session)
+	b.t.each(func(s *Session) {
 		if now.Sub(time.Unix(0, s.lastUsed.Load())) < idle {
-			return true
+			return
 		}
-		m.mu.Lock()
-		if s.refs.CompareAndSwap(0, -1) {
-			m.unlist(s)
+		if done, ok := b.t.take(s); ok {
 			s.sh.close()
+			done(true)
 		}
-		m.mu.Unlock()
-		return true
 	})
 }
 
@@ -422,13 +439,19 @@ func (b *sharedBackend) Delete(principal, id string) error {
 // Sweep removes every session on the volume that is idle everywhere.
 // Every replica sweeps; the call lock decides which one removes a session.
 func (b *sharedBackend) Sweep(now time.Time, idle time.Duration) {
-	m := b.m
+	root := b.env.Root
 	b.forgetIdle(now, idle)
 	expired := func(last time.Time) bool { return now.Sub(last) >= idle }
 	b.walk("", true, func(principal, pdir, id string) {
-		last := lastUse(filepath.Join(m.root, metaDir, pdir, id), filepath.Join(m.root, pdir, id))
-		if expired(last) {
-			_ = b.remove(principal, id, ReasonExpired, expired)
+		last := lastUse(filepath.Join(root, metaDir, pdir, id), filepath.Join(root, pdir, id))
+		if !expired(last) {
+			return
+		}
+		// Busy, used since, or removed by another replica first: the
+		// next look decides again. Anything else is the volume failing.
+		err := b.remove(principal, id, ReasonExpired, expired)
+		if err != nil && !errors.Is(err, ErrBusy) && !errors.Is(err, errNotIdle) && !errors.Is(err, ErrNotFound) {
+			b.env.dropped(OpSweep, err)
 		}
 	})
 }
@@ -436,10 +459,11 @@ func (b *sharedBackend) Sweep(now time.Time, idle time.Duration) {
 // walk calls fn for every session directory on the volume: the
 // principal's, or every principal's when all is set.
 func (b *sharedBackend) walk(principal string, all bool, fn func(principal, pdir, id string)) {
-	m := b.m
+	root := b.env.Root
 	var pdirs []string
 	if all {
-		es, _ := os.ReadDir(m.root)
+		es, err := os.ReadDir(root)
+		b.env.dropped(OpSweep, err)
 		for _, e := range es {
 			if _, ok := principalFromDir(e.Name()); ok && e.IsDir() {
 				pdirs = append(pdirs, e.Name())
@@ -450,7 +474,10 @@ func (b *sharedBackend) walk(principal string, all bool, fn func(principal, pdir
 	}
 	for _, pd := range pdirs {
 		p, _ := principalFromDir(pd)
-		ids, _ := os.ReadDir(filepath.Join(m.root, pd))
+		ids, err := os.ReadDir(filepath.Join(root, pd))
+		if !errors.Is(err, fs.ErrNotExist) {
+			b.env.dropped(OpSweep, err)
+		}
 		for _, e := range ids {
 			if e.IsDir() && Validate(e.Name()) == nil {
 				fn(p, pd, e.Name())
@@ -461,10 +488,10 @@ func (b *sharedBackend) walk(principal string, all bool, fn func(principal, pdir
 
 // List reads the sessions off the volume, whichever replica made them.
 func (b *sharedBackend) List(principal string, all bool) []Info {
-	m := b.m
+	root := b.env.Root
 	var out []Info
 	b.walk(principal, all, func(p, pd, id string) {
-		if info, ok := readInfo(p, id, filepath.Join(m.root, pd, id), filepath.Join(m.root, metaDir, pd, id)); ok {
+		if info, ok := readInfo(p, id, filepath.Join(root, pd, id), filepath.Join(root, metaDir, pd, id)); ok {
 			out = append(out, info)
 		}
 	})

@@ -275,3 +275,70 @@ func TestSharedRacesKeepRunningCallsWhole(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The lock rule (backend.go): nothing waits on the volume while holding a
+// lock other sessions need. Here the volume is slow for one principal —
+// its creation lock is held elsewhere, as a replica stuck on NFS would
+// hold it — so making its new session blocks in flock; meanwhile another
+// principal's new session, a call in an existing one, a Delete, a List
+// and a Sweep all finish. (They used to queue behind the Manager's mutex,
+// held across the stuck flock.)
+func TestSlowVolumeHoldsUpNoOtherSession(t *testing.T) {
+	r := newReplicas(t, 1, config.Sessions{})
+	m := r.ms[0]
+	acquire(t, m, "carol", "old").Release()
+	acquire(t, m, "dave", "gone").Release()
+	stuck, err := openLocked(filepath.Join(m.Root(), locksDir, principalLocks, principalDir("alice")), lockExclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := make(chan error, 1)
+	go func() {
+		l, err := m.Acquire("alice", "new")
+		if err == nil {
+			l.Release()
+		}
+		made <- err
+	}()
+	b := m.backend.(*sharedBackend)
+	for s := b.t.get(key{"alice", "new"}); s == nil || s.refs.Load() != stateOpening; s = b.t.get(key{"alice", "new"}) {
+		time.Sleep(5 * time.Millisecond) // until alice's session is being made
+	}
+	time.Sleep(50 * time.Millisecond) // and stuck in flock
+	others := make(chan error, 1)
+	go func() {
+		others <- func() error {
+			l, err := m.Acquire("bob", "fresh")
+			if err != nil {
+				return fmt.Errorf("bob's new session: %w", err)
+			}
+			l.Release()
+			acquire(t, m, "carol", "old").Release()
+			if err := m.Delete("dave", "gone"); err != nil {
+				return fmt.Errorf("Delete: %w", err)
+			}
+			if n := len(m.List("", true)); n != 2 {
+				return fmt.Errorf("List: %d sessions, want carol's and bob's", n)
+			}
+			m.Sweep()
+			return nil
+		}()
+	}()
+	select {
+	case err := <-others:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("other sessions waited on alice's stuck creation")
+	}
+	select {
+	case err := <-made:
+		t.Fatalf("alice's session was made while its creation lock was held: %v", err)
+	default:
+	}
+	stuck.Close()
+	if err := <-made; err != nil {
+		t.Fatalf("alice's session once the volume answered: %v", err)
+	}
+}

@@ -341,3 +341,11 @@ func (d *deadlines) Pop() any {
 	*d = old[:len(old)-1]
 	return x
 }
+
+// Pending implements Store: the per-kind count the caps keep.
+func (m *Memory) Pending(_ context.Context, k Kind) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expireDue(m.now())
+	return m.byKind[k], nil
+}

@@ -155,7 +155,10 @@ type Filter struct {
 
 // Store keeps suspended calls. Every method is safe for concurrent use;
 // each state change is atomic (two resolutions of one entry: one wins,
-// the other gets ErrAlreadyAnswered).
+// the other gets ErrAlreadyAnswered). A store that lives across the
+// network fails every method with an error wrapping ErrUnavailable while
+// it cannot be reached, never with ErrUnknown or ErrExpired: the entry is
+// still there, and the caller is told to retry, not to start over.
 type Store interface {
 	// Create adds a pending entry (or returns the open one it reuses),
 	// refusing with ErrCapped past a cap.
@@ -174,13 +177,19 @@ type Store interface {
 	Claim(ctx context.Context, id string, b Binding) (Entry, error)
 	// Wait blocks until the entry leaves Pending (resolved, expired or
 	// withdrawn) and returns it, or returns ctx's error. ErrUnknown for
-	// an id not held.
+	// an id not held. An outage does not end a wait: it goes on until
+	// ctx ends, or fails with ErrUnavailable once the entry's deadline
+	// passed while the store could not be reached.
 	Wait(ctx context.Context, id string) (Entry, error)
 	// List is the entries matching f, newest first.
 	List(ctx context.Context, f Filter) ([]Entry, error)
 	// Withdraw removes an entry whose call went away; waiters wake with
 	// ErrUnknown. It reports whether the entry was still pending.
 	Withdraw(ctx context.Context, id string) (bool, error)
+	// Pending is how many entries of kind k are pending, from the count
+	// the caps keep: it reads no entry (a metric asks it at every
+	// scrape).
+	Pending(ctx context.Context, k Kind) (int, error)
 	// Lookup is the open entry (pending, or approved and not claimed) of
 	// kind k bound to exactly b, the newest when several were created;
 	// ErrUnknown when there is none. It finds what a call suspended on
@@ -200,6 +209,7 @@ var (
 	ErrDenied          = errors.New("the approval was denied")
 	ErrClaimed         = errors.New("the approval was already used: it runs its call once")
 	ErrInvalid         = errors.New("invalid request to the suspended-call store")
+	ErrUnavailable     = errors.New("the suspended-call store is unavailable; retry later")
 )
 
 // Phrase is err said for one kind of caller: its own text, and

@@ -109,7 +109,7 @@ func (r *RedisServer) start() error {
 		return err
 	}
 	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
+	if err := StartTied(cmd); err != nil { // gone with the test binary even when no cleanup runs
 		return fmt.Errorf("starting redis-server: %w", err)
 	}
 	exited := make(chan struct{})
@@ -157,4 +157,36 @@ func (r *RedisServer) Kill() {
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-exited
+}
+
+// Pid is the running server's process id (0 while it is stopped).
+func (r *RedisServer) Pid() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
+}
+
+// Pause stops the server with SIGSTOP: its port still accepts connections
+// (the kernel completes the handshake) but nothing is answered, as a Redis
+// stuck in a long command, a frozen VM or a network black hole looks to a
+// client. Resume (or Kill, which the test's cleanup does anyway) ends it.
+func (r *RedisServer) Pause() { r.signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server go on (SIGCONT).
+func (r *RedisServer) Resume() { r.signal(syscall.SIGCONT) }
+
+func (r *RedisServer) signal(sig syscall.Signal) {
+	r.t.Helper()
+	r.mu.Lock()
+	cmd := r.cmd
+	r.mu.Unlock()
+	if cmd == nil {
+		r.t.Fatalf("redis-server on %s is not running", r.Addr)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
+		r.t.Fatalf("signal %v to redis-server: %v", sig, err)
+	}
 }

@@ -75,7 +75,7 @@ func sandboxReach(cfg *config.Config) ([]string, error) {
 		mode = sandbox.ModeAuto
 	}
 	if mode == sandbox.ModeOff {
-		return nil, nil
+		return []string{sandboxOffWarning}, nil
 	}
 	box, err := sandbox.NewAs(mode, sandbox.CommandID{UID: cfg.Sandbox.UID, GID: cfg.Sandbox.GID})
 	var me *sandbox.MissingError
@@ -88,6 +88,10 @@ func sandboxReach(cfg *config.Config) ([]string, error) {
 	defer box.Close()
 	return engine.ReachWarnings(box, cfg), nil
 }
+
+// sandboxOffWarning is --check's word on sandbox.mode "off": a valid
+// setting, and one a reviewer of the config must not miss.
+const sandboxOffWarning = `sandbox.mode: "off": every command a model starts (bash, and each stdio MCP server with "sandbox": true) runs with the server's own authority — its files, its network, its processes, its environment's reach; remove the key (default "auto") unless something else confines the server`
 
 // preflight is what New and Check both refuse before anything starts: a
 // listener beyond loopback that no credential guards, TLS files that do not

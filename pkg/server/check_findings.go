@@ -18,6 +18,9 @@ func checkFindings(cfg *config.Config) []string {
 	out = append(out, policiesNamingUnknownTools(cfg)...)
 	out = append(out, groupsMatchingNothing(cfg)...)
 	out = append(out, audienceNotTheResource(cfg)...)
+	if w := mcpStateKeyFinding(cfg); w != "" {
+		out = append(out, w)
+	}
 	return out
 }
 
@@ -203,6 +206,12 @@ func checkSummary(cfg *config.Config) []string {
 	for _, id := range sortedNames(cfg.Agents) {
 		src = append(src, "a2a "+id)
 	}
+	if cfg.CodeMode.Enabled {
+		src = append(src, "code mode (run_code, describe_tools)")
+	}
+	if cfg.Debug {
+		src = append(src, "debug tools")
+	}
 	ident := "none (every caller is anonymous)"
 	if cfg.Auth.Enabled() {
 		var parts []string
@@ -224,5 +233,6 @@ func checkSummary(cfg *config.Config) []string {
 		"listeners: " + strings.Join(listen, ", "),
 		"sources: " + strings.Join(src, ", "),
 		"identity: " + ident,
+		clusterSummary(cfg),
 	}
 }

@@ -36,8 +36,11 @@ func TestCheckResolvesEveryReference(t *testing.T) {
 		{"a token exchange secret in a file that does not exist",
 			`{"mcpServers": {"remote": {"url": "https://mcp.example.test/mcp", "tokenExchange": {"tokenUrl": "https://idp.example.test/token", "clientId": "tn", "clientSecret": "${file:/nonexistent/secret}", "audience": "up"}}}}`,
 			"mcpServers.remote.tokenExchange.clientSecret", "${file:/nonexistent/secret}"},
-		{"an MCP server's environment",
+		{"an MCP server's env",
 			`{"mcpServers": {"local": {"command": "srv", "env": {"API_KEY": "${TOOLNEXUS_CHECK_UNSET_KEY}"}}}}`,
+			"mcpServers.local.env.API_KEY", "${TOOLNEXUS_CHECK_UNSET_KEY}"},
+		{"an MCP server's environment",
+			`{"mcpServers": {"local": {"command": "srv", "environment": {"API_KEY": "${TOOLNEXUS_CHECK_UNSET_KEY}"}}}}`,
 			"mcpServers.local.environment.API_KEY", "${TOOLNEXUS_CHECK_UNSET_KEY}"},
 		{"an agent's header",
 			`{"agents": {"rev": {"card": "https://a.example.test/card.json", "headers": {"X-Key": "${TOOLNEXUS_CHECK_UNSET}"}}}}`,
@@ -115,6 +118,11 @@ permit(principal, action, resource == Tool::"gh_create_issue");`)
 		{"an audience that is the resource", `{"server": {"mcp": {"listen": "127.0.0.1:7001", "resource": "https://tools.example.test/mcp"}},
 			"auth": {"oidc": {"issuer": "https://login.example.test/realms/a", "audience": "https://tools.example.test/mcp"}}}`,
 			nil, []string{"audience"}},
+		{"a stateless /mcp whose replicas each sign requestState alone", `{"server": {"mcp": {"listen": "127.0.0.1:7001", "stateless": true}}}`,
+			[]string{"server.mcp.stateKeyFile is unset and /mcp is stateless"}, nil},
+		{"a stateless /mcp sharing its key through Redis", `{"server": {"mcp": {"listen": "127.0.0.1:7001", "stateless": true}},
+			"cluster": {"name": "prod", "redis": {"url": "redis://127.0.0.1:1"}}}`,
+			nil, []string{"stateKeyFile"}},
 	} {
 		path := write(strings.NewReplacer(" ", "_", "/", "_").Replace(c.name)+".json", c.cfg)
 		t.Run(c.name, func(t *testing.T) {
@@ -156,6 +164,55 @@ func TestCheckSummary(t *testing.T) {
 	}
 	if strings.Contains(got, "t0k3n") {
 		t.Fatal("the summary shows a token")
+	}
+	if strings.Contains(got, "debug") || strings.Contains(got, "code mode") {
+		t.Errorf("the summary names sources this config does not serve:\n%s", got)
+	}
+	if !strings.Contains(got, "replicas: one (") {
+		t.Errorf("summary lacks what the replicas share:\n%s", got)
+	}
+}
+
+// The summary names the debug tools and code mode when they are on (the
+// flag counts as the config does), and --check warns that sandbox.mode
+// "off" gives commands the server's authority.
+func TestCheckSummaryNamesDebugCodeModeAndSandboxOff(t *testing.T) {
+	t.Parallel()
+	dir, write := checkDir(t)
+	r, err := server.CheckReport(server.Options{ConfigPath: write("on.json", `{"builtins": false, "skills": [],
+		"codeMode": {"enabled": true}, "sandbox": {"mode": "off"}}`), Workspace: filepath.Join(dir, "ws"), Debug: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Summary, "\n"); !strings.Contains(got, "sources: code mode (run_code, describe_tools), debug tools") {
+		t.Errorf("summary:\n%s", got)
+	}
+	if got := strings.Join(r.Warnings, "\n"); !strings.Contains(got, `sandbox.mode: "off": every command a model starts`) {
+		t.Errorf("no warning about sandbox.mode off:\n%s", got)
+	}
+}
+
+// --check says whose keys a deployment uses in Redis, and refuses a
+// cluster.redis with neither cluster.name nor cluster.redis.keyPrefix:
+// with the shared default two deployments on one Redis approve each
+// other's calls.
+func TestCheckSaysTheDeploymentsRedisPrefix(t *testing.T) {
+	t.Parallel()
+	dir, write := checkDir(t)
+	opts := func(name, cfg string) server.Options {
+		return server.Options{ConfigPath: write(name, cfg), Workspace: filepath.Join(dir, "ws")}
+	}
+	r, err := server.CheckReport(opts("named.json", `{"server": {"mcp": {"listen": "127.0.0.1:7001"}}, "cluster": {"name": "prod", "redis": {"url": "redis://127.0.0.1:1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Summary, "\n"); !strings.Contains(got, `keys under "toolnexus:prod:" (from cluster.name); /mcp requestState signed with a key made once in Redis`) {
+		t.Fatalf("summary:\n%s", got)
+	}
+	_, err = server.CheckReport(opts("unnamed.json", `{"cluster": {"redis": {"url": "redis://127.0.0.1:1"}}}`))
+	var ce *server.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "cluster.name: is required with cluster.redis") {
+		t.Fatalf("--check of cluster.redis without a name: %v", err)
 	}
 }
 

@@ -38,7 +38,9 @@ func (s *Server) startCluster(cfg *config.Config) error {
 		return err
 	}
 	s.cluster = c
-	s.suspended = redisstore.New(c)
+	if s.suspended, err = redisstore.New(c); err != nil {
+		s.log.Warn("cluster: a call waiting here on an approval learns another replica's decision at its next look (2 s) until Redis answers", "error", err)
+	}
 	if !c.Up() {
 		s.log.Warn("cluster: Redis does not answer yet; serving on the fallbacks until it does", "redis", cfg.Cluster.Redis.String())
 	}
@@ -61,13 +63,16 @@ func (s *Server) serveClusterReloads() {
 	if s.cluster == nil {
 		return
 	}
-	s.cluster.ServeReloads(func(ctx context.Context) (uint64, error) {
+	err := s.cluster.ServeReloads(func(ctx context.Context) (uint64, error) {
 		rep, err := s.reload(ctx, "cluster")
 		if err != nil {
 			return 0, publicError(err)
 		}
 		return rep.Revision, nil
 	})
+	if err != nil {
+		s.log.Warn("cluster: not yet listening for reloads other replicas broadcast; this replica hears them once Redis answers", "error", err)
+	}
 }
 
 // broadcastReload asks the other replicas to reload after this one did,
@@ -129,4 +134,53 @@ func (s *Server) closeCluster() {
 	if err := s.cluster.Close(); err != nil {
 		s.log.Warn("closing the cluster connection", "error", err)
 	}
+}
+
+// mcpStateKey is the key that signs /mcp's requestState: the file's
+// (server.mcp.stateKeyFile) when set, else with cluster.redis one made
+// once and shared by every replica of the deployment through Redis, else
+// a random key of this process (mcpgateway makes it) — which a stateless
+// /mcp behind several replicas cannot use, so the start says so.
+func (s *Server) mcpStateKey(cfg *config.Config, fromFile []byte) []byte {
+	if fromFile != nil {
+		return fromFile
+	}
+	if s.cluster != nil {
+		key, err := s.cluster.SharedSecret(context.Background(), "mcp-state-key", config.MinStateKeyBytes)
+		if err == nil {
+			return key
+		}
+		s.log.Warn("server.mcp.stateKeyFile is unset and the key could not be shared through Redis: until a restart with Redis up, a 2026-07-28 client's retry of a suspended call is refused on any replica but the one that suspended it", "error", err)
+		return nil
+	}
+	if w := mcpStateKeyFinding(cfg); w != "" {
+		s.log.Warn(w)
+	}
+	return nil
+}
+
+// mcpStateKeyFinding warns of a stateless /mcp (server.mcp.stateless, or
+// sessions.shared) whose requestState key each replica makes for itself.
+func mcpStateKeyFinding(cfg *config.Config) string {
+	if cfg.Server.MCP.Listen == "" || !cfg.MCPStateless() || cfg.Server.MCP.StateKeyFile != "" || cfg.Cluster.Redis != nil {
+		return ""
+	}
+	return "server.mcp.stateKeyFile is unset and /mcp is stateless (any replica answers any request) without cluster.redis: each replica signs requestState with a key of its own, so a 2026-07-28 client's retry of a suspended call is refused on any replica but the one that suspended it; give every replica the same key file, or set cluster.redis to share one"
+}
+
+// clusterSummary is --check's line on what the replicas share.
+func clusterSummary(cfg *config.Config) string {
+	r := cfg.Cluster.Redis
+	if r == nil {
+		return "replicas: one (approvals, pending calls and rate limits in this process's memory; set cluster.redis to share them)"
+	}
+	key := "the key file (server.mcp.stateKeyFile)"
+	if cfg.Server.MCP.StateKeyFile == "" {
+		key = "a key made once in Redis"
+	}
+	line := fmt.Sprintf("replicas: shared through %s, keys under %q (from %s)", r, r.KeyPrefix, r.KeyPrefixFrom)
+	if cfg.Server.MCP.Listen != "" {
+		line += "; /mcp requestState signed with " + key
+	}
+	return line
 }

@@ -27,15 +27,22 @@ func approvalReplicas(t *testing.T, srv *testutil.RedisServer) (lb string, addrs
 // the balancer.
 func approvalReplicaAddrs(t testing.TB, srv *testutil.RedisServer) (addrs []string) {
 	t.Helper()
+	return approvalDeployment(t, srv, "test", 3)
+}
+
+// approvalDeployment starts n replicas of deployment name (cluster.name)
+// with the wire policies, sharing srv.
+func approvalDeployment(t testing.TB, srv *testutil.RedisServer, name string, n int) (addrs []string) {
+	t.Helper()
 	pol := filepath.Join(t.TempDir(), "tools.cedar")
 	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf(`{"skills": [], "builtins": {"tools": {"webfetch": false}},
-  "cluster": {"redis": {"url": %q, "timeout": 2000}},
+  "cluster": {"name": %q, "redis": {"url": %q, "timeout": 2000}},
   "auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "ops", "token": %q, "admin": true}, {"name": "reviewer", "token": %q}]},
-  "policy": {"files": [%q], "approvers": ["reviewer"]}}`, srv.URL, testutil.PolAgentA, testutil.PolOps, testutil.PolReviewer, pol)
-	for range 3 {
+  "policy": {"files": [%q], "approvers": ["reviewer"]}}`, name, srv.URL, testutil.PolAgentA, testutil.PolOps, testutil.PolReviewer, pol)
+	for range n {
 		s, _, _ := launch(t, cfg, func(o *server.Options) { o.MetricsListen = "-" })
 		addrs = append(addrs, s.Addr().String())
 	}

@@ -24,7 +24,7 @@ func BenchmarkClusterExecute(b *testing.B) {
 	srv := testutil.StartRedis(b)
 	const base = `{"debug": true, "builtins": false, "skills": []`
 	const limited = `, "limits": {"principals": {"*": {"callsPerSecond": 1e9, "burst": 1000000000}}}`
-	cluster := fmt.Sprintf(`, "cluster": {"redis": {"url": %q}}`, srv.URL)
+	cluster := fmt.Sprintf(`, "cluster": {"name": "test", "redis": {"url": %q}}`, srv.URL)
 	for _, c := range []struct{ name, cfg string }{
 		{"nolimit/local", base + "}"},
 		{"nolimit/redis", base + cluster + "}"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +20,7 @@ func elicitReplicas(t *testing.T, srv *testutil.RedisServer) (owner, other *repl
 	runReplicaMain()
 	entry := everythingServer(t)
 	cfg := fmt.Sprintf(`{"skills": [], "builtins": false,
-  "cluster": {"redis": {"url": %q, "timeout": 2000}},
+  "cluster": {"name": "test", "redis": {"url": %q, "timeout": 2000}},
   "auth": {"tokens": [{"name": "alice", "token": %q}, {"name": "mallory", "token": %q}]},
   "mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"], "timeout": 60000}}}`, srv.URL, aliceSecret, mallorySecret, entry)
 	owner = startReplicaWithConfig(t, t.Name(), "owner", cfg)
@@ -46,6 +45,7 @@ func execOn(t *testing.T, c pb.RegistryServiceClient, args string, ans *pb.Answe
 // logged beside the same answer given on the owning replica itself.
 func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 	t.Parallel()
+	runReplicaMain() // first: a replica process must not start the test's redis-server, whose cleanup it never runs
 	owner, other := elicitReplicas(t, testutil.StartRedis(t))
 	onOwner := pb.NewRegistryServiceClient(dialGRPC(t, owner.grpc))
 	onOther := pb.NewRegistryServiceClient(dialGRPC(t, other.grpc))
@@ -97,13 +97,11 @@ func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 // call again — never a hang.
 func TestElicitationOwnerKilledAnswerSaysGone(t *testing.T) {
 	t.Parallel()
+	runReplicaMain() // first: a replica process must not start the test's redis-server, whose cleanup it never runs
 	owner, other := elicitReplicas(t, testutil.StartRedis(t))
 	onOther := pb.NewRegistryServiceClient(dialGRPC(t, other.grpc))
 	p := pendingOf(t, execOn(t, pb.NewRegistryServiceClient(dialGRPC(t, owner.grpc)), `{}`, nil), "elicitation")
-	if err := owner.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-owner.exited
+	owner.kill(t)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(bearer(aliceSecret), 5*time.Second)
 	defer cancel()
@@ -136,7 +134,7 @@ func TestA2AInputAnsweredOnAnotherReplica(t *testing.T) {
 	srv := testutil.StartRedis(t)
 	card := nodeA2AAgent(t, "1.0")
 	cfg := fmt.Sprintf(`{"builtins": false, "skills": [],
-  "cluster": {"redis": {"url": %q, "timeout": 2000}},
+  "cluster": {"name": "test", "redis": {"url": %q, "timeout": 2000}},
   "auth": {"tokens": [{"name": "alice", "token": %q}]},
   "agents": {"node": {"card": %q, "timeout": 20000, "pollEvery": 10}}}`, srv.URL, aliceSecret, card)
 	var reps []pb.RegistryServiceClient
@@ -156,5 +154,48 @@ func TestA2AInputAnsweredOnAnotherReplica(t *testing.T) {
 	r := run(reps[1], &pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, "main.go")})
 	if r.GetIsError() || r.GetOutcome() != pb.Outcome_OUTCOME_OK || r.GetOutput() != "answer: main.go" {
 		t.Fatalf("answered on the other replica: %v", r)
+	}
+}
+
+// Redis paused (SIGSTOP: its connections stay open, nothing answers)
+// while an elicitation waits: an answer given on either replica is told
+// the store cannot be reached and to retry — not that the request is
+// unknown or expired, which would have the caller start over — and the
+// same answer works once Redis goes on (SIGCONT).
+func TestAnswerWhileRedisIsPausedIsToldToRetry(t *testing.T) {
+	t.Parallel()
+	runReplicaMain() // first: a replica process must not start the test's redis-server, whose cleanup it never runs
+	srv := testutil.StartRedis(t)
+	owner, other := elicitReplicas(t, srv)
+	onOwner := pb.NewRegistryServiceClient(dialGRPC(t, owner.grpc))
+	onOther := pb.NewRegistryServiceClient(dialGRPC(t, other.grpc))
+	p := pendingOf(t, execOn(t, onOwner, `{}`, nil), "elicitation")
+	answer := &pb.Answer{Id: p.GetId(), Ok: true, Data: value(t, map[string]any{"name": "Ada Lovelace", "integer": 7})}
+
+	srv.Pause()
+	for _, at := range []struct {
+		name string
+		c    pb.RegistryServiceClient
+	}{{"owner", onOwner}, {"other", onOther}, {"owner again", onOwner}} {
+		r := execOn(t, at.c, `{}`, answer)
+		text := r.GetOutput()
+		if !r.GetIsError() || !strings.Contains(text, "retry later") ||
+			strings.Contains(text, "no pending request") || strings.Contains(text, "expired") || strings.Contains(text, "call the tool again") {
+			t.Fatalf("answer on the %s while Redis is paused: %v", at.name, r)
+		}
+		t.Logf("answer on the %s while Redis is paused: %s", at.name, text)
+	}
+	srv.Resume()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		r := execOn(t, onOwner, `{}`, answer)
+		if !r.GetIsError() && strings.Contains(r.GetOutput(), "- Name: Ada Lovelace") {
+			break
+		}
+		if !strings.Contains(r.GetOutput(), "retry later") || time.Now().After(deadline) {
+			t.Fatalf("the answer once Redis is back: %v\nowner log:\n%s", r, owner.logText())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -39,7 +39,7 @@ permit(principal, action, resource == Tool::"write");
 	for i, name := range []string{"a", "b"} {
 		cfg := fmt.Sprintf(`{"skills": [], "debug": true, "builtins": {"tools": {"bash": false, "webfetch": false}},
   "codeMode": {"enabled": true, "timeoutMs": 10000},
-  "cluster": {"redis": {"url": %q, "timeout": 2000}},
+  "cluster": {"name": "test", "redis": {"url": %q, "timeout": 2000}},
   "auth": {"tokens": [{"name": "alice", "token": %q}, {"name": "bob", "token": %q}, {"name": "reviewer", "token": %q}]},
   "policy": {"files": [%q], "approvers": ["reviewer"]},
   "audit": {"path": %q},

@@ -35,7 +35,7 @@ const (
 // addresses.
 func clusterReplicas(t *testing.T, srv *testutil.RedisServer, n int, cfgJSON string) (lb, lbHTTP string) {
 	t.Helper()
-	cfg := strings.Replace(cfgJSON, "{", fmt.Sprintf(`{"cluster": {"redis": {"url": %q, "timeout": 2000}}, `, srv.URL), 1)
+	cfg := strings.Replace(cfgJSON, "{", fmt.Sprintf(`{"cluster": {"name": "test", "redis": {"url": %q, "timeout": 2000}}, `, srv.URL), 1)
 	var grpcAddrs, mcpAddrs []string
 	for i := range n {
 		name := fmt.Sprintf("r%d", i)
@@ -164,7 +164,7 @@ func mcpPostNoFatal(url, token, body string) (int, string) {
 // webfetch, debug tools as asked, the control plane at srv.
 func clusterProcConfig(srv *testutil.RedisServer, debug bool) string {
 	return fmt.Sprintf(`{"debug": %v, "skills": [], "builtins": {"tools": {"webfetch": false}},
-  "cluster": {"redis": {"url": %q, "timeout": 2000}}}`, debug, srv.URL)
+  "cluster": {"name": "test", "redis": {"url": %q, "timeout": 2000}}}`, debug, srv.URL)
 }
 
 // hasTool reports whether the replica at addr lists name.
@@ -316,7 +316,7 @@ func TestHealthFollowsRedisOnlyWhenRequired(t *testing.T) {
 	for _, required := range []bool{true, false} {
 		t.Run(fmt.Sprintf("required=%v", required), func(t *testing.T) {
 			srv := testutil.StartRedis(t)
-			s, _, _ := launch(t, fmt.Sprintf(`{"skills": [], "builtins": false, "cluster": {"redis": {"url": %q, "required": %v}}}`, srv.URL, required), nil)
+			s, _, _ := launch(t, fmt.Sprintf(`{"skills": [], "builtins": false, "cluster": {"name": "test", "redis": {"url": %q, "required": %v}}}`, srv.URL, required), nil)
 			hc := healthpb.NewHealthClient(dialGRPC(t, s.Addr().String()))
 			healthz := "http://" + s.MetricsAddr().String() + "/healthz"
 			check := func() (healthpb.HealthCheckResponse_ServingStatus, int) {

@@ -85,7 +85,8 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		return ExitConfig
 	}
 	opts := Options{ConfigPath: *configPath, ConfigPatches: *configPatches, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
-		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native, ManageHeap: true}
+		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native, ManageHeap: true,
+		sourcesBehind: true} // the listeners come up before a slow upstream has answered
 	if *checkOnly {
 		r, err := CheckReport(opts)
 		if err != nil {

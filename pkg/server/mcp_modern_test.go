@@ -35,7 +35,7 @@ func TestMCPGatewayModernResumeOnAnotherReplica(t *testing.T) {
 	var grpcAddrs, mcpAddrs []string
 	for i, key := range []string{keyFile, keyFile, otherKey} {
 		cfg := fmt.Sprintf(`{"builtins": true, "skills": [], "sessions": {"shared": true, "root": %q}, "server": {"mcp": {"stateKeyFile": %q}},
-			"cluster": {"redis": {"url": %q, "timeout": 2000}}}`, dir, key, redis.URL)
+			"cluster": {"name": "test", "redis": {"url": %q, "timeout": 2000}}}`, dir, key, redis.URL)
 		srv, _, _ := launch(t, cfg, func(o *server.Options) {
 			o.MetricsListen = "-"
 			o.MCPListen = "127.0.0.1:0"

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -115,11 +116,13 @@ func startNginxWith(t *testing.T, tmpl string, upstreams, httpUpstreams []string
 		t.Fatal(err)
 	}
 	logs := filepath.Join(dir, "error.log")
-	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-e", logs, "-g", "daemon off;")
+	// One process (no master and workers), so that it ends with the test
+	// binary whatever happens: a worker would outlive a killed master.
+	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-e", logs, "-g", "daemon off; master_process off;")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	if err := testutil.StartTied(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)

@@ -79,6 +79,10 @@ func TestMainPprofListen(t *testing.T) {
 		}
 		return body
 	}
+	// The logged address itself is the index, linking every profile.
+	if index := string(get("")); !strings.Contains(index, `href="heap"`) || !strings.Contains(index, `href="profile?seconds=30"`) {
+		t.Errorf("the index %s lists no profiles:\n%s", base, index)
+	}
 	for _, p := range []string{"heap", "allocs", "goroutine", "profile?seconds=1"} {
 		body := get(p)
 		// Every profile is a gzipped protobuf.

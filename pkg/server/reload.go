@@ -96,6 +96,7 @@ func restartOnly(old, next *config.Config) []string {
 	changed("server.mcp.name", old.Server.MCP.Name, next.Server.MCP.Name)
 	changed("server.mcp.version", old.Server.MCP.Version, next.Server.MCP.Version)
 	changed("sessions.shared", old.Sessions.Shared, next.Sessions.Shared)
+	changed("server.mcp.stateless", old.MCPStateless(), next.MCPStateless())
 	return keys
 }
 

@@ -91,6 +91,12 @@ type Options struct {
 	// knobs are the settings for the project's own tests and benchmarks
 	// (internal/serverknobs), out of the public API.
 	knobs serverknobs.Knobs
+	// sourcesBehind (set by Main) makes New return before the sources
+	// that reach an upstream have connected, so the listeners come up at
+	// once; Serve says "toolnexus serving" once they have. A program
+	// calling New itself gets a server whose sources have all started
+	// or failed, as ever.
+	sourcesBehind bool
 }
 
 func init() {
@@ -174,11 +180,15 @@ func New(opts Options) (*Server, error) {
 		return nil, publicError(err)
 	}
 	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native,
-		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster, Suspended: s.sharedSuspended()})
+		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster, Suspended: s.sharedSuspended(),
+		SourcesInBackground: true})
 	if err != nil {
 		s.closeCluster()
 		s.shutdownTracing()
 		return nil, publicError(err)
+	}
+	if !opts.sourcesBehind {
+		_ = s.core.WaitSourcesStarted(context.Background()) // each start is bounded by its source's timeout
 	}
 	s.serveClusterReloads()
 	embedder := s.startEmbeddings(cfg, log)
@@ -199,12 +209,9 @@ func New(opts Options) (*Server, error) {
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	if gc := cfg.Server.MCP; gc.Listen != "" {
-		if mcpKey == nil && cfg.Sessions.Shared {
-			log.Warn("server.mcp.stateKeyFile is unset: a 2026-07-28 client's retry of a suspended call is refused on any replica but the one that suspended it; give every replica the same key file")
-		}
 		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Discovery: gc.Discovery, Pinned: gc.Pinned,
 			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil,
-			Stateless: cfg.Sessions.Shared, StateKey: mcpKey, Embedder: embedder})
+			Stateless: cfg.MCPStateless(), StateKey: s.mcpStateKey(cfg, mcpKey), Embedder: embedder})
 	}
 	return s, nil
 }
@@ -295,6 +302,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer stopWatch()
 	stopReadiness := s.watchReadiness()
 	defer stopReadiness()
+	if s.opts.sourcesBehind {
+		s.log.Info("toolnexus listening; sources connecting", "grpc", s.lis.Addr().String(), "metrics", addrString(s.metricsLis), "mcp", addrString(s.mcpLis))
+		_ = s.core.WaitSourcesStarted(ctx) // a signal meanwhile shuts down below
+	}
 	s.log.Info("toolnexus serving", "grpc", s.lis.Addr().String(), "metrics", addrString(s.metricsLis), "mcp", addrString(s.mcpLis),
 		"tools", s.core.Snapshot().Len(), "config", configName(s.opts.ConfigPath), "beyond_loopback", s.exposedNow())
 

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -85,11 +86,15 @@ func startReplicaWithConfig(t *testing.T, testName, name, cfgText string) *repli
 	r := &replicaProc{name: name, cfg: cfg, exited: make(chan struct{})}
 	r.cmd = exec.Command(os.Args[0], "-test.run=^"+testName+"$")
 	r.cmd.Env = append(os.Environ(), replicaArgsEnv+"="+args)
+	// Its own session, with the stdio MCP servers it starts (each in a
+	// process group of its own): a replica killed with SIGKILL cannot stop
+	// them, the test does.
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	stderr, err := r.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.cmd.Start(); err != nil {
+	if err := testutil.StartTied(r.cmd); err != nil {
 		t.Fatal(err)
 	}
 	ready := make(chan struct{})
@@ -111,6 +116,7 @@ func startReplicaWithConfig(t *testing.T, testName, name, cfgText string) *repli
 	t.Cleanup(func() {
 		_ = r.cmd.Process.Signal(syscall.SIGTERM)
 		<-r.exited
+		testutil.KillSession(r.cmd.Process.Pid) // whatever it left behind
 	})
 	select {
 	case <-ready:

@@ -28,8 +28,8 @@ type suspendedKind struct {
 // said resumes as the opener's own code does: it takes the answer.
 type said struct{}
 
-func (said) Resume(_ context.Context, e *pending.Entry, c tool.Call) tool.Result {
-	if err := e.Deliver(*c.Answer); err != nil {
+func (said) Resume(ctx context.Context, e *pending.Entry, c tool.Call) tool.Result {
+	if err := e.Deliver(ctx, *c.Answer); err != nil {
 		return tool.Failure(err.Error(), nil)
 	}
 	return tool.Success("resumed", nil)
@@ -67,7 +67,7 @@ func everyKind(f *testing.F) []suspendedKind {
 	}
 	live := func(kind string) func(*testing.T, tool.Call) func(tool.Call) bool {
 		return func(t *testing.T, c tool.Call) func(tool.Call) bool {
-			e, err := a.Open(c, kind, said{}, nil)
+			e, err := a.Open(ctx, c, kind, said{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,8 +13,8 @@ import (
 // greeting resumes a portable request: all it needs is its state.
 type greeting struct{ name string }
 
-func (g greeting) Resume(_ context.Context, e *pending.Entry, c tool.Call) tool.Result {
-	if err := e.Deliver(*c.Answer); err != nil {
+func (g greeting) Resume(ctx context.Context, e *pending.Entry, c tool.Call) tool.Result {
+	if err := e.Deliver(ctx, *c.Answer); err != nil {
 		return tool.Failure(err.Error(), nil)
 	}
 	return tool.Success(fmt.Sprintf("hello %s, you said %v", g.name, c.Answer.Data), nil)

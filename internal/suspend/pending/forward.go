@@ -19,12 +19,22 @@ import (
 // shared entry, which records the replica that created it.
 
 // Remote carries a forwarded answer to another replica and its result
-// back (cluster.Client).
+// back. Two implementations pass one contract (pendingtest.RunForwarding):
+// Hub, for replicas in one process, and cluster.Client, for replicas
+// sharing cluster.redis. With one replica there is none: no request is
+// ever held elsewhere.
 type Remote interface {
 	// Replica is this replica's id.
 	Replica() string
-	// Forward sends req to replica owner and returns its reply; an error
-	// wrapping ErrOwnerGone when owner no longer listens.
+	// ServeForwards has serve answer the requests forwarded to this
+	// replica, each on a goroutine the Remote owns (its ctx ends, and the
+	// Remote waits for it, when the Remote closes). It returns once this
+	// replica listens, or with the reason it does not yet. A replica
+	// forwards nothing before it serves.
+	ServeForwards(serve func(ctx context.Context, req []byte) []byte) error
+	// Forward sends req to replica owner and returns its reply, until ctx
+	// ends; an error wrapping ErrOwnerGone as soon as owner is found not
+	// listening (before or during the call).
 	Forward(ctx context.Context, owner string, req []byte) ([]byte, error)
 }
 
@@ -34,10 +44,15 @@ type elsewhere struct{ owner string }
 func (e *elsewhere) Error() string        { return ErrElsewhere.Error() }
 func (e *elsewhere) Is(target error) bool { return target == ErrElsewhere }
 
-// SetRemote makes the store record this replica on every request it opens
-// and forward answers to requests other replicas hold. Call it before the
-// store serves.
-func (s *Store) SetRemote(r Remote) { s.remote = r }
+// SetRemote makes the store record this replica on every request it opens,
+// forward answers to requests other replicas hold, and serve the answers
+// they forward here. Call it before the store serves. The error is
+// ServeForwards': the store forwards either way, and hears forwarded
+// answers once r listens.
+func (s *Store) SetRemote(r Remote) error {
+	s.remote = r
+	return r.ServeForwards(s.ServeForwarded)
+}
 
 // forwardedCall is what travels: the answering call as the pipeline
 // admitted it on the replica it reached.
@@ -116,7 +131,7 @@ func (s *Store) ServeForwarded(ctx context.Context, req []byte) []byte {
 }
 
 func (s *Store) resumeForwarded(ctx context.Context, call tool.Call) tool.Result {
-	e, err := s.peek(ctx, call, call.Answer.ID)
+	e, err := s.Peek(ctx, call, call.Answer.ID)
 	if errors.Is(err, ErrElsewhere) {
 		err = ErrUnknown // forwarded once only: never on to a third replica
 	}

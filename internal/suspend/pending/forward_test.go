@@ -9,35 +9,47 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending/pendingtest"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
-// replicas is a Remote between stores in one process: what the control
-// plane carries between processes, carried by a function call (the wire
-// is tested in internal/cluster and pkg/server).
-type replicas map[string]*pending.Store
-
-type remote struct {
-	id  string
-	all replicas
+// twoReplicas are two stores over one shared suspend.Store, joined on a
+// Hub (the Remote of replicas in one process; the wire between processes
+// is tested in internal/cluster and pkg/server). Closing ha takes a away.
+func twoReplicas(t *testing.T) (a, b *pending.Store, ha *pending.HubReplica) {
+	t.Helper()
+	shared := suspend.NewMemory(nil, 0)
+	hub := pending.NewHub()
+	a, b = pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
+	ha, hb := hub.Join("a"), hub.Join("b")
+	t.Cleanup(ha.Close)
+	t.Cleanup(hb.Close)
+	if err := a.SetRemote(ha); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetRemote(hb); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, ha
 }
 
-func (r remote) Replica() string { return r.id }
-
-func (r remote) Forward(ctx context.Context, owner string, req []byte) ([]byte, error) {
-	s, ok := r.all[owner]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s does not listen", pending.ErrOwnerGone, owner)
-	}
-	return s.ServeForwarded(ctx, req), nil
+// The Hub keeps the contract the Redis forwarding keeps.
+func TestHubForwardingContract(t *testing.T) {
+	pendingtest.RunForwarding(t, func(t *testing.T) pendingtest.Replicas {
+		hub := pending.NewHub()
+		a, b := hub.Join("a"), hub.Join("b")
+		t.Cleanup(a.Close)
+		t.Cleanup(b.Close)
+		return pendingtest.Replicas{A: a, B: b, CloseB: b.Close}
+	})
 }
 
 // answerer resumes as a source does: it takes the answer and returns what
 // the call does next (here: the answer, said back).
 type answerer struct{}
 
-func (answerer) Resume(_ context.Context, e *pending.Entry, c tool.Call) tool.Result {
-	if err := e.Deliver(*c.Answer); err != nil {
+func (answerer) Resume(ctx context.Context, e *pending.Entry, c tool.Call) tool.Result {
+	if err := e.Deliver(ctx, *c.Answer); err != nil {
 		return tool.Failure(err.Error(), nil)
 	}
 	return tool.Result{Output: fmt.Sprint("answered: ", c.Answer.Data), Metadata: map[string]any{"by": "owner"}}
@@ -45,21 +57,16 @@ func (answerer) Resume(_ context.Context, e *pending.Entry, c tool.Call) tool.Re
 
 func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	t.Parallel()
-	shared := suspend.NewMemory(nil, 0)
-	all := replicas{}
-	a, b := pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
-	all["a"], all["b"] = a, b
-	a.SetRemote(remote{"a", all})
-	b.SetRemote(remote{"b", all})
+	a, b, ha := twoReplicas(t)
 	forward := func(c tool.Call) tool.Result {
-		return b.Answer(context.Background(), c, pending.Answering{Label: "t"})
+		return b.Answer(t.Context(), c, pending.Answering{Label: "t"})
 	}
 	answered := func(c tool.Call, id string, data any) tool.Call {
 		c.Answer = &tool.Answer{ID: id, OK: true, Data: data}
 		return c
 	}
 
-	e, err := a.Open(call("p", "s", `{"x": 1}`), "elicitation", answerer{}, nil)
+	e, err := a.Open(t.Context(), call("p", "s", `{"x": 1}`), "elicitation", answerer{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +90,12 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	}
 
 	t.Run("owner gone", func(t *testing.T) {
-		e, err := a.Open(call("p", "s", `{}`), "elicitation", answerer{}, nil)
+		e, err := a.Open(t.Context(), call("p", "s", `{}`), "elicitation", answerer{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer e.Withdraw()
-		delete(all, "a")
+		defer e.Withdraw(t.Context())
+		ha.Close()
 		r := forward(answered(call("p", "s", `{}`), e.ID, "late"))
 		if !r.IsError || !strings.Contains(r.Output, "replica holding this pending request is gone") || !strings.Contains(r.Output, "call the tool again") {
 			t.Fatalf("answer to a gone replica: %+v", r)
@@ -111,17 +118,12 @@ func (deadlineSeer) Resume(ctx context.Context, _ *pending.Entry, _ tool.Call) t
 // with the forwarded answer.
 func TestForwardedAnswerKeepsTheCallersDeadline(t *testing.T) {
 	t.Parallel()
-	shared := suspend.NewMemory(nil, 0)
-	all := replicas{}
-	a, b := pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
-	all["a"], all["b"] = a, b
-	a.SetRemote(remote{"a", all})
-	b.SetRemote(remote{"b", all})
-	e, err := a.Open(call("p", "s", `{}`), "elicitation", deadlineSeer{}, nil)
+	a, b, _ := twoReplicas(t)
+	e, err := a.Open(t.Context(), call("p", "s", `{}`), "elicitation", deadlineSeer{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Withdraw()
+	defer e.Withdraw(t.Context())
 	c := call("p", "s", `{}`)
 	c.Answer = &tool.Answer{ID: e.ID, OK: true}
 	deadline := time.Now().Add(time.Minute)

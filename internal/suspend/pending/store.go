@@ -174,23 +174,31 @@ func envelopeOf(data []byte) envelope {
 
 // Open registers a live request for the call, resumed by r on this
 // replica only, and starts its deadline. onExpire, when not nil, runs once
-// if the deadline passes unanswered (the waiter is released first).
-func (s *Store) Open(call tool.Call, kind string, r Resumer, onExpire func()) (*Entry, error) {
+// if the deadline passes unanswered (the waiter is released first). ctx
+// is the opener's: it bounds the store's operation, and its values (not
+// its end) carry to the deadline's check.
+func (s *Store) Open(ctx context.Context, call tool.Call, kind string, r Resumer, onExpire func()) (*Entry, error) {
 	env := envelope{Live: true}
 	if s.remote != nil {
 		env.Owner = s.remote.Replica() // where an answer arriving elsewhere is forwarded
 	}
-	e, err := s.create(context.Background(), call, kind, env, false)
+	e, err := s.create(ctx, call, kind, env, false)
 	if err != nil {
 		return nil, err
 	}
 	e.Resume = r
 	// The store decides expiry; this timer only forgets this process's
-	// side and tells the opener, once the deadline has passed.
+	// side and tells the opener, once the deadline has passed. It runs
+	// after the opener's call returned, so it keeps ctx's values only.
+	later := context.WithoutCancel(ctx)
 	s.mu.Lock()
 	s.open[e.ID] = e
 	e.timer = time.AfterFunc(time.Until(e.ExpiresAt), func() {
-		if got, err := s.s.Get(context.Background(), e.ID); err == nil && got.State == suspend.Expired && s.forget(e) && onExpire != nil {
+		// A store that cannot be reached cannot say; the deadline has
+		// passed here, so nobody can have answered since it went away.
+		got, err := s.s.Get(later, e.ID)
+		expired := (err == nil && got.State == suspend.Expired) || errors.Is(err, suspend.ErrUnavailable)
+		if expired && s.forget(e) && onExpire != nil {
 			onExpire()
 		}
 	})
@@ -232,12 +240,12 @@ func (s *Store) create(ctx context.Context, call tool.Call, kind string, env env
 // Peek finds the entry an answer is for, checking that the call resuming
 // it is the one that suspended: same owner (anyone else is told the id is
 // unknown, so ids cannot be probed), same tool, same arguments. A live
-// request another replica holds is ErrElsewhere (Answer forwards it).
-func (s *Store) Peek(call tool.Call, id string) (*Entry, error) {
-	return s.peek(context.Background(), call, id)
-}
-
-func (s *Store) peek(ctx context.Context, call tool.Call, id string) (*Entry, error) {
+// request another replica holds is ErrElsewhere (Answer forwards it). A
+// store that cannot be reached is an error wrapping
+// suspend.ErrUnavailable, for a live and a portable request alike: the
+// request may well be open, so the caller is told to retry, not that it
+// is unknown.
+func (s *Store) Peek(ctx context.Context, call tool.Call, id string) (*Entry, error) {
 	got, err := s.s.Get(ctx, id)
 	if errors.Is(err, suspend.ErrUnknown) {
 		return nil, ErrUnknown
@@ -278,8 +286,8 @@ func answerable(k suspend.Kind) bool { return k != suspend.KindApproval && k != 
 // Owns reports whether the store holds id as an open request bound to
 // exactly call: an answer to it resumes a call that already passed every
 // check before it suspended.
-func (s *Store) Owns(call tool.Call, id string) bool {
-	_, err := s.Peek(call, id)
+func (s *Store) Owns(ctx context.Context, call tool.Call, id string) bool {
+	_, err := s.Peek(ctx, call, id)
 	return err == nil
 }
 
@@ -292,6 +300,12 @@ type Answering struct {
 	// Restore makes the Resumer of a portable request from its Entry
 	// (State); nil for a source that opens none.
 	Restore func(e *Entry) (Resumer, error)
+	// Kind, when set, lets an answer without an id find its request by
+	// the call alone: the open request of this kind bound to the same
+	// caller, session, tool and arguments. A kind whose call opens at
+	// most one request at a time (a question) sets it; a person then
+	// answers by repeating the call with the answer, no id to copy.
+	Kind string
 }
 
 // Answer resumes the call that call.Answer answers and returns what it
@@ -299,7 +313,7 @@ type Answering struct {
 // by another replica is forwarded there (Forward), a portable one is
 // restored here; a refusal is an is_error result saying why.
 func (s *Store) Answer(ctx context.Context, call tool.Call, a Answering) tool.Result {
-	e, err := s.peek(ctx, call, call.Answer.ID)
+	e, err := s.Peek(ctx, call, s.answered(ctx, call, a.Kind))
 	if errors.Is(err, ErrElsewhere) {
 		return s.Forward(ctx, call, err, a.Label, a.Meta)
 	}
@@ -318,13 +332,32 @@ func (s *Store) Answer(ctx context.Context, call tool.Call, a Answering) tool.Re
 	return r.Resume(ctx, e, call)
 }
 
+// answered is the id call.Answer answers: its own, or without one the
+// open request of kind bound to exactly call ("" when none: unknown).
+func (s *Store) answered(ctx context.Context, call tool.Call, kind string) string {
+	if id := call.Answer.ID; id != "" || kind == "" {
+		return id
+	}
+	b, err := Binding(call)
+	if err != nil {
+		return ""
+	}
+	got, err := s.s.Lookup(ctx, suspend.Kind(kind), b)
+	if err != nil {
+		return ""
+	}
+	return got.ID
+}
+
 // Deliver hands the answer to the waiter and closes the entry. It fails
 // with ErrExpired when the deadline (or a withdrawal) won the race, and
-// with ErrUnknown when another answer did.
-func (e *Entry) Deliver(a tool.Answer) error {
+// with ErrUnknown when another answer did, and with the store's error
+// wrapping suspend.ErrUnavailable when the store cannot be reached (the
+// request stays open: retry).
+func (e *Entry) Deliver(ctx context.Context, a tool.Answer) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, err := e.store.s.Resolve(context.Background(), e.ID, suspend.Resolution{To: suspend.Answered, By: e.owner.Principal, Require: &e.bind})
+	_, err := e.store.s.Resolve(ctx, e.ID, suspend.Resolution{To: suspend.Answered, By: e.owner.Principal, Require: &e.bind})
 	switch {
 	case errors.Is(err, suspend.ErrAlreadyAnswered):
 		return ErrUnknown
@@ -344,7 +377,8 @@ func (e *Entry) Deliver(a tool.Answer) error {
 func (e *Entry) Wait(ctx context.Context) (a tool.Answer, ok bool) {
 	got, err := e.store.s.Wait(ctx, e.ID)
 	if err != nil {
-		e.Withdraw()
+		// ctx may be over: the withdrawal keeps only its values.
+		e.Withdraw(context.WithoutCancel(ctx))
 		return tool.Answer{}, false
 	}
 	if got.State != suspend.Answered {
@@ -357,9 +391,10 @@ func (e *Entry) Wait(ctx context.Context) (a tool.Answer, ok bool) {
 
 // Withdraw closes the entry without an answer (its opener is going away)
 // and stops its deadline; a later answer is told the id is unknown. It
-// reports whether the entry was still open.
-func (e *Entry) Withdraw() bool {
-	ok, _ := e.store.s.Withdraw(context.Background(), e.ID) // the in-memory store does not fail
+// reports whether the entry was still open. A store that cannot be
+// reached keeps the entry until its deadline; this process forgets it now.
+func (e *Entry) Withdraw(ctx context.Context) bool {
+	ok, _ := e.store.s.Withdraw(ctx, e.ID)
 	e.store.forget(e)
 	return ok
 }

@@ -23,31 +23,31 @@ func call(principal, session, args string) tool.Call {
 func TestAnswerReachesTheWaiter(t *testing.T) {
 	t.Parallel()
 	s := pending.NewLocal(pending.Limits{})
-	e, err := s.Open(call("a", "s", `{"x": 1}`), "elicitation", nil, nil)
+	e, err := s.Open(t.Context(), call("a", "s", `{"x": 1}`), "elicitation", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Whitespace in the arguments does not matter; the owner does.
 	for _, other := range []tool.Call{call("b", "s", `{"x":1}`), call("a", "other", `{"x":1}`)} {
-		if _, err := s.Peek(other, e.ID); !errors.Is(err, pending.ErrUnknown) {
+		if _, err := s.Peek(t.Context(), other, e.ID); !errors.Is(err, pending.ErrUnknown) {
 			t.Fatalf("owner %+v: %v", other.Owner, err)
 		}
 	}
-	if _, err := s.Peek(call("a", "s", `{"x":2}`), e.ID); !errors.Is(err, pending.ErrMismatch) {
+	if _, err := s.Peek(t.Context(), call("a", "s", `{"x":2}`), e.ID); !errors.Is(err, pending.ErrMismatch) {
 		t.Fatalf("other arguments: %v", err)
 	}
-	got, err := s.Peek(call("a", "s", `{"x":1}`), e.ID)
+	got, err := s.Peek(t.Context(), call("a", "s", `{"x":1}`), e.ID)
 	if err != nil || got != e {
 		t.Fatalf("peek: %v", err)
 	}
-	if err := e.Deliver(tool.Answer{ID: e.ID, OK: true, Data: "yes"}); err != nil {
+	if err := e.Deliver(t.Context(), tool.Answer{ID: e.ID, OK: true, Data: "yes"}); err != nil {
 		t.Fatal(err)
 	}
 	a, ok := e.Wait(context.Background())
 	if !ok || a.Data != "yes" {
 		t.Fatalf("wait = %+v %v", a, ok)
 	}
-	if err := e.Deliver(tool.Answer{}); !errors.Is(err, pending.ErrUnknown) {
+	if err := e.Deliver(t.Context(), tool.Answer{}); !errors.Is(err, pending.ErrUnknown) {
 		t.Fatalf("second delivery: %v", err)
 	}
 	if s.Len() != 0 {
@@ -59,7 +59,7 @@ func TestExpiryReleasesTheWaiterAndRefusesLateAnswers(t *testing.T) {
 	t.Parallel()
 	s := pending.NewLocal(pending.Limits{Timeout: time.Millisecond})
 	expired := make(chan struct{})
-	e, err := s.Open(call("a", "", `{}`), "sampling", nil, func() { close(expired) })
+	e, err := s.Open(t.Context(), call("a", "", `{}`), "sampling", nil, func() { close(expired) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestExpiryReleasesTheWaiterAndRefusesLateAnswers(t *testing.T) {
 		t.Fatal("an expired request reported an answer")
 	}
 	<-expired
-	if _, err := s.Peek(call("a", "", `{}`), e.ID); !errors.Is(err, pending.ErrExpired) {
+	if _, err := s.Peek(t.Context(), call("a", "", `{}`), e.ID); !errors.Is(err, pending.ErrExpired) {
 		t.Fatalf("late answer: %v", err)
 	}
 }
@@ -77,16 +77,16 @@ func TestMaxPerPrincipal(t *testing.T) {
 	s := pending.NewLocal(pending.Limits{MaxPerPrincipal: 2})
 	var open []*pending.Entry
 	for range 2 {
-		e, err := s.Open(call("a", "", `{}`), "elicitation", nil, nil)
+		e, err := s.Open(t.Context(), call("a", "", `{}`), "elicitation", nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		open = append(open, e)
 	}
-	if _, err := s.Open(call("a", "", `{}`), "elicitation", nil, nil); !errors.Is(err, pending.ErrTooMany) {
+	if _, err := s.Open(t.Context(), call("a", "", `{}`), "elicitation", nil, nil); !errors.Is(err, pending.ErrTooMany) {
 		t.Fatalf("third: %v", err)
 	}
-	if _, err := s.Open(call("b", "", `{}`), "elicitation", nil, nil); err != nil {
+	if _, err := s.Open(t.Context(), call("b", "", `{}`), "elicitation", nil, nil); err != nil {
 		t.Fatalf("another principal: %v", err)
 	}
 	// Withdrawn by the upstream: the slot is free again.
@@ -95,7 +95,7 @@ func TestMaxPerPrincipal(t *testing.T) {
 	if _, ok := open[0].Wait(done); ok {
 		t.Fatal("withdrawn request reported an answer")
 	}
-	if _, err := s.Open(call("a", "", `{}`), "elicitation", nil, nil); err != nil {
+	if _, err := s.Open(t.Context(), call("a", "", `{}`), "elicitation", nil, nil); err != nil {
 		t.Fatalf("after a withdrawal: %v", err)
 	}
 }
@@ -106,17 +106,17 @@ func TestWithdraw(t *testing.T) {
 	t.Parallel()
 	s := pending.NewLocal(pending.Limits{Timeout: time.Hour})
 	c := call("a", "s", `{}`)
-	e, err := s.Open(c, "input", nil, func() { t.Error("expired after withdraw") })
+	e, err := s.Open(t.Context(), c, "input", nil, func() { t.Error("expired after withdraw") })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !e.Withdraw() || e.Withdraw() {
+	if !e.Withdraw(t.Context()) || e.Withdraw(t.Context()) {
 		t.Fatal("Withdraw must report true once, then false")
 	}
-	if _, err := s.Peek(c, e.ID); !errors.Is(err, pending.ErrUnknown) {
+	if _, err := s.Peek(t.Context(), c, e.ID); !errors.Is(err, pending.ErrUnknown) {
 		t.Fatalf("peek after withdraw: %v", err)
 	}
-	if err := e.Deliver(tool.Answer{OK: true}); !errors.Is(err, pending.ErrExpired) || s.Len() != 0 {
+	if err := e.Deliver(t.Context(), tool.Answer{OK: true}); !errors.Is(err, pending.ErrExpired) || s.Len() != 0 {
 		t.Fatalf("deliver after withdraw: %v (open %d)", err, s.Len())
 	}
 }
@@ -127,14 +127,14 @@ func TestWithdraw(t *testing.T) {
 func TestAnswerWithReorderedKeys(t *testing.T) {
 	t.Parallel()
 	s := pending.NewLocal(pending.Limits{})
-	e, err := s.Open(call("a", "s", `{"a": 1, "b": {"c": 2, "d": 3}}`), "elicitation", nil, nil)
+	e, err := s.Open(t.Context(), call("a", "s", `{"a": 1, "b": {"c": 2, "d": 3}}`), "elicitation", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Peek(call("a", "s", `{"b":{"d":3,"c":2},"a":1}`), e.ID); err != nil {
+	if _, err := s.Peek(t.Context(), call("a", "s", `{"b":{"d":3,"c":2},"a":1}`), e.ID); err != nil {
 		t.Fatalf("reordered keys: %v", err)
 	}
-	e.Withdraw()
+	e.Withdraw(t.Context())
 }
 
 // Two replicas sharing one suspended-call store: an answer to a request
@@ -143,15 +143,15 @@ func TestAnswerOnAnotherReplicaSaysWhere(t *testing.T) {
 	t.Parallel()
 	shared := suspend.NewMemory(nil, 0)
 	a, b := pending.New(shared, pending.Limits{}), pending.New(shared, pending.Limits{})
-	e, err := a.Open(call("p", "s", `{"x": 1}`), "elicitation", nil, nil)
+	e, err := a.Open(t.Context(), call("p", "s", `{"x": 1}`), "elicitation", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Peek(call("p", "s", `{"x": 1}`), e.ID); !errors.Is(err, pending.ErrElsewhere) {
+	if _, err := b.Peek(t.Context(), call("p", "s", `{"x": 1}`), e.ID); !errors.Is(err, pending.ErrElsewhere) {
 		t.Fatalf("answer on the other replica: %v", err)
 	}
-	if _, err := b.Peek(call("intruder", "s", `{"x": 1}`), e.ID); !errors.Is(err, pending.ErrUnknown) {
+	if _, err := b.Peek(t.Context(), call("intruder", "s", `{"x": 1}`), e.ID); !errors.Is(err, pending.ErrUnknown) {
 		t.Fatalf("another principal learns of it: %v", err)
 	}
-	e.Withdraw()
+	e.Withdraw(t.Context())
 }

@@ -160,3 +160,10 @@ for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, -1)) do
 end
 return out
 `)
+
+// KEYS: pending:kind. The pending ids of a kind not expired by now: the
+// count the caps keep, without reading any entry.
+var pendingScript = redis.NewScript(luaPrelude + `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowms())
+return {'n', tostring(redis.call('ZCARD', KEYS[1]))}
+`)

@@ -34,7 +34,17 @@ type (
 
 // ErrUnavailable refuses every operation while the shared store cannot
 // be reached: a call that needs an approval or an answer fails closed.
-var ErrUnavailable = errors.New("the shared store of suspended calls (cluster.redis) cannot be reached, so calls that need an approval or an answer are refused until it is back; retry later")
+// It is suspend.ErrUnavailable (errors.Is holds) in words that name
+// cluster.redis.
+var ErrUnavailable error = unavailable{}
+
+type unavailable struct{}
+
+func (unavailable) Error() string {
+	return "the shared store of suspended calls (cluster.redis) cannot be reached, so calls that need an approval or an answer are refused until it is back; retry later"
+}
+
+func (unavailable) Is(target error) bool { return target == suspend.ErrUnavailable }
 
 // redisHistory is how long an entry stays readable after it can no
 // longer be answered, so a late answer is told what happened.
@@ -43,6 +53,10 @@ const redisHistory = time.Hour
 // redisPoll bounds a Wait between checks, in case a wake-up was lost
 // while the subscription reconnected.
 const redisPoll = 2 * time.Second
+
+// redisOutagePoll is how often a Wait looks again while Redis cannot be
+// reached.
+const redisOutagePoll = 250 * time.Millisecond
 
 // Store is the suspend.Store every replica shares (cluster.redis): each entry is a
 // hash, each state change one Lua script run atomically on the server,
@@ -56,49 +70,30 @@ type Redis struct {
 	mu      sync.Mutex
 	waiters map[string]map[chan struct{}]struct{}
 
-	stop chan struct{}
-	done chan struct{}
+	sub *cluster.Subscription // the resolutions, to wake the local waiters
 }
 
 var _ Store = (*Redis)(nil)
 
-// New is the shared store on c. Close ends its subscription.
-func New(c *cluster.Client) *Redis {
-	r := &Redis{c: c, waiters: map[string]map[chan struct{}]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
-	ctx, cancel := context.WithTimeout(context.Background(), max(c.Timeout(), time.Second))
-	ps := c.Redis().Subscribe(ctx, r.key("done"))
-	_, _ = ps.Receive(ctx) // confirmation; an error means Redis is down: go-redis resubscribes when it returns
-	cancel()
-	go r.dispatch(ps)
-	return r
+// New is the shared store on c, subscribed to the resolutions every
+// replica publishes; Close ends the subscription. The store is usable
+// even when New also returns the subscription's error (Redis down or slow
+// at start): until go-redis subscribes again, a waiter here notices
+// another replica's resolution at its next poll (redisPoll) instead of at
+// once.
+func New(c *cluster.Client) (*Redis, error) {
+	r := &Redis{c: c, waiters: map[string]map[chan struct{}]struct{}{}}
+	var err error
+	r.sub, err = c.Subscribe(r.key("done"), func(_ context.Context, id string) { r.wake(id) })
+	return r, err
 }
 
 // Close ends the subscription that wakes waiters.
-func (r *Redis) Close() {
-	close(r.stop)
-	<-r.done
-}
+func (r *Redis) Close() { r.sub.Close() }
 
 func (r *Redis) key(name string) string { return r.c.Key("{sus}:" + name) }
 
-// dispatch wakes the local waiters of every id resolved anywhere.
-func (r *Redis) dispatch(ps *redis.PubSub) {
-	defer close(r.done)
-	defer ps.Close()
-	msgs := ps.Channel()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case m, ok := <-msgs:
-			if !ok {
-				return
-			}
-			r.wake(m.Payload)
-		}
-	}
-}
-
+// wake wakes the local waiters of an id resolved anywhere.
 func (r *Redis) wake(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -273,19 +268,33 @@ func (r *Redis) Claim(ctx context.Context, id string, b Binding) (Entry, error) 
 
 // Wait implements Store: it wakes on the resolution's publication from
 // any replica, at the entry's expiry, or every redisPoll in case a
-// publication was missed.
+// publication was missed. An outage does not end the wait: the entry is
+// still there, and a caller waiting on it (an upstream's request, a
+// streamed approval) should not give up because Redis blinked. It looks
+// again every redisOutagePoll until ctx ends, or fails with
+// ErrUnavailable once the entry's deadline has passed unseen.
 func (r *Redis) Wait(ctx context.Context, id string) (Entry, error) {
 	ch, stop := r.listen(id) // before the first read, so no wake-up falls between
 	defer stop()
+	var deadline time.Time // the entry's, as last read
 	for {
+		next := redisPoll
 		e, err := r.Get(ctx, id)
-		if err != nil {
+		switch {
+		case errors.Is(err, suspend.ErrUnavailable) && (deadline.IsZero() || time.Now().Before(deadline)):
+			next = redisOutagePoll
+			if !deadline.IsZero() {
+				next = min(next, max(time.Millisecond, time.Until(deadline)))
+			}
+		case err != nil:
 			return Entry{}, err
-		}
-		if e.State != suspend.Pending {
+		case e.State != suspend.Pending:
 			return e, nil
+		default:
+			deadline = e.ExpiresAt
+			next = min(next, max(time.Millisecond, time.Until(e.ExpiresAt)))
 		}
-		t := time.NewTimer(min(redisPoll, max(time.Millisecond, time.Until(e.ExpiresAt))))
+		t := time.NewTimer(next)
 		select {
 		case <-ch:
 		case <-t.C:
@@ -432,4 +441,18 @@ func msTime(v string) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms)
+}
+
+// Pending implements Store: one ZCARD of the kind's pending set (after
+// dropping what expired), the count the caps use.
+func (r *Redis) Pending(ctx context.Context, k Kind) (int, error) {
+	res, err := r.run(ctx, pendingScript, []string{r.key("pending:" + string(k))})
+	if err != nil {
+		return 0, err
+	}
+	if len(res) != 2 {
+		return 0, fmt.Errorf("suspend: Redis: malformed count %v", res)
+	}
+	s, _ := res[1].(string)
+	return strconv.Atoi(s)
 }

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -19,22 +20,41 @@ import (
 
 // redisStore is a Redis store on its own redis-server, as one replica's.
 func redisStore(t *testing.T, srv *testutil.RedisServer) *redisstore.Redis {
+	return redisStoreTimeout(t, srv, 2000, 0)
+}
+
+// redisStoreTimeout is redisStore with cluster.redis.timeout (ms) and the
+// health interval given.
+func redisStoreTimeout(t *testing.T, srv *testutil.RedisServer, timeoutMS int, health time.Duration) *redisstore.Redis {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`{"cluster": {"redis": {"url": "`+srv.URL+`", "timeout": 2000}}}`), "", t.TempDir())
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`{"cluster": {"name": "test", "redis": {"url": %q, "timeout": %d}}}`, srv.URL, timeoutMS)), "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cluster.New(*cfg.Cluster.Redis, cluster.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c, err := cluster.New(*cfg.Cluster.Redis, cluster.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), HealthInterval: health})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := redisstore.New(c)
+	s, err := redisstore.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { s.Close(); c.Close() })
 	return s
 }
 
 func TestRedisStoreContract(t *testing.T) {
 	suspendtest.Run(t, func(t *testing.T) suspend.Store { return redisStore(t, testutil.StartRedis(t)) })
+}
+
+// A paused redis-server (SIGSTOP: connections open, nothing answered) is
+// an outage the store reports as ErrUnavailable, never as an unknown or
+// expired entry; the entries are all there once it goes on (SIGCONT).
+func TestRedisStoreUnavailableContract(t *testing.T) {
+	suspendtest.RunUnavailable(t, func(t *testing.T) (suspend.Store, suspendtest.Outage) {
+		srv := testutil.StartRedis(t)
+		return redisStoreTimeout(t, srv, 200, 50*time.Millisecond), suspendtest.Outage{Down: srv.Pause, Up: srv.Resume}
+	})
 }
 
 func approvalRequest(max int) suspend.Request {

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) suspend.Store) {
 		{"WaitEndsWithContext", waitContext},
 		{"WithdrawWakesWaiters", withdraw},
 		{"ListNewestFirstFiltered", list},
+		{"PendingCountsOnlyPending", pendingCounts},
 		{"LookupByBinding", lookup},
 		{"LookupEndsWithTheEntry", lookupEnds},
 	} {

@@ -37,7 +37,7 @@ type inputWait struct {
 // saying why.
 func (s *Source) suspend(ctx context.Context, c *client, r *call, tc tool.Call, t *task) tool.Result {
 	w := &inputWait{src: s, c: c, taskID: r.taskID, contextID: t.ContextID}
-	e, err := s.open(tc, w)
+	e, err := s.open(ctx, tc, w)
 	if err != nil {
 		r.cancelTask(ctx, c)
 		return tool.Failure(r.label()+" "+string(r.state)+": "+err.Error(), r.metadata())
@@ -57,11 +57,11 @@ func (s *Source) suspend(ctx context.Context, c *client, r *call, tc tool.Call, 
 
 // open registers w with the source (so Close can withdraw it) and opens
 // its pending request; on expiry the task is canceled on the agent.
-func (s *Source) open(tc tool.Call, w *inputWait) (*pending.Entry, error) {
+func (s *Source) open(ctx context.Context, tc tool.Call, w *inputWait) (*pending.Entry, error) {
 	s.mu.Lock()
 	s.waits[w] = struct{}{}
 	s.mu.Unlock()
-	e, err := s.pending.Open(tc, KindInput, w, func() { s.expire(w) })
+	e, err := s.pending.Open(ctx, tc, KindInput, w, func() { s.expire(w) })
 	s.mu.Lock()
 	if err != nil {
 		delete(s.waits, w)
@@ -95,7 +95,7 @@ func (w *inputWait) Resume(ctx context.Context, e *pending.Entry, tc tool.Call) 
 		}
 		next = outgoing{Parts: parts, TaskID: w.taskID, ContextID: w.contextID}
 	}
-	if err := e.Deliver(*tc.Answer); err != nil {
+	if err := e.Deliver(ctx, *tc.Answer); err != nil {
 		return fail(err.Error())
 	}
 	s.mu.Lock()
@@ -158,7 +158,7 @@ func (s *Source) withdrawWaits() {
 	ctx, cancel := context.WithTimeout(context.Background(), cancelWait)
 	defer cancel()
 	for w := range waits {
-		if w.entry != nil && w.entry.Withdraw() {
+		if w.entry != nil && w.entry.Withdraw(ctx) {
 			r := &call{src: s, taskID: w.taskID, state: "input-required"}
 			r.cancelTask(ctx, w.c)
 		}

@@ -199,7 +199,7 @@ func TestCloseWithdrawsWaitingTasks(t *testing.T) {
 		if _, _, cancels := agent.snapshot(); !slices.Equal(cancels, []string{"task-1"}) || store.Len() != 0 {
 			t.Fatalf("after Close: cancels %v, open requests %d; want task-1 canceled and none open", cancels, store.Len())
 		}
-		if _, err := store.Peek(tool.Call{Name: "Fake_Agent_echo", Arguments: taskArgs("input after 1"), Owner: alice.owner}, p.ID); err == nil || !strings.Contains(err.Error(), "no pending request") {
+		if _, err := store.Peek(t.Context(), tool.Call{Name: "Fake_Agent_echo", Arguments: taskArgs("input after 1"), Owner: alice.owner}, p.ID); err == nil || !strings.Contains(err.Error(), "no pending request") {
 			t.Fatalf("answer after Close: %v", err)
 		}
 	})

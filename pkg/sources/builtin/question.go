@@ -32,7 +32,7 @@ type questionArgs struct {
 // same call asking again while it is open gets the same entry back.
 func (t *toolset) question(ctx context.Context, c tool.Call) tool.Result {
 	if c.Answer != nil {
-		return t.pending.Answer(ctx, c, pending.Answering{Label: "question", Restore: restoreQuestion})
+		return t.pending.Answer(ctx, c, pending.Answering{Label: "question", Kind: "question", Restore: restoreQuestion})
 	}
 	var a questionArgs
 	if r := decodeArgs("question", c, &a); r != nil {
@@ -79,8 +79,8 @@ type questionAnswer struct{}
 func restoreQuestion(*pending.Entry) (pending.Resumer, error) { return questionAnswer{}, nil }
 
 // Resume takes the answer once and returns it to the model.
-func (questionAnswer) Resume(_ context.Context, e *pending.Entry, c tool.Call) tool.Result {
-	if err := e.Deliver(*c.Answer); err != nil {
+func (questionAnswer) Resume(ctx context.Context, e *pending.Entry, c tool.Call) tool.Result {
+	if err := e.Deliver(ctx, *c.Answer); err != nil {
 		return fail("question: %v", err)
 	}
 	return answered(c.Answer)

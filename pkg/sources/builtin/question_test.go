@@ -65,6 +65,21 @@ func TestQuestionSuspendsThenAnswers(t *testing.T) {
 	}
 }
 
+// An answer without an id finds the question by the call that asked it
+// (the CLI's `exec question --args ... --answer ...`), and only that call's:
+// other arguments are not answered by it.
+func TestQuestionAnswerWithoutID(t *testing.T) {
+	k := newKit(t)
+	args := `{"questions":[{"question":"Pick a color?","options":["red","green"]}]}`
+	if p := k.run("question", args).Pending; p == nil {
+		t.Fatal("the question did not suspend")
+	}
+	unknown := want{output: "question: no pending request has this id; it was already answered, or never existed", isError: true, outcome: tool.OutcomeToolError}
+	check(t, k.answer(`{"questions":[{"question":"Other?"}]}`, "", tool.Answer{OK: true, Data: "x"}), unknown)
+	check(t, k.answer(args, "", tool.Answer{OK: true, Data: map[string]any{"answers": []any{"red"}}}), want{output: `{"answers":["red"]}`, outcome: tool.OutcomeOK})
+	check(t, k.answer(args, "", tool.Answer{OK: true, Data: "again"}), unknown)
+}
+
 // answer executes the question tool with args and an answer to id.
 func (k *kit) answer(args, id string, a tool.Answer) tool.Result {
 	a.ID = id

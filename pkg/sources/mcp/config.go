@@ -53,6 +53,9 @@ type ServerConfig struct {
 	// expanded at start; the child inherits nothing else from the server
 	// but PATH, HOME, the locale, TERM, TZ, USER and LOGNAME.
 	Environment map[string]string `json:"environment,omitempty"`
+	// EnvironmentKey is "env" when the config spelled Environment so
+	// ("" for "environment"), so that a message names the key as written.
+	EnvironmentKey string `json:"-"`
 	// Cwd is the child's working directory, relative to the config's directory.
 	Cwd string `json:"cwd,omitempty"`
 	// URL is the remote server's endpoint.
@@ -208,6 +211,9 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 	}
 	if sc.Environment, err = parseEnvironment(name, fields, key); err != nil {
 		return sc, nil, err
+	}
+	if _, ok := fields["env"]; ok {
+		sc.EnvironmentKey = "env"
 	}
 	if sc.Headers, err = stringMap(fields, "headers", key); err != nil {
 		return sc, nil, err

@@ -32,7 +32,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	want := map[string]mcp.ServerConfig{
 		"fs": {Type: "local", Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "."},
-			Environment: map[string]string{"DEBUG": "1"}, Timeout: 30000, Restart: defaultRestart},
+			Environment: map[string]string{"DEBUG": "1"}, EnvironmentKey: "env", Timeout: 30000, Restart: defaultRestart},
 		"arr": {Type: "local", Command: []string{"node", "server.js", "--x"}, Cwd: "srv", Timeout: 5000,
 			Tools: sources.Filter{"write": false}, Restart: mcp.Restart{InitialBackoff: 10, MaxBackoff: 50, ResetAfter: 60000}},
 		"remote": {Type: "remote", URL: "https://example.test/mcp", Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},

@@ -59,10 +59,10 @@ func (s *Source) elicitHandler(sess *session) func(context.Context, *sdk.ElicitR
 		if p.RequestedSchema != nil {
 			data["requestedSchema"] = plainjson.Of(p.RequestedSchema)
 		}
-		a, ok := s.serverAsk(ctx, sess, tool.Pending{Kind: KindElicitation, Prompt: p.Message, URL: p.URL, Data: data}, data["requestedSchema"])
+		a, declined := s.serverAsk(ctx, sess, tool.Pending{Kind: KindElicitation, Prompt: p.Message, URL: p.URL, Data: data}, data["requestedSchema"])
 		switch {
-		case !ok:
-			return &sdk.ElicitResult{Action: actionCancel}, nil
+		case declined != "":
+			return &sdk.ElicitResult{Action: actionCancel}, nil // an elicitation result has no room for the reason; the call's result has it
 		case !a.OK:
 			return &sdk.ElicitResult{Action: actionDecline}, nil
 		}
@@ -82,10 +82,10 @@ func (s *Source) sampleHandler(sess *session) func(context.Context, *sdk.CreateM
 			return nil, &jsonrpc.Error{Code: codeDeclined, Message: "the sampling request's parameters could not be encoded as JSON to show the caller"}
 		}
 		delete(data, "_meta")
-		a, ok := s.serverAsk(ctx, sess, tool.Pending{Kind: KindSampling, Prompt: lastUserText(req.Params), Data: data}, nil)
+		a, declined := s.serverAsk(ctx, sess, tool.Pending{Kind: KindSampling, Prompt: lastUserText(req.Params), Data: data}, nil)
 		switch {
-		case !ok:
-			return nil, &jsonrpc.Error{Code: codeDeclined, Message: "the sampling request was not answered in time"}
+		case declined != "":
+			return nil, &jsonrpc.Error{Code: codeDeclined, Message: "toolnexus declined the sampling request: " + declined}
 		case !a.OK:
 			msg := "the caller declined the sampling request"
 			if a.Reason != "" {

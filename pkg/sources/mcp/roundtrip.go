@@ -147,7 +147,7 @@ func (r roundTripResume) Resume(ctx context.Context, e *pending.Entry, call tool
 	if msg := checkAnswer(e, *call.Answer); msg != "" {
 		return tool.Failure(r.name+": "+msg, s.meta)
 	}
-	if err := e.Deliver(*call.Answer); err != nil {
+	if err := e.Deliver(ctx, *call.Answer); err != nil {
 		return tool.Failure(r.name+": "+err.Error(), s.meta)
 	}
 	return s.resumeRoundTrip(ctx, call, r.rt, *call.Answer, r.name)

@@ -203,23 +203,6 @@ func BenchmarkPendingThousandModern(b *testing.B) {
 	}
 }
 
-// replicaRemote carries forwarded answers between pending stores in one
-// process, as the control plane does between replicas.
-type replicaRemote struct {
-	id  string
-	all map[string]*pending.Store
-}
-
-func (r replicaRemote) Replica() string { return r.id }
-
-func (r replicaRemote) Forward(ctx context.Context, owner string, req []byte) ([]byte, error) {
-	s, ok := r.all[owner]
-	if !ok {
-		return nil, pending.ErrOwnerGone
-	}
-	return s.ServeForwarded(ctx, req), nil
-}
-
 // TestModernUpstreamResumesOnAnotherReplica: two replicas (each its own
 // source and pending layer, forwarding to each other) share one store of
 // suspended calls. A 2026-07-28 upstream's input_required, suspended on
@@ -230,12 +213,15 @@ func (r replicaRemote) Forward(ctx context.Context, owner string, req []byte) ([
 func TestModernUpstreamResumesOnAnotherReplica(t *testing.T) {
 	url := modernServer(t)
 	shared := suspend.NewMemory(nil, 0)
-	all := map[string]*pending.Store{}
+	hub := pending.NewHub()
 	var regs []*registry.Registry
 	for _, id := range []string{"a", "b"} {
 		p := pending.New(shared, pending.Limits{})
-		p.SetRemote(replicaRemote{id: id, all: all})
-		all[id] = p
+		r := hub.Join(id)
+		t.Cleanup(r.Close)
+		if err := p.SetRemote(r); err != nil {
+			t.Fatal(err)
+		}
 		reg, _ := startEnv(t, "up", remoteConfig(url), sources.Env{Pending: p})
 		regs = append(regs, reg)
 	}

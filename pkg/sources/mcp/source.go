@@ -58,6 +58,9 @@ type Source struct {
 	meta map[string]any
 	// pending holds the server requests suspended calls wait on.
 	pending *pending.Store
+	// features are the server's resources, templates and prompts
+	// (features.go).
+	features featureState
 
 	// headers are the configured headers, expanded; set once in Start.
 	headers map[string]string
@@ -169,6 +172,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	}
 	s.started = true
 	s.pub = pub
+	s.initFeatures(pub)
 	s.mu.Unlock()
 
 	if s.cfg.Disabled {
@@ -211,6 +215,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(err)
 	}
 	s.log.Info("MCP server connected", "tools", len(tools))
+	s.publishFeatures(sess)
 	// Under mu, so the supervisor is either counted before Close waits or
 	// never started once Close has begun.
 	s.mu.Lock()
@@ -416,6 +421,7 @@ func (s *Source) bringBack(pace *backoff, headers map[string]string) *session {
 				return nil // only install refuses, and only when closed
 			}
 			s.log.Info("MCP server restarted", "tools", len(tools), "attempt", attempt)
+			s.publishFeatures(sess)
 			return sess
 		}
 		telemetry.Fail(span, errors.New(s.redact.Apply(err.Error())))
@@ -442,19 +448,29 @@ func (s *Source) relist(sess *session) {
 		return
 	}
 	tools := s.buildTools(list)
+	if s.publishFor(sess, func() error { return s.pub.Replace(s.id, tools) }, "MCP tools could not be published") {
+		s.log.Info("MCP tools changed", "tools", len(tools))
+	}
+}
+
+// publishFor publishes a re-listing of sess, unless sess is no longer the
+// source's (a restart overtook it) or the source closed; it reports
+// whether it published. Publishes are serialised by pubMu, so a re-list
+// never overtakes a restart.
+func (s *Source) publishFor(sess *session, publish func() error, failure string) bool {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 	s.mu.Lock()
 	stale := s.closed || s.sess != sess
 	s.mu.Unlock()
 	if stale {
-		return
+		return false
 	}
-	if err := s.pub.Replace(s.id, tools); err != nil {
-		s.log.Warn("MCP tools could not be published", "error", err)
-		return
+	if err := publish(); err != nil {
+		s.log.Warn(failure, "error", err)
+		return false
 	}
-	s.log.Info("MCP tools changed", "tools", len(tools))
+	return true
 }
 
 // Close stops the server: the child's process group is killed (after the

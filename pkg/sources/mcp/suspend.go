@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,12 @@ type flight struct {
 	// asked is set while the flight holds a server request; guarded by
 	// the session's flights lock.
 	asked bool
+	// declined says why toolnexus declined a server request of this call
+	// on the caller's behalf (limits.maxPending, ...), added to the call's
+	// result: the server only learns "cancel", and the caller would
+	// otherwise read whatever the server makes of that. Guarded by the
+	// session's flights lock.
+	declined string
 }
 
 // ask is one server request as the caller sees it.
@@ -151,7 +158,11 @@ func (s *Source) await(ctx context.Context, f *flight, name string) tool.Result 
 		r.Metadata = s.meta
 		return r
 	case o := <-f.done:
-		return s.finish(ctx, f.sess, name, o.res, o.err)
+		r := s.finish(ctx, f.sess, name, o.res, o.err)
+		if note := f.sess.flights.declinedNote(f); note != "" {
+			r = withNote(r, note)
+		}
+		return r
 	case <-ctx.Done():
 		f.cancel()
 		r := tool.ContextResult(ctx, name)
@@ -177,7 +188,7 @@ func (f *flight) Resume(ctx context.Context, e *pending.Entry, call tool.Call) t
 	if msg := checkAnswer(e, *call.Answer); msg != "" {
 		return tool.Failure(f.name+": "+msg, s.meta)
 	}
-	if err := e.Deliver(*call.Answer); err != nil {
+	if err := e.Deliver(ctx, *call.Answer); err != nil {
 		return tool.Failure(f.name+": "+err.Error(), s.meta)
 	}
 	return s.await(ctx, f, f.name)
@@ -185,19 +196,22 @@ func (f *flight) Resume(ctx context.Context, e *pending.Entry, call tool.Call) t
 
 // serverAsk is what the elicitation and sampling handlers share: find the
 // call, open its pending request, show it to the caller, wait for the
-// answer. ok is false when the request cannot be put to anyone (no call
-// claims it, too many open) or was not answered in time.
-func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, check any) (tool.Answer, bool) {
+// answer. declined is "" for an answer; otherwise it says why the request
+// got none — it belongs to no single call, the caller holds
+// limits.maxPending requests already, the caller stopped waiting, nobody
+// answered within limits.pendingTimeout — and the call's result will say so
+// too.
+func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, check any) (a tool.Answer, declined string) {
 	f := sess.flights.claim(ctx)
 	if f == nil {
 		s.log.Warn("MCP server request declined: it belongs to no single call in flight", "kind", p.Kind)
-		return tool.Answer{}, false
+		return tool.Answer{}, "it belongs to no single call in flight (several calls to this server could have sent it)"
 	}
 	defer sess.flights.release(f)
-	e, err := s.pending.Open(f.call, p.Kind, f, f.cancel)
+	e, err := s.pending.Open(ctx, f.call, p.Kind, f, f.cancel)
 	if err != nil {
 		s.log.Info("MCP server request declined", "kind", p.Kind, "error", err)
-		return tool.Answer{}, false
+		return tool.Answer{}, sess.flights.decline(f, p.Kind, err.Error())
 	}
 	e.Check = check
 	select {
@@ -205,10 +219,49 @@ func (s *Source) serverAsk(ctx context.Context, sess *session, p tool.Pending, c
 	default:
 		// The caller gave up on the flight before reading its last
 		// request; this one will never be shown.
-		_ = e.Deliver(tool.Answer{})
-		return tool.Answer{}, false
+		_ = e.Deliver(ctx, tool.Answer{})
+		return tool.Answer{}, "the caller stopped waiting for the call"
 	}
-	return e.Wait(ctx)
+	a, ok := e.Wait(ctx)
+	switch {
+	case ok:
+		return a, ""
+	case ctx.Err() != nil:
+		return tool.Answer{}, "the call was cancelled"
+	default:
+		return tool.Answer{}, sess.flights.decline(f, p.Kind, "it was not answered within limits.pendingTimeout")
+	}
+}
+
+// decline records on f why its server's request of kind got no answer and
+// returns the reason.
+func (fs *flights) decline(f *flight, kind, reason string) string {
+	fs.mu.Lock()
+	f.declined = "toolnexus declined the server's " + kind + " request on the caller's behalf: " + reason
+	fs.mu.Unlock()
+	return reason
+}
+
+// declinedNote is what the call's result adds about a declined request.
+func (fs *flights) declinedNote(f *flight) string {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return f.declined
+}
+
+// withNote adds a line of toolnexus's own to a result's text (and, for a
+// rich result, as a last text part).
+func withNote(r tool.Result, note string) tool.Result {
+	note = "[" + note + "]"
+	if r.Content != nil {
+		r.Content = append(slices.Clip(r.Content), tool.Text(note))
+	}
+	if r.Output == "" {
+		r.Output = note
+	} else {
+		r.Output += "\n" + note
+	}
+	return r
 }
 
 // parseAnswering reads a server's "elicitation" and "sampling" switches.

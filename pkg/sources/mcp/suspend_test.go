@@ -172,7 +172,9 @@ func TestEverythingOptOut(t *testing.T) {
 }
 
 // TestEverythingMaxPending: limits.maxPending bounds each principal on its
-// own.
+// own, and a call whose server request is refused for it says so: the
+// result read "was not answered in time" (sampling) or the server's own
+// words for a cancel (elicitation), and only the log named the cap.
 func TestEverythingMaxPending(t *testing.T) {
 	t.Parallel()
 	store := pending.NewLocal(pending.Limits{MaxPerPrincipal: 1})
@@ -180,10 +182,20 @@ func TestEverythingMaxPending(t *testing.T) {
 	const name = "everything_trigger-elicitation-request"
 	first := mustPend(t, run(t, reg, alice, name, `{}`, nil), mcp.KindElicitation)
 	// A second open request for alice is over the cap: the server gets a
-	// cancel and the call finishes saying so.
+	// cancel and the call finishes saying so, with the reason.
 	r := run(t, reg, alice, name, `{"n":2}`, nil)
 	if r.Outcome == tool.OutcomePending || !strings.Contains(r.Output, "cancelled") {
 		t.Fatalf("over the cap: %+v", r)
+	}
+	const why = "toolnexus declined the server's elicitation request on the caller's behalf: too many pending requests for this caller (limits.maxPending)"
+	if !strings.Contains(r.Output, why) {
+		t.Errorf("over the cap, the result does not say why:\n%s", r.Output)
+	}
+	carol := tool.Owner{Principal: "carol"}
+	mustPend(t, run(t, reg, carol, "everything_trigger-sampling-request", `{"prompt":"hi"}`, nil), mcp.KindSampling)
+	sampled := run(t, reg, carol, "everything_trigger-sampling-request", `{"prompt":"again"}`, nil)
+	if sampled.Outcome == tool.OutcomePending || !strings.Contains(sampled.Output, "limits.maxPending") || strings.Contains(sampled.Output, "not answered in time") {
+		t.Errorf("a sampling request over the cap: %+v", sampled)
 	}
 	// Bob has his own allowance.
 	mustPend(t, run(t, reg, tool.Owner{Principal: "bob"}, name, `{}`, nil), mcp.KindElicitation)
