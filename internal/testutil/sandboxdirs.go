@@ -70,3 +70,13 @@ func SandboxExecutable(t testing.TB) string {
 	}
 	return self
 }
+
+// SandboxIDs are the host ids a root server's sandboxed commands act as,
+// or -1 when the tests do not run as root (the commands are the test's
+// uid).
+func SandboxIDs() (uid, gid int) {
+	if os.Geteuid() != 0 {
+		return -1, -1
+	}
+	return sandboxID, sandboxID
+}

@@ -370,3 +370,23 @@ func TestReloadSwapsTokens(t *testing.T) {
 		t.Fatalf("tools without auth: %v", got)
 	}
 }
+
+func TestExecuteStreamAllowlist(t *testing.T) {
+	_, conn := authServer(t)
+	reg := pb.NewRegistryServiceClient(conn)
+	s, err := reg.ExecuteStream(bearer(agentSecret), &pb.ExecuteRequest{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res := collect(t, s)
+	if res.GetOutcome() != pb.Outcome_OUTCOME_UNKNOWN_TOOL || res.GetOutput() != "unknown tool: other" {
+		t.Fatalf("outside the allowlist: %v", res)
+	}
+	s, err = reg.ExecuteStream(bearer(agentSecret), &pb.ExecuteRequest{Name: "mine_a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, res := collect(t, s); res.GetIsError() {
+		t.Fatalf("inside the allowlist: %v", res)
+	}
+}

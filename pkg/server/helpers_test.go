@@ -14,10 +14,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -116,14 +116,10 @@ func (f *fixture) scrape(t *testing.T) string {
 	return string(b)
 }
 
-func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+var mustStruct = inproc.Struct
+
+// collect reads an ExecuteStream to its end (inproc.Collect).
+var collect = inproc.Collect
 
 // waitInFlight waits until a call of source is running, as the server's own
 // in-flight gauge reports it. It polls an observable condition (bounded),

@@ -20,6 +20,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -258,17 +259,7 @@ func TestListSourcesReportsTheSandbox(t *testing.T) {
 	}
 }
 
-func processesWith(marker string) []string {
-	var out []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), marker) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
+var processesWith = testutil.ProcessesWith
 
 // The sandbox helper that starts every command dies mid-call: the call
 // gets a result the model can read, and the next call gets a new helper.

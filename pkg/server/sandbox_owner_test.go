@@ -226,13 +226,8 @@ chmod 000 %[2]s; echo chmodfile=$?; chmod 777 %[1]s; echo chmoddir=$?; touch %[2
 }
 
 // sandboxIDs are the host ids a root server's sandboxed commands act as,
-// or -1 when the tests do not run as root (the commands are the test's uid).
-func sandboxIDs() (uid, gid int) {
-	if os.Geteuid() != 0 {
-		return -1, -1
-	}
-	return sandbox.DefaultCommandID, sandbox.DefaultCommandID
-}
+// or -1 when the tests do not run as root.
+var sandboxIDs = testutil.SandboxIDs
 
 // sandbox.uid and sandbox.gid choose the host ids a root server's commands
 // act as: a file a command writes belongs to them on the host (inside its

@@ -2,6 +2,9 @@ package inproc
 
 import (
 	"context"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -34,3 +37,13 @@ var Reporter = tool.Must(tool.New("reporter", func(ctx context.Context, _ tool.C
 		tool.TextResource("file:///r.md", "text/markdown", "# r"), tool.BlobResource("file:///b", "application/octet-stream", []byte{0, 1}),
 		tool.ResourceLink("file:///l", "l", "text/plain"))
 }))
+
+// Struct is m as the protobuf Struct of an ExecuteRequest's arguments.
+func Struct(t testing.TB, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,4 +1,4 @@
-package server_test
+package core_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
 
 // Real sources over real gRPC: what an agent sees end to end.
@@ -46,9 +47,9 @@ func TestSkillsOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf(`{"builtins": false, "skills": {"dirs": [%q]}}`, root)
-	f := start(t, cfg)
+	f := inproc.Serve(t, cfg)
 
-	list, err := f.reg.ListTools(context.Background(), &pb.ListToolsRequest{Sources: []string{"skill"}})
+	list, err := f.Registry.ListTools(context.Background(), &pb.ListToolsRequest{Sources: []string{"skill"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestSkillsOverGRPC(t *testing.T) {
 		t.Fatalf("skill tools = %v", list.GetTools())
 	}
 
-	res := f.exec(t, "skill", `{"name":"deploy"}`)
+	res := f.Execute(t, context.Background(), "skill", `{"name":"deploy"}`)
 	want := strings.Join([]string{
 		`<skill_content name="deploy">`,
 		"# Skill: deploy",
@@ -78,12 +79,12 @@ func TestSkillsOverGRPC(t *testing.T) {
 	if md := res.GetMetadata().AsMap(); md["name"] != "deploy" || md["dir"] != dir {
 		t.Errorf("metadata %v", md)
 	}
-	res = f.exec(t, "skill", `{"name":"nope"}`)
+	res = f.Execute(t, context.Background(), "skill", `{"name":"nope"}`)
 	if !res.GetIsError() || res.GetOutput() != `Skill "nope" not found. Available skills: deploy, notes` {
 		t.Fatalf("unknown skill: %v", res)
 	}
 
-	prompt, err := f.reg.GetSkillsPrompt(context.Background(), &pb.GetSkillsPromptRequest{})
+	prompt, err := f.Registry.GetSkillsPrompt(context.Background(), &pb.GetSkillsPromptRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestSkillsOverGRPC(t *testing.T) {
 		t.Fatalf("prompt:\n%q\nwant:\n%q", prompt.GetPrompt(), wantPrompt)
 	}
 
-	inv, err := f.src.ListSkills(context.Background(), &pb.ListSkillsRequest{})
+	inv, err := f.Sources.ListSkills(context.Background(), &pb.ListSkillsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,25 +108,25 @@ func TestSkillsOverGRPC(t *testing.T) {
 
 	// Reload re-discovers: a new skill appears without a config change.
 	writeSkill(t, root, "audit", "Audit access.", "Check the logs.")
-	if _, err := f.src.Reload(context.Background(), &pb.ReloadRequest{}); err != nil {
+	if _, err := f.Sources.Reload(context.Background(), &pb.ReloadRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if res := f.exec(t, "skill", `{"name":"audit"}`); res.GetIsError() {
+	if res := f.Execute(t, context.Background(), "skill", `{"name":"audit"}`); res.GetIsError() {
 		t.Fatalf("after reload: %v", res)
 	}
 }
 
 func TestNoSkillsConfiguredMeansNoSkillTool(t *testing.T) {
 	t.Parallel()
-	f := start(t, `{"builtins": false}`)
-	list, err := f.reg.ListTools(context.Background(), &pb.ListToolsRequest{})
+	f := inproc.Serve(t, `{"builtins": false}`)
+	list, err := f.Registry.ListTools(context.Background(), &pb.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list.GetTools()) != 0 {
 		t.Fatalf("tools %v, want none", list.GetTools())
 	}
-	prompt, err := f.reg.GetSkillsPrompt(context.Background(), &pb.GetSkillsPromptRequest{})
+	prompt, err := f.Registry.GetSkillsPrompt(context.Background(), &pb.GetSkillsPromptRequest{})
 	if err != nil || prompt.GetPrompt() != "No skills are currently available." {
 		t.Fatalf("prompt %q %v", prompt.GetPrompt(), err)
 	}
@@ -150,28 +151,28 @@ func TestHTTPToolsOverGRPC(t *testing.T) {
 		{"name": "get_post", "url": %q, "headers": {"Authorization": "Bearer ${API_TOKEN}"}},
 		{"name": "create_post", "method": "POST", "url": %q, "headers": {"Authorization": "Bearer ${API_TOKEN}"}}
 	]}`, api.URL+"/posts/{id}", api.URL+"/posts")
-	f := start(t, cfg)
+	f := inproc.Serve(t, cfg)
 
-	list, err := f.reg.ListTools(context.Background(), &pb.ListToolsRequest{Sources: []string{"http"}})
+	list, err := f.Registry.ListTools(context.Background(), &pb.ListToolsRequest{Sources: []string{"http"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list.GetTools()) != 2 {
 		t.Fatalf("http tools %v", list.GetTools())
 	}
-	res := f.exec(t, "get_post", `{"id":"7","verbose":"yes"}`)
+	res := f.Execute(t, context.Background(), "get_post", `{"id":"7","verbose":"yes"}`)
 	if res.GetIsError() || res.GetOutput() != "GET /posts/7 q=verbose=yes body=" {
 		t.Fatalf("get_post: %v", res)
 	}
-	res = f.exec(t, "create_post", `{"title":"hi"}`)
+	res = f.Execute(t, context.Background(), "create_post", `{"title":"hi"}`)
 	if res.GetIsError() || res.GetOutput() != `POST /posts q= body={"title":"hi"}` {
 		t.Fatalf("create_post: %v", res)
 	}
-	res = f.exec(t, "get_post", `{"id":"404"}`)
+	res = f.Execute(t, context.Background(), "get_post", `{"id":"404"}`)
 	if !res.GetIsError() || res.GetOutput() != "HTTP 404: no such post\n" || res.GetMetadata().AsMap()["status"] != float64(404) {
 		t.Fatalf("404: %v", res)
 	}
-	body := f.scrape(t)
+	body := f.Scrape(t)
 	if line := testutil.MetricLine(body, "toolnexus_tool_calls_total", `source="http"`, `tool="get_post"`, `outcome="ok"`); !strings.HasSuffix(line, " 1") {
 		t.Errorf("calls_total{source=http,ok} = %q", line)
 	}
@@ -181,7 +182,7 @@ func TestHTTPToolsOverGRPC(t *testing.T) {
 	if strings.Contains(body, "s3cret-value") {
 		t.Error("the secret header value reached /metrics")
 	}
-	srcs, err := f.src.ListSources(context.Background(), &pb.ListSourcesRequest{})
+	srcs, err := f.Sources.ListSources(context.Background(), &pb.ListSourcesRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
