@@ -39,7 +39,7 @@ func TestRefusedCallsCreateNoSession(t *testing.T) {
 	if r, err := p.reg.Execute(inproc.InSession(testutil.PolAgentA, "ok-s"), &pb.ExecuteRequest{Name: "write", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"path": "docs/a.md", "content": "x"}`}}); err != nil || r.GetResult().GetIsError() {
 		t.Fatalf("the admitted call: %v %v", r.GetResult(), err)
 	}
-	ids := p.SessionIDs(t, inproc.Bearer(testutil.PolAgentA))
+	ids := inproc.SessionIDs(t, inproc.Bearer(testutil.PolAgentA), p.Conn)
 	if !slices.Contains(ids, "agent-a/ok-s") || slices.Contains(ids, "agent-a/denied-s") || slices.Contains(ids, "agent-a/invalid-s") {
 		t.Fatalf("sessions %v: want ok-s only", ids)
 	}

@@ -11,7 +11,11 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/search/searchtest"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
+
+// scoredNames are a search's hits by name (inproc.ScoredNames).
+var scoredNames = inproc.ScoredNames
 
 // npmServer finds the entry point of an MCP server installed from npm by
 // `make e2e-deps` (skips, or fails in CI, when it is missing).

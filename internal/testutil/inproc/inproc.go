@@ -223,10 +223,17 @@ func (r *Rig) Reload(context.Context) (core.Report, error) {
 // Rewrite replaces the config file with cfgJSON and reloads it.
 func (r *Rig) Rewrite(t testing.TB, cfgJSON string) (core.Report, error) {
 	t.Helper()
+	r.WriteConfig(t, cfgJSON)
+	return r.Reload(context.Background())
+}
+
+// WriteConfig replaces the config file with cfgJSON; the next reload
+// (SourceService.Reload, or Reload) reads it.
+func (r *Rig) WriteConfig(t testing.TB, cfgJSON string) {
+	t.Helper()
 	if err := os.WriteFile(r.ConfigPath, []byte(cfgJSON), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return r.Reload(context.Background())
 }
 
 // Workspace is the builtins' workspace: DIR/ws.

@@ -2,10 +2,12 @@ package inproc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
@@ -64,10 +66,11 @@ func InSession(token, id string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "toolnexus-session", id)
 }
 
-// SessionIDs lists the sessions ctx's caller sees, as principal/id.
-func (r *Rig) SessionIDs(t testing.TB, ctx context.Context) []string {
+// SessionIDs lists the sessions ctx's caller sees over conn, as
+// principal/id.
+func SessionIDs(t testing.TB, ctx context.Context, conn *grpc.ClientConn) []string {
 	t.Helper()
-	resp, err := r.Sessions.ListSessions(ctx, &pb.ListSessionsRequest{})
+	resp, err := pb.NewSessionServiceClient(conn).ListSessions(ctx, &pb.ListSessionsRequest{})
 	if err != nil {
 		t.Fatalf("ListSessions: %v", err)
 	}
@@ -76,4 +79,19 @@ func (r *Rig) SessionIDs(t testing.TB, ctx context.Context) []string {
 		out = append(out, s.GetPrincipal()+"/"+s.GetId())
 	}
 	return out
+}
+
+// ExecIn is one unary call with args marshalled to JSON, under ctx (a
+// session, a token); a gRPC error fails the test.
+func ExecIn(t testing.TB, ctx context.Context, c pb.RegistryServiceClient, name string, args any) *pb.ToolResult {
+	t.Helper()
+	b, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Execute(ctx, &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: string(b)}})
+	if err != nil {
+		t.Fatalf("Execute(%s): %v", name, err)
+	}
+	return resp.GetResult()
 }

@@ -2,10 +2,15 @@ package inproc
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -46,4 +51,59 @@ func Struct(t testing.TB, m map[string]any) *structpb.Struct {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// ServeAuth serves testutil.AuthConfig (its tokens set in the
+// environment, so the test cannot be parallel) with the native tools
+// mine_a and other; every log line, at debug level, goes to logs when it
+// is not nil.
+func ServeAuth(t testing.TB, logs io.Writer) *Rig {
+	t.Helper()
+	testutil.SetAuthEnv(t)
+	opts := Options{Native: []tool.Tool{Echo("mine_a"), Echo("other")}}
+	if logs != nil {
+		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return Start(t, testutil.AuthConfig, opts)
+}
+
+// ToolNames are the tools' names, comma-separated, in their order.
+func ToolNames(tools []*pb.Tool) string {
+	out := make([]string, len(tools))
+	for i, tl := range tools {
+		out[i] = tl.GetName()
+	}
+	return strings.Join(out, ",")
+}
+
+// ScoredNames are a search's hits by name, comma-separated, best first.
+func ScoredNames(resp *pb.SearchToolsResponse) string {
+	out := make([]string, len(resp.GetTools()))
+	for i, h := range resp.GetTools() {
+		out[i] = h.GetTool().GetName()
+	}
+	return strings.Join(out, ",")
+}
+
+// CodeModeTools are code mode's test tools: cm_add (two numbers' sum),
+// cm_upper (a text upper-cased, with a schema), cm_len (a text's length)
+// and cm_secret (what a policy forbids).
+func CodeModeTools() []tool.Tool {
+	add := tool.Must(tool.Native("cm_add", func(_ context.Context, a map[string]any) (any, error) {
+		x, _ := a["a"].(float64)
+		y, _ := a["b"].(float64)
+		return map[string]any{"sum": x + y}, nil
+	}, tool.WithDescription("Add two numbers.")))
+	upper := tool.Must(tool.Native("cm_upper", func(_ context.Context, a map[string]any) (any, error) {
+		s, _ := a["text"].(string)
+		return strings.ToUpper(s), nil
+	}, tool.WithDescription("Upper-case a text."), tool.WithInputSchema([]byte(`{"type":"object","properties":{"text":{"type":"string","description":"the text"}},"required":["text"]}`))))
+	length := tool.Must(tool.Native("cm_len", func(_ context.Context, a map[string]any) (any, error) {
+		s, _ := a["text"].(string)
+		return map[string]any{"length": len(s), "text": s}, nil
+	}, tool.WithDescription("Measure a text.")))
+	secret := tool.Must(tool.Native("cm_secret", func(context.Context, map[string]any) (any, error) {
+		return "the secret", nil
+	}, tool.WithDescription("Read the secret.")))
+	return []tool.Tool{add, upper, length, secret}
 }

@@ -1,4 +1,4 @@
-package server_test
+package grpcapi_test
 
 import (
 	"context"
@@ -10,37 +10,30 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 )
-
-func scoredNames(resp *pb.SearchToolsResponse) string {
-	out := make([]string, len(resp.GetTools()))
-	for i, h := range resp.GetTools() {
-		out[i] = h.GetTool().GetName()
-	}
-	return strings.Join(out, ",")
-}
 
 // TestSearchShowsOnlyWhatTheCallerMayUse attacks the allowlist through
 // search: a query naming a hidden tool exactly does not reveal it, for
 // any caller without it in their allowlist.
 func TestSearchShowsOnlyWhatTheCallerMayUse(t *testing.T) {
-	_, conn := authServer(t)
-	reg := pb.NewRegistryServiceClient(conn)
+	reg := inproc.ServeAuth(t, nil).Registry
 	for _, tc := range []struct {
 		who, secret, query, want string
 	}{
-		{"agent-a sees its own tools", agentSecret, "echo mine", "mine_a,debug_echo"},
-		{"agent-a asks for a hidden tool by name", agentSecret, "other", ""},
-		{"agent-a asks for a hidden debug tool", agentSecret, "debug_sleep sleep", "debug_echo"},
-		{"dbg sees only source debug", debugSecret, "echo", "debug_echo"},
-		{"admin sees everything", adminSecret, "other", "other"},
+		{"agent-a sees its own tools", testutil.AgentSecret, "echo mine", "mine_a,debug_echo"},
+		{"agent-a asks for a hidden tool by name", testutil.AgentSecret, "other", ""},
+		{"agent-a asks for a hidden debug tool", testutil.AgentSecret, "debug_sleep sleep", "debug_echo"},
+		{"dbg sees only source debug", testutil.DebugSecret, "echo", "debug_echo"},
+		{"admin sees everything", testutil.AdminSecret, "other", "other"},
 	} {
 		t.Run(tc.who, func(t *testing.T) {
-			resp, err := reg.SearchTools(bearer(tc.secret), &pb.SearchToolsRequest{Query: tc.query})
+			resp, err := reg.SearchTools(inproc.Bearer(tc.secret), &pb.SearchToolsRequest{Query: tc.query})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := scoredNames(resp); got != tc.want {
+			if got := inproc.ScoredNames(resp); got != tc.want {
 				t.Fatalf("SearchTools(%q) = %q, want %q", tc.query, got, tc.want)
 			}
 		})
@@ -49,10 +42,10 @@ func TestSearchShowsOnlyWhatTheCallerMayUse(t *testing.T) {
 
 func TestSearchToolsOverGRPC(t *testing.T) {
 	t.Parallel()
-	f := start(t, debugOnly, echoTool("weather_forecast"), echoTool("github_create_issue"), echoTool("slack_post_message"))
+	f := inproc.Serve(t, inproc.DebugOnly, inproc.Echo("weather_forecast"), inproc.Echo("github_create_issue"), inproc.Echo("slack_post_message"))
 	ctx := context.Background()
 	t.Run("ranked with scores and revision", func(t *testing.T) {
-		resp, err := f.reg.SearchTools(ctx, &pb.SearchToolsRequest{Query: "create a github issue"})
+		resp, err := f.Registry.SearchTools(ctx, &pb.SearchToolsRequest{Query: "create a github issue"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,21 +58,21 @@ func TestSearchToolsOverGRPC(t *testing.T) {
 		}
 	})
 	t.Run("sources filter", func(t *testing.T) {
-		resp, err := f.reg.SearchTools(ctx, &pb.SearchToolsRequest{Query: "echo", Sources: []string{"debug"}})
-		if err != nil || scoredNames(resp) != "debug_echo" {
-			t.Fatalf("%v %s", err, scoredNames(resp))
+		resp, err := f.Registry.SearchTools(ctx, &pb.SearchToolsRequest{Query: "echo", Sources: []string{"debug"}})
+		if err != nil || inproc.ScoredNames(resp) != "debug_echo" {
+			t.Fatalf("%v %s", err, inproc.ScoredNames(resp))
 		}
 	})
 	t.Run("page size", func(t *testing.T) {
-		resp, err := f.reg.SearchTools(ctx, &pb.SearchToolsRequest{Query: "echo", PageSize: 2})
+		resp, err := f.Registry.SearchTools(ctx, &pb.SearchToolsRequest{Query: "echo", PageSize: 2})
 		if err != nil || len(resp.GetTools()) != 2 {
-			t.Fatalf("%v %s", err, scoredNames(resp))
+			t.Fatalf("%v %s", err, inproc.ScoredNames(resp))
 		}
 	})
 	t.Run("no match is an empty list", func(t *testing.T) {
-		resp, err := f.reg.SearchTools(ctx, &pb.SearchToolsRequest{Query: "xylophone"})
+		resp, err := f.Registry.SearchTools(ctx, &pb.SearchToolsRequest{Query: "xylophone"})
 		if err != nil || len(resp.GetTools()) != 0 {
-			t.Fatalf("%v %s", err, scoredNames(resp))
+			t.Fatalf("%v %s", err, inproc.ScoredNames(resp))
 		}
 	})
 	for _, bad := range []struct {
@@ -92,7 +85,7 @@ func TestSearchToolsOverGRPC(t *testing.T) {
 		{"negative page size", &pb.SearchToolsRequest{Query: "x", PageSize: -1}, "page_size must be >= 0"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
-			_, err := f.reg.SearchTools(ctx, bad.req)
+			_, err := f.Registry.SearchTools(ctx, bad.req)
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), bad.msg) {
 				t.Fatalf("%v, want InvalidArgument naming %q", err, bad.msg)
 			}
@@ -105,9 +98,9 @@ func TestSearchToolsOverGRPC(t *testing.T) {
 // formats and bad pins are refused with what to do instead.
 func TestExportDeferLoadingForAnthropic(t *testing.T) {
 	t.Parallel()
-	f := start(t, debugOnly, echoTool("weather_forecast"), echoTool("github_create_issue"))
+	f := inproc.Serve(t, inproc.DebugOnly, inproc.Echo("weather_forecast"), inproc.Echo("github_create_issue"))
 	ctx := context.Background()
-	resp, err := f.reg.ExportTools(ctx, &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_ANTHROPIC, DeferLoading: true, Pinned: []string{"github_*"}})
+	resp, err := f.Registry.ExportTools(ctx, &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_ANTHROPIC, DeferLoading: true, Pinned: []string{"github_*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +131,7 @@ func TestExportDeferLoadingForAnthropic(t *testing.T) {
 		{"bad glob", &pb.ExportToolsRequest{Format: pb.ExportFormat_EXPORT_FORMAT_ANTHROPIC, DeferLoading: true, Pinned: []string{"["}}, "pinned[0]"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
-			_, err := f.reg.ExportTools(ctx, bad.req)
+			_, err := f.Registry.ExportTools(ctx, bad.req)
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), bad.msg) {
 				t.Fatalf("%v, want InvalidArgument naming %q", err, bad.msg)
 			}
