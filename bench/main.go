@@ -181,16 +181,6 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	}
 	defer bareConn.Close()
 
-	execCall := func(c pb.RegistryServiceClient) func(context.Context) error {
-		req := &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
-		return func(ctx context.Context) error {
-			resp, err := c.Execute(ctx, req)
-			if err == nil && resp.GetResult().GetIsError() {
-				return fmt.Errorf("tool error: %s", resp.GetResult().GetOutput())
-			}
-			return err
-		}
-	}
 	bareCall := func(ctx context.Context) error {
 		req := &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
 		resp := new(pb.ExecuteResponse)
@@ -206,14 +196,7 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	mcpSeries := series{name: "go-sdk streamable-HTTP MCP server", points: map[int]float64{}}
 
 	// 1. Execute through the full server vs a bare grpc-go unary echo.
-	for _, conc := range []int{1, 16, 64} {
-		a, b := pair(reps, conc, d, execCall(full.client), bareCall)
-		grpcSeries.points[conc], bareSeries.points[conc] = a.perSecond(), b.perSecond()
-		checkErrors(rep, "Execute", a)
-		rep.row("| 1 | Execute (debug_echo) vs bare grpc-go echo: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.87× |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
-		rep.row("| 1 | … p50 latency | %d | %s | %s | %.2f× | ≤ 1.15× |", conc, us(a.p50), us(b.p50), float64(a.p50)/float64(b.p50))
-		rep.row("| 1 | … p99 latency | %d | %s | %s | %.2f× | — |", conc, us(a.p99), us(b.p99), float64(a.p99)/float64(b.p99))
-	}
+	executeRows(rep, full, bareCall, d, reps, &grpcSeries, &bareSeries)
 
 	// 2. The interceptor chain: the same server with and without it.
 	for _, conc := range []int{1, 64} {
@@ -223,6 +206,93 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 	}
 
 	// 3. ListTools and ExportTools at 100 / 1,000 / 10,000 tools.
+	if err := listRows(rep, full); err != nil {
+		return err
+	}
+
+	// 3b. A 10,000-tool layer replaced ten times a second under load.
+	if err := churnRow(rep, full, d); err != nil {
+		return err
+	}
+
+	// 4. An MCP tool through the service vs the same go-sdk client direct.
+	if err := mcpStdioRows(rep, full, mcpecho, d, reps); err != nil {
+		return err
+	}
+
+	// 5. The same echo tool from a go-sdk streamable-HTTP MCP server.
+	if err := mcpHTTPRows(rep, full, d, reps, &mcpSeries); err != nil {
+		return err
+	}
+
+	// 7. The same tool through the MCP gateway vs through gRPC Execute.
+	if addr := full.srv.MCPAddr(); addr != nil {
+		if err := gatewayRows(rep, full, "http://"+addr.String()+server.MCPPath, d, reps); err != nil {
+			return err
+		}
+	}
+
+	// 8–10. Against the smallest programs doing the same job, each side
+	// its own process.
+	if serverBin != "" {
+		if err := baselineRows(rep, serverBin, tmp, mcpecho, d, reps); err != nil {
+			return fmt.Errorf("baselines: %w", err)
+		}
+	}
+
+	// 6. Resident memory of a real server process, idle and at 10,000 tools.
+	if serverBin != "" {
+		if err := rssRows(rep, serverBin, tmp); err != nil {
+			return err
+		}
+	}
+
+	// 11–18. The sandbox, streaming, sessions, tracing and the audit log.
+	if err := laterRows(rep, full, serverBin, tmp, d, reps); err != nil {
+		return err
+	}
+
+	if plotPath != "" {
+		if err := os.MkdirAll(filepath.Dir(plotPath), 0o755); err != nil {
+			return err
+		}
+		if err := writePlot(plotPath, []series{grpcSeries, bareSeries, mcpSeries}); err != nil {
+			return err
+		}
+		fmt.Println("plot:", plotPath)
+	}
+	if outPath == "-" {
+		return nil
+	}
+	return writeMarkdown(outPath, header, rep, d, reps, plotPath)
+}
+
+// execCall is one Execute of debug_echo through c; a tool error is an error.
+func execCall(c pb.RegistryServiceClient) func(context.Context) error {
+	req := &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
+	return func(ctx context.Context) error {
+		resp, err := c.Execute(ctx, req)
+		if err == nil && resp.GetResult().GetIsError() {
+			return fmt.Errorf("tool error: %s", resp.GetResult().GetOutput())
+		}
+		return err
+	}
+}
+
+// executeRows: row 1, Execute through the full server vs a bare grpc-go unary echo.
+func executeRows(rep *report, full *running, bareCall func(context.Context) error, d time.Duration, reps int, grpcSeries, bareSeries *series) {
+	for _, conc := range []int{1, 16, 64} {
+		a, b := pair(reps, conc, d, execCall(full.client), bareCall)
+		grpcSeries.points[conc], bareSeries.points[conc] = a.perSecond(), b.perSecond()
+		checkErrors(rep, "Execute", a)
+		rep.row("| 1 | Execute (debug_echo) vs bare grpc-go echo: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 0.87× |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
+		rep.row("| 1 | … p50 latency | %d | %s | %s | %.2f× | ≤ 1.15× |", conc, us(a.p50), us(b.p50), float64(a.p50)/float64(b.p50))
+		rep.row("| 1 | … p99 latency | %d | %s | %s | %.2f× | — |", conc, us(a.p99), us(b.p99), float64(a.p99)/float64(b.p99))
+	}
+}
+
+// listRows: row 3, ListTools and ExportTools at 100 / 1,000 / 10,000 tools.
+func listRows(rep *report, full *running) error {
 	for _, n := range []int{100, 1000, 10000} {
 		if err := full.srv.Registry().Replace(registry.LayerID{Kind: sources.KindNative, Name: "bulk"}, bulkTools(n)); err != nil {
 			return err
@@ -258,166 +328,131 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 		rep.row("| 3 | ExportTools (OpenAI), %d tools: p50 | — | %s | — | — | — |", n+4, ms(export))
 	}
 	full.srv.Registry().Remove(registry.LayerID{Kind: sources.KindNative, Name: "bulk"})
+	return nil
+}
 
-	// 3b. Replacing a 10,000-tool layer ten times a second (a busy MCP
-	// server re-listing) while 64 callers execute: readers never wait for
-	// writers, so p99 should not move.
-	{
-		// The baseline holds the same 10,000 tools, unchanging: the row
-		// measures the replacing, not the size of the heap.
-		churnID := registry.LayerID{Kind: sources.KindNative, Name: "churn"}
-		if err := full.srv.Registry().Replace(churnID, bulkTools(10000)); err != nil {
-			return err
-		}
-		quiet := load(64, d, execCall(full.client))
-		stop := make(chan struct{})
-		replaced := make(chan int)
-		go func() {
-			n := 0
-			bulk := bulkTools(10000)
-			tick := time.NewTicker(100 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stop:
-					replaced <- n
-					return
-				case <-tick.C:
-				}
-				_ = full.srv.Registry().Replace(churnID, bulk)
-				n++
-			}
-		}()
-		busy := load(64, d, execCall(full.client))
-		close(stop)
-		n := <-replaced
-		full.srv.Registry().Remove(churnID)
-		rep.row("| 3 | Execute p99 at 64 callers while a 10,000-tool layer is replaced 10×/s (%d replaces) vs the same layer unchanging | 64 | %s | %s | %.2f× | ≤ 1.10× |", n, us(busy.p99), us(quiet.p99), float64(busy.p99)/float64(quiet.p99))
-	}
-
-	// 4. An MCP tool through the service vs the same go-sdk client calling
-	// the same stdio server directly.
-	{
-		direct, err := mcpStdioSession(mcpecho)
-		if err != nil {
-			return fmt.Errorf("direct MCP session: %w", err)
-		}
-		viaReq := &pb.ExecuteRequest{Name: "echo_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
-		via := func(ctx context.Context) error {
-			resp, err := full.client.Execute(ctx, viaReq)
-			if err == nil && resp.GetResult().GetIsError() {
-				return fmt.Errorf("tool error: %s", resp.GetResult().GetOutput())
-			}
-			return err
-		}
-		for _, conc := range []int{1, 16} {
-			a, b := pair(reps, conc, d, via, mcpEchoCall(direct))
-			checkErrors(rep, "MCP via toolnexus", a)
-			checkErrors(rep, "MCP direct", b)
-			rep.row("| 4 | MCP stdio tool via toolnexus (gRPC) vs go-sdk client direct: p50 | %d | %s | %s | +%s | ≤ +50 µs |", conc, us(a.p50), us(b.p50), us(a.p50-b.p50))
-			rep.row("| 4 | … calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
-		}
-		_ = direct.Close()
-	}
-
-	// 5. The same echo tool from a go-sdk streamable-HTTP MCP server vs
-	// through toolnexus over gRPC.
-	{
-		url, stopMCP, err := mcpHTTPEcho()
-		if err != nil {
-			return err
-		}
-		sess, err := mcpHTTPSession(url + "/")
-		if err != nil {
-			stopMCP()
-			return fmt.Errorf("MCP HTTP session: %w", err)
-		}
-		for _, conc := range []int{1, 16, 64} {
-			a, b := pair(reps, conc, d, execCall(full.client), mcpEchoCall(sess))
-			checkErrors(rep, "MCP HTTP", b)
-			mcpSeries.points[conc] = b.perSecond()
-			rep.row("| 5 | echo via toolnexus gRPC vs go-sdk streamable-HTTP MCP server: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 5× |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
-		}
-		_ = sess.Close()
-		stopMCP()
-	}
-
-	// 7. The same tool through the MCP gateway (/mcp, streamable HTTP)
-	// vs through gRPC Execute, on the same server.
-	if addr := full.srv.MCPAddr(); addr != nil {
-		sess, err := mcpHTTPSession("http://" + addr.String() + server.MCPPath)
-		if err != nil {
-			return fmt.Errorf("MCP gateway session: %w", err)
-		}
-		gw := func(ctx context.Context) error {
-			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "debug_echo", Arguments: json.RawMessage(payload)})
-			if err == nil && res.IsError {
-				return fmt.Errorf("gateway tool error")
-			}
-			return err
-		}
-		for _, conc := range []int{1, 16} {
-			a, b := pair(reps, conc, d, execCall(full.client), gw)
-			checkErrors(rep, "MCP gateway", b)
-			rep.row("| 7 | debug_echo via gRPC Execute vs via the /mcp gateway: calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
-		}
-		_ = sess.Close()
-	}
-
-	// 8–10. Against the smallest programs doing the same job, each side
-	// its own process.
-	if serverBin != "" {
-		if err := baselineRows(rep, serverBin, tmp, mcpecho, d, reps); err != nil {
-			return fmt.Errorf("baselines: %w", err)
-		}
-	}
-
-	// 6. Resident memory of a real server process, idle and at 10,000 tools.
-	if serverBin != "" {
-		idle, err := serverRSS(serverBin, tmp, `{"debug": true, "builtins": false}`)
-		if err != nil {
-			return fmt.Errorf("RSS idle: %w", err)
-		}
-		big, err := serverRSS(serverBin, tmp, httpToolsConfig(10000))
-		if err != nil {
-			return fmt.Errorf("RSS at 10,000 tools: %w", err)
-		}
-		rep.row("| 6 | server RSS idle (debug tools) | — | %.1f MiB | — | — | — |", idle/(1<<20))
-		rep.row("| 6 | server RSS at 10,000 declared HTTP tools, after one ListTools | — | %.1f MiB | — | — | — |", big/(1<<20))
-	}
-
-	// 13–14. The sandbox: bash `true` in it and out of it, setup alone.
-	if err := sandboxRows(rep, tmp, reps); err != nil {
+// churnRow: row 3b, replacing a 10,000-tool layer ten times a second (a busy MCP
+// server re-listing) while 64 callers execute: readers never wait for
+// writers, so p99 should not move.
+func churnRow(rep *report, full *running, d time.Duration) error {
+	// The baseline holds the same 10,000 tools, unchanging: the row
+	// measures the replacing, not the size of the heap.
+	churnID := registry.LayerID{Kind: sources.KindNative, Name: "churn"}
+	if err := full.srv.Registry().Replace(churnID, bulkTools(10000)); err != nil {
 		return err
 	}
-	// 15–16. Streaming: ExecuteStream vs Execute, bash line latency.
-	if err := streamRows(rep, full, tmp, d, reps); err != nil {
-		return fmt.Errorf("streaming: %w", err)
-	}
-
-	// 11–12. Sessions: a new session's first call, 10,000 idle sessions.
-	if err := sessionRows(rep, serverBin, tmp, reps); err != nil {
-		return fmt.Errorf("sessions: %w", err)
-	}
-
-	// 17–18. Tracing and the audit log, on vs off.
-	if err := tracingRows(rep, serverBin, tmp, d, reps); err != nil {
-		return fmt.Errorf("tracing: %w", err)
-	}
-
-	if plotPath != "" {
-		if err := os.MkdirAll(filepath.Dir(plotPath), 0o755); err != nil {
-			return err
+	quiet := load(64, d, execCall(full.client))
+	stop := make(chan struct{})
+	replaced := make(chan int)
+	go func() {
+		n := 0
+		bulk := bulkTools(10000)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				replaced <- n
+				return
+			case <-tick.C:
+			}
+			_ = full.srv.Registry().Replace(churnID, bulk)
+			n++
 		}
-		if err := writePlot(plotPath, []series{grpcSeries, bareSeries, mcpSeries}); err != nil {
-			return err
+	}()
+	busy := load(64, d, execCall(full.client))
+	close(stop)
+	n := <-replaced
+	full.srv.Registry().Remove(churnID)
+	rep.row("| 3 | Execute p99 at 64 callers while a 10,000-tool layer is replaced 10×/s (%d replaces) vs the same layer unchanging | 64 | %s | %s | %.2f× | ≤ 1.10× |", n, us(busy.p99), us(quiet.p99), float64(busy.p99)/float64(quiet.p99))
+	return nil
+}
+
+// mcpStdioRows: row 4, an MCP tool through the service vs the same go-sdk client calling
+// the same stdio server directly.
+func mcpStdioRows(rep *report, full *running, mcpecho string, d time.Duration, reps int) error {
+	direct, err := mcpStdioSession(mcpecho)
+	if err != nil {
+		return fmt.Errorf("direct MCP session: %w", err)
+	}
+	viaReq := &pb.ExecuteRequest{Name: "echo_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
+	via := func(ctx context.Context) error {
+		resp, err := full.client.Execute(ctx, viaReq)
+		if err == nil && resp.GetResult().GetIsError() {
+			return fmt.Errorf("tool error: %s", resp.GetResult().GetOutput())
 		}
-		fmt.Println("plot:", plotPath)
+		return err
 	}
-	if outPath == "-" {
-		return nil
+	for _, conc := range []int{1, 16} {
+		a, b := pair(reps, conc, d, via, mcpEchoCall(direct))
+		checkErrors(rep, "MCP via toolnexus", a)
+		checkErrors(rep, "MCP direct", b)
+		rep.row("| 4 | MCP stdio tool via toolnexus (gRPC) vs go-sdk client direct: p50 | %d | %s | %s | +%s | ≤ +50 µs |", conc, us(a.p50), us(b.p50), us(a.p50-b.p50))
+		rep.row("| 4 | … calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
 	}
-	return writeMarkdown(outPath, header, rep, d, reps, plotPath)
+	_ = direct.Close()
+	return nil
+}
+
+// mcpHTTPRows: row 5, the same echo tool from a go-sdk streamable-HTTP MCP server vs
+// through toolnexus over gRPC.
+func mcpHTTPRows(rep *report, full *running, d time.Duration, reps int, mcpSeries *series) error {
+	url, stopMCP, err := mcpHTTPEcho()
+	if err != nil {
+		return err
+	}
+	sess, err := mcpHTTPSession(url + "/")
+	if err != nil {
+		stopMCP()
+		return fmt.Errorf("MCP HTTP session: %w", err)
+	}
+	for _, conc := range []int{1, 16, 64} {
+		a, b := pair(reps, conc, d, execCall(full.client), mcpEchoCall(sess))
+		checkErrors(rep, "MCP HTTP", b)
+		mcpSeries.points[conc] = b.perSecond()
+		rep.row("| 5 | echo via toolnexus gRPC vs go-sdk streamable-HTTP MCP server: calls/s | %d | %.0f | %.0f | %.2f× | ≥ 5× |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
+	}
+	_ = sess.Close()
+	stopMCP()
+	return nil
+}
+
+// gatewayRows: row 7, the same tool through the MCP gateway (/mcp, streamable HTTP)
+// vs through gRPC Execute, on the same server.
+func gatewayRows(rep *report, full *running, url string, d time.Duration, reps int) error {
+	sess, err := mcpHTTPSession(url)
+	if err != nil {
+		return fmt.Errorf("MCP gateway session: %w", err)
+	}
+	gw := func(ctx context.Context) error {
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "debug_echo", Arguments: json.RawMessage(payload)})
+		if err == nil && res.IsError {
+			return fmt.Errorf("gateway tool error")
+		}
+		return err
+	}
+	for _, conc := range []int{1, 16} {
+		a, b := pair(reps, conc, d, execCall(full.client), gw)
+		checkErrors(rep, "MCP gateway", b)
+		rep.row("| 7 | debug_echo via gRPC Execute vs via the /mcp gateway: calls/s | %d | %.0f | %.0f | %.2f× | — |", conc, a.perSecond(), b.perSecond(), a.perSecond()/b.perSecond())
+	}
+	_ = sess.Close()
+	return nil
+}
+
+// rssRows: row 6, resident memory of a real server process, idle and at 10,000 tools.
+func rssRows(rep *report, serverBin, tmp string) error {
+	idle, err := serverRSS(serverBin, tmp, `{"debug": true, "builtins": false}`)
+	if err != nil {
+		return fmt.Errorf("RSS idle: %w", err)
+	}
+	big, err := serverRSS(serverBin, tmp, httpToolsConfig(10000))
+	if err != nil {
+		return fmt.Errorf("RSS at 10,000 tools: %w", err)
+	}
+	rep.row("| 6 | server RSS idle (debug tools) | — | %.1f MiB | — | — | — |", idle/(1<<20))
+	rep.row("| 6 | server RSS at 10,000 declared HTTP tools, after one ListTools | — | %.1f MiB | — | — | — |", big/(1<<20))
+	return nil
 }
 
 func checkErrors(rep *report, what string, r result) {
@@ -803,3 +838,26 @@ corrupt an immutable string (` + "`" + `TestCallFromRequestCopiesArguments` + "`
 19 B of arguments 9–54 → 129–605 ns, 16 KiB 9–39 ns → 50–108 µs per decode (best/worst of six
 alternating runs on the loaded machine). Budget: one allocation per call.
 `
+
+// laterRows: rows 11–18, each against its own servers and processes.
+func laterRows(rep *report, full *running, serverBin, tmp string, d time.Duration, reps int) error {
+	// 13–14. The sandbox: bash `true` in it and out of it, setup alone.
+	if err := sandboxRows(rep, tmp, reps); err != nil {
+		return err
+	}
+	// 15–16. Streaming: ExecuteStream vs Execute, bash line latency.
+	if err := streamRows(rep, full, tmp, d, reps); err != nil {
+		return fmt.Errorf("streaming: %w", err)
+	}
+
+	// 11–12. Sessions: a new session's first call, 10,000 idle sessions.
+	if err := sessionRows(rep, serverBin, tmp, reps); err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+
+	// 17–18. Tracing and the audit log, on vs off.
+	if err := tracingRows(rep, serverBin, tmp, d, reps); err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	return nil
+}

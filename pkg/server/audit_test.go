@@ -106,7 +106,14 @@ func TestAuditTrail(t *testing.T) {
 		t.Fatalf("ping after rotation: %v %v", err, r)
 	}
 	stop()
+	checkAuditTrail(t, rotated, logPath, args, agentToken, adminToken, headerSecret)
+}
 
+// checkAuditTrail reads TestAuditTrail's rotated and current audit files:
+// each line has the fields of its event, and neither file holds a secret
+// nor the arguments' text.
+func checkAuditTrail(t *testing.T, rotated, logPath, args string, secrets ...string) {
+	t.Helper()
 	old, cur := testutil.JSONLines(t, rotated), testutil.JSONLines(t, logPath)
 	if len(old) != 5 || len(cur) != 2 {
 		t.Fatalf("rotated file has %d lines (want 5: four calls, one reload), new file %d (want 2: the signal reload, one call)", len(old), len(cur))
@@ -149,7 +156,7 @@ func TestAuditTrail(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, secret := range []string{agentToken, adminToken, headerSecret, "hello"} {
+		for _, secret := range append(secrets, "hello") {
 			if strings.Contains(string(raw), secret) {
 				t.Errorf("%s contains %q", filepath.Base(f), secret)
 			}

@@ -127,125 +127,148 @@ func (a *fakeAgent) serveRPC(w http.ResponseWriter, r *http.Request) {
 	a.requests = append(a.requests, fakeRequest{Method: req.Method, Header: r.Header.Clone(), Params: req.Params})
 	a.mu.Unlock()
 
-	reply := func(result any) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
-	}
-	rpcErr := func(code int, msg string) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": code, "message": msg}})
-	}
-
+	rw := rpcWriter{w: w, id: req.ID}
 	send, get, cancel := "message/send", "tasks/get", "tasks/cancel"
 	if a.proto == "1.0" {
 		send, get, cancel = "SendMessage", "GetTask", "CancelTask"
 	}
 	switch req.Method {
 	case send:
-		text := a.submittedText(req.Params)
-		a.mu.Lock()
-		a.submits++
-		a.nextID++
-		ft := &fakeTask{id: "task-" + strconv.Itoa(a.nextID), state: "working"}
-		if m := scriptRe.FindStringSubmatch(text); m != nil {
-			ft.script, ft.msg = m[1], m[3]
-			ft.n, _ = strconv.Atoi(m[2])
-		}
-		a.tasks[ft.id] = ft
-		a.mu.Unlock()
-		switch ft.script {
-		case "rpc error":
-			rpcErr(-32603, "agent exploded")
-			return
-		case "echoauth":
-			rpcErr(-32000, "rejected credentials: "+r.Header.Get("Authorization"))
-			return
-		case "message":
-			msg := a.agentMessage("direct answer")
-			if a.proto == "1.0" {
-				reply(map[string]any{"message": msg})
-			} else {
-				reply(msg)
-			}
-			return
-		case "instant", "big", "echoresult":
-			a.mu.Lock()
-			ft.state = "completed"
-			if ft.script == "echoresult" {
-				ft.msg = "your credentials: " + r.Header.Get("Authorization")
-			}
-			a.mu.Unlock()
-		}
-		t := a.render(ft)
-		if a.proto == "1.0" {
-			reply(map[string]any{"task": t})
-		} else {
-			reply(t)
-		}
+		a.rpcSend(rw, r, req.Params)
 	case get:
-		var p struct{ ID string }
-		_ = json.Unmarshal(req.Params, &p)
-		a.mu.Lock()
-		a.gets[p.ID]++
-		n := a.gets[p.ID]
-		ft := a.tasks[p.ID]
-		hook, hold := a.onPoll, a.hold
-		a.mu.Unlock()
-		if hook != nil {
-			hook(p.ID, n)
-		}
-		if hold {
-			<-r.Context().Done()
-			return
-		}
-		if ft == nil {
-			rpcErr(-32001, "Task not found: "+p.ID)
-			return
-		}
-		a.mu.Lock()
-		if ft.state == "working" && ft.n > 0 && n >= ft.n {
-			switch ft.script {
-			case "complete", "history":
-				ft.state = "completed"
-			case "fail":
-				ft.state = "failed"
-			case "cancelstate":
-				ft.state = "canceled"
-			case "input":
-				ft.state, ft.msg = "input-required", "which file?"
-			case "auth":
-				ft.state, ft.msg = "auth-required", "sign in first"
-			}
-		}
-		script := ft.script
-		a.mu.Unlock()
-		switch {
-		case script == "poll error":
-			rpcErr(-32001, "task vanished")
-			return
-		case script == "http500" && n > ft.n:
-			http.Error(w, "upstream down", http.StatusInternalServerError)
-			return
-		}
-		reply(a.render(ft))
+		a.rpcGet(rw, r, req.Params)
 	case cancel:
-		var p struct{ ID string }
-		_ = json.Unmarshal(req.Params, &p)
+		a.rpcCancel(rw, req.Params)
+	default:
+		rw.rpcErr(-32601, "Method not found: "+req.Method)
+	}
+}
+
+// rpcWriter answers one JSON-RPC request of the fake agent.
+type rpcWriter struct {
+	w  http.ResponseWriter
+	id json.RawMessage
+}
+
+func (rw rpcWriter) reply(result any) {
+	rw.w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(rw.w).Encode(map[string]any{"jsonrpc": "2.0", "id": rw.id, "result": result})
+}
+
+func (rw rpcWriter) rpcErr(code int, msg string) {
+	rw.w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(rw.w).Encode(map[string]any{"jsonrpc": "2.0", "id": rw.id, "error": map[string]any{"code": code, "message": msg}})
+}
+
+// rpcSend submits a task whose text is its script (scriptRe).
+func (a *fakeAgent) rpcSend(rw rpcWriter, r *http.Request, params json.RawMessage) {
+	text := a.submittedText(params)
+	a.mu.Lock()
+	a.submits++
+	a.nextID++
+	ft := &fakeTask{id: "task-" + strconv.Itoa(a.nextID), state: "working"}
+	if m := scriptRe.FindStringSubmatch(text); m != nil {
+		ft.script, ft.msg = m[1], m[3]
+		ft.n, _ = strconv.Atoi(m[2])
+	}
+	a.tasks[ft.id] = ft
+	a.mu.Unlock()
+	switch ft.script {
+	case "rpc error":
+		rw.rpcErr(-32603, "agent exploded")
+		return
+	case "echoauth":
+		rw.rpcErr(-32000, "rejected credentials: "+r.Header.Get("Authorization"))
+		return
+	case "message":
+		msg := a.agentMessage("direct answer")
+		if a.proto == "1.0" {
+			rw.reply(map[string]any{"message": msg})
+		} else {
+			rw.reply(msg)
+		}
+		return
+	case "instant", "big", "echoresult":
 		a.mu.Lock()
-		a.cancels = append(a.cancels, p.ID)
-		ft := a.tasks[p.ID]
-		if ft != nil {
-			ft.state = "canceled"
+		ft.state = "completed"
+		if ft.script == "echoresult" {
+			ft.msg = "your credentials: " + r.Header.Get("Authorization")
 		}
 		a.mu.Unlock()
-		if ft == nil {
-			rpcErr(-32001, "Task not found: "+p.ID)
-			return
-		}
-		reply(a.render(ft))
-	default:
-		rpcErr(-32601, "Method not found: "+req.Method)
 	}
+	t := a.render(ft)
+	if a.proto == "1.0" {
+		rw.reply(map[string]any{"task": t})
+	} else {
+		rw.reply(t)
+	}
+}
+
+// rpcGet polls a task, moving its script on once it was polled n times.
+func (a *fakeAgent) rpcGet(rw rpcWriter, r *http.Request, params json.RawMessage) {
+	var p struct{ ID string }
+	_ = json.Unmarshal(params, &p)
+	a.mu.Lock()
+	a.gets[p.ID]++
+	n := a.gets[p.ID]
+	ft := a.tasks[p.ID]
+	hook, hold := a.onPoll, a.hold
+	a.mu.Unlock()
+	if hook != nil {
+		hook(p.ID, n)
+	}
+	if hold {
+		<-r.Context().Done()
+		return
+	}
+	if ft == nil {
+		rw.rpcErr(-32001, "Task not found: "+p.ID)
+		return
+	}
+	a.mu.Lock()
+	if ft.state == "working" && ft.n > 0 && n >= ft.n {
+		switch ft.script {
+		case "complete", "history":
+			ft.state = "completed"
+		case "fail":
+			ft.state = "failed"
+		case "cancelstate":
+			ft.state = "canceled"
+		case "input":
+			ft.state, ft.msg = "input-required", "which file?"
+		case "auth":
+			ft.state, ft.msg = "auth-required", "sign in first"
+		}
+	}
+	script := ft.script
+	a.mu.Unlock()
+	switch {
+	case script == "poll error":
+		rw.rpcErr(-32001, "task vanished")
+		return
+	case script == "http500" && n > ft.n:
+		http.Error(rw.w, "upstream down", http.StatusInternalServerError)
+		return
+	}
+	rw.reply(a.render(ft))
+}
+
+// rpcCancel cancels a task.
+func (a *fakeAgent) rpcCancel(rw rpcWriter, params json.RawMessage) {
+	var p struct{ ID string }
+	_ = json.Unmarshal(params, &p)
+	a.mu.Lock()
+	a.cancels = append(a.cancels, p.ID)
+	ft := a.tasks[p.ID]
+	if ft != nil {
+		ft.state = "canceled"
+	}
+	a.mu.Unlock()
+	if ft == nil {
+		rw.rpcErr(-32001, "Task not found: "+p.ID)
+		return
+	}
+	rw.reply(a.render(ft))
 }
 
 // submittedText pulls the task text out of either dialect's submit params.
