@@ -14,26 +14,8 @@ import (
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/codehealth"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
-
-// repoRoot is the directory of go.mod above this package.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = parent
-	}
-}
 
 // goFile is one non-generated Go file of the repository.
 type goFile struct {
@@ -145,7 +127,7 @@ func funcName(fn *ast.FuncDecl) string {
 // repository, tests included, is at most codehealth.MaxFuncLines long.
 // Split a longer one into steps named for what they do.
 func TestNoFunctionOverTheLimit(t *testing.T) {
-	root := repoRoot(t)
+	root := testutil.RepoRoot(t)
 	fset := token.NewFileSet()
 	var long []longFunc
 	for _, f := range goFiles(t, root) {
@@ -172,7 +154,7 @@ func TestNoFunctionOverTheLimit(t *testing.T) {
 // the package whose code it exercises, on internal/testutil/inproc.
 func TestServerTestShare(t *testing.T) {
 	var all, server int
-	for _, f := range goFiles(t, repoRoot(t)) {
+	for _, f := range goFiles(t, testutil.RepoRoot(t)) {
 		if !strings.HasSuffix(f.rel, "_test.go") {
 			continue
 		}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,10 +24,7 @@ import (
 func TestPolicyOverMCP(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	pol := filepath.Join(dir, "tools.cedar")
-	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pol := testutil.WriteWirePolicies(t, dir)
 	g := inproc.Serve(t, fmt.Sprintf(`{"skills": [],
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "agent-b", "token": %q}, {"name": "ops", "token": %q, "admin": true}]},
 		"policy": {"files": [%q]},

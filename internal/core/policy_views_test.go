@@ -3,8 +3,6 @@ package core_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,10 +21,7 @@ import (
 func TestPolicyViewIsToolViewOverGRPCAndMCP(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	pol := filepath.Join(dir, "tools.cedar")
-	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pol := testutil.WriteWirePolicies(t, dir)
 	g := inproc.Serve(t, fmt.Sprintf(`{"skills": [],
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}]},
 		"policy": {"files": [%q]},

@@ -36,10 +36,7 @@ type policyServer struct {
 func policyServe(t *testing.T, extra string) *policyServer {
 	t.Helper()
 	dir := t.TempDir()
-	pol := filepath.Join(dir, "tools.cedar")
-	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pol := testutil.WriteWirePolicies(t, dir)
 	auditPath := filepath.Join(dir, "audit.log")
 	cfg := fmt.Sprintf(`{"skills": [], "audit": {"path": %q},
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "agent-b", "token": %q},

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -97,16 +98,8 @@ func modernPost(t *testing.T, url, method, name, body string) (int, string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return resp.StatusCode, b.String()
+	b, _ := io.ReadAll(resp.Body) // the body read to its end or first error
+	return resp.StatusCode, string(b)
 }
 
 // TestMCPGatewayModernRoutingHeadersChecked: a 2026-07-28 request whose

@@ -1,5 +1,11 @@
 package testutil
 
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
 // WirePolicies are the Cedar policies of the tests over the wire: agents may run tools; never rm -rf or
 // curl | sh in bash; a write outside docs/ waits for a human.
 const WirePolicies = `@id("agents-may-run-tools")
@@ -30,3 +36,14 @@ const (
 	PolOps      = "pol-ops-admin-91ab0c"
 	PolReviewer = "pol-reviewer-5e6f70"
 )
+
+// WriteWirePolicies writes WirePolicies to dir/tools.cedar and returns
+// its path.
+func WriteWirePolicies(t testing.TB, dir string) string {
+	t.Helper()
+	pol := filepath.Join(dir, "tools.cedar")
+	if err := os.WriteFile(pol, []byte(WirePolicies), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pol
+}

@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -34,10 +32,7 @@ func approvalReplicaAddrs(t testing.TB, srv *testutil.RedisServer) (addrs []stri
 // with the wire policies, sharing srv.
 func approvalDeployment(t testing.TB, srv *testutil.RedisServer, name string, n int) (addrs []string) {
 	t.Helper()
-	pol := filepath.Join(t.TempDir(), "tools.cedar")
-	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pol := testutil.WriteWirePolicies(t, t.TempDir())
 	cfg := fmt.Sprintf(`{"skills": [], "builtins": {"tools": {"webfetch": false}},
   "cluster": {"name": %q, "redis": {"url": %q, "timeout": 2000}},
   "auth": {"tokens": [{"name": "agent-a", "token": %q}, {"name": "ops", "token": %q, "admin": true}, {"name": "reviewer", "token": %q}]},

@@ -7,10 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -122,18 +120,10 @@ var mustStruct = inproc.Struct
 var collect = inproc.Collect
 
 // waitInFlight waits until a call of source is running, as the server's own
-// in-flight gauge reports it. It polls an observable condition (bounded),
-// for tests whose tool is a real source's and cannot signal by itself.
+// in-flight gauge reports it (testutil.WaitInFlight).
 func waitInFlight(t *testing.T, f *fixture, source string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if line := testutil.MetricLine(f.scrape(t), "toolnexus_tool_calls_in_flight", `source="`+source+`"`, `protocol="grpc"`); strings.HasSuffix(line, " 1") {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("call never became in-flight")
+	testutil.WaitInFlight(t, func() string { return f.scrape(t) }, source)
 }
 
 // scrapeAs scrapes /metrics with the given Accept header and returns the

@@ -27,10 +27,7 @@ func TestApproversKeepPrincipalsAndGroupsApart(t *testing.T) {
 	t.Parallel()
 	p := idp.Start(t)
 	dir := t.TempDir()
-	pol := filepath.Join(dir, "tools.cedar")
-	if err := os.WriteFile(pol, []byte(testutil.WirePolicies), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pol := testutil.WriteWirePolicies(t, dir)
 	s := serve(t, fmt.Sprintf(`{"skills": [],
 		"auth": {"tokens": [{"name": "agent-a", "token": %q}],
 			"oidc": {"issuer": %q, "audience": %q},

@@ -22,10 +22,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -309,17 +307,8 @@ func Bearer(token string) context.Context {
 }
 
 // WaitInFlight waits until a gRPC call of source is running, as the
-// core's own in-flight gauge reports it. It polls an observable condition
-// (bounded), for tests whose tool is a real source's and cannot signal by
-// itself.
+// core's own in-flight gauge reports it (testutil.WaitInFlight).
 func (r *Rig) WaitInFlight(t testing.TB, source string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if line := testutil.MetricLine(r.Scrape(t), "toolnexus_tool_calls_in_flight", `source="`+source+`"`, `protocol="grpc"`); strings.HasSuffix(line, " 1") {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("call never became in-flight")
+	testutil.WaitInFlight(t, func() string { return r.Scrape(t) }, source)
 }

@@ -80,16 +80,7 @@ func TestBashSandboxTimeoutKillsEveryDescendant(t *testing.T) {
 	}
 }
 
-func processesWith(marker string) []string {
-	var out []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), marker) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
+// processesWith lists the pids whose command line holds marker.
+var processesWith = testutil.ProcessesWith
 
 func itoa(i int) string { return strconv.Itoa(i) }
