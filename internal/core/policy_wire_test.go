@@ -263,17 +263,8 @@ func TestApprovalStreamWaits(t *testing.T) {
 	if _, err := p.apr.Approve(inproc.Bearer(testutil.PolReviewer), &pb.ApproveRequest{Id: id}); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		ev, err := stream.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res := ev.GetResult(); res != nil {
-			if res.GetIsError() {
-				t.Fatalf("%v", res)
-			}
-			break
-		}
+	if _, res := inproc.Collect(t, stream); res.GetIsError() {
+		t.Fatalf("%v", res)
 	}
 	if _, err := os.Stat(filepath.Join(p.wsDir, "streamed.txt")); err != nil {
 		t.Fatal(err)
