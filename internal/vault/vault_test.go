@@ -76,7 +76,7 @@ func TestDirHoldsNoPlaintextAndSurvivesARestart(t *testing.T) {
 // A key file without the sealing key says so.
 func TestKeyRotation(t *testing.T) {
 	old := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // base64 of 32 bytes
-	fresh := strings.Repeat("ab", 32)                   // hex
+	fresh := strings.Repeat("ab", 32)                     // hex
 	ctx := context.Background()
 	m := vault.NewMemory()
 	k1, err := vault.ParseKeys([]byte("# the current key\n" + old + "\n"))
