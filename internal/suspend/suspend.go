@@ -40,6 +40,9 @@ const (
 	KindElicitation Kind = "elicitation" // an MCP server's elicitation/create
 	KindSampling    Kind = "sampling"    // an MCP server's sampling/createMessage
 	KindInput       Kind = "input"       // an A2A agent's input-required task
+	// KindAuthorization: the caller must connect its own account at an
+	// OAuth upstream (internal/oauthclient) before the call can run.
+	KindAuthorization Kind = "authorization"
 )
 
 // State is where an entry stands.
@@ -210,7 +213,7 @@ func NewID(k Kind) (string, error) {
 // KindOf is the kind an id names by its prefix, or "" when it is not an id
 // of this scheme. It lets a gate tell an id it owns without a lookup.
 func KindOf(id string) Kind {
-	for _, k := range []Kind{KindApproval, KindQuestion, KindElicitation, KindSampling, KindInput} {
+	for _, k := range []Kind{KindApproval, KindQuestion, KindElicitation, KindSampling, KindInput, KindAuthorization} {
 		p := string(k)
 		if k == KindApproval {
 			p = "apr"

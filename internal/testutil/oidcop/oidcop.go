@@ -48,6 +48,8 @@ type Provider struct {
 	mu     sync.Mutex
 	srv    *http.Server
 	served chan struct{}
+
+	knobs browserKnobs
 }
 
 // Start starts a provider with these clients on a fresh loopback port; it
@@ -77,6 +79,8 @@ func Reserve(t testing.TB, clients ...Client) *Provider {
 		st.clients[c.ID] = c
 	}
 	issuer := "http://" + addr
+	st.issuer = issuer
+	st.authRequests, st.codes, st.refreshes = map[string]*authRequest{}, map[string]string{}, map[string]*refreshRecord{}
 	var cfg op.Config
 	_, _ = rand.Read(cfg.CryptoKey[:])
 	cfg.CodeMethodS256 = true // MCP clients refuse a provider that does not offer PKCE S256
@@ -86,7 +90,7 @@ func Reserve(t testing.TB, clients ...Client) *Provider {
 		t.Fatal(err)
 	}
 	p := &Provider{Issuer: issuer, TokenURL: issuer + op.DefaultEndpoints.Token.Relative(), t: t, addr: addr, store: st}
-	p.handler = withResource(provider)
+	p.handler = p.withBrowser(withResource(provider))
 	t.Cleanup(p.Stop)
 	return p
 }
