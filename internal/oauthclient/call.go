@@ -128,7 +128,9 @@ func (u *Upstream) resume(ctx context.Context, call tool.Call, l pending.Limits)
 	default:
 		return "", u.failure(pending.ErrUnknown.Error())
 	}
-	spend := func() { _, _ = store.Resolve(context.WithoutCancel(ctx), id, suspend.Resolution{To: suspend.Answered, By: e.Principal, Require: &b}) }
+	spend := func() {
+		_, _ = store.Resolve(context.WithoutCancel(ctx), id, suspend.Resolution{To: suspend.Answered, By: e.Principal, Require: &b})
+	}
 	if !call.Answer.OK {
 		spend()
 		return "", u.failure(fmt.Sprintf("%s: you declined to connect your account, so the call did not run; call the tool again to be asked again", u.what))

@@ -46,7 +46,7 @@ func parseConnKey(key string) (upstream, principal string, ok bool) {
 func sourceKey(upstream string) string { return "source/" + url.PathEscape(upstream) }
 
 func clientKey(upstream, issuer, redirect string) string {
-	return "client/" + url.PathEscape(upstream) + "/" + hash(issuer+"\x00"+redirect)[:32]
+	return "client/" + url.PathEscape(upstream) + "/" + hash(issuer + "\x00" + redirect)[:32]
 }
 
 func flowKey(state string) string { return "flow/" + hash(state) }
