@@ -156,3 +156,4 @@ func (r *rig) connect(t *testing.T, principal, user string) string {
 }
 
 func claims(t *testing.T, tok string) map[string]any { return oidcop.MustClaims(t, tok) }
+

@@ -217,3 +217,15 @@ func (p *Provider) Counts() Counts {
 	defer p.store.mu.Unlock()
 	return p.store.counts
 }
+
+// RefreshTokens are the refresh tokens the provider would honour (a test
+// looks for them where they must never be).
+func (p *Provider) RefreshTokens() []string {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	out := make([]string, 0, len(p.store.refreshes))
+	for t := range p.store.refreshes {
+		out = append(out, t)
+	}
+	return out
+}

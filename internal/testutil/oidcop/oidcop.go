@@ -85,6 +85,7 @@ func Reserve(t testing.TB, clients ...Client) *Provider {
 	_, _ = rand.Read(cfg.CryptoKey[:])
 	cfg.CodeMethodS256 = true // MCP clients refuse a provider that does not offer PKCE S256
 	cfg.AuthMethodPost = true
+	cfg.GrantTypeRefreshToken = true
 	provider, err := op.NewProvider(&cfg, st, op.StaticIssuer(issuer), op.WithAllowInsecure()) // http: the issuer is on loopback
 	if err != nil {
 		t.Fatal(err)
