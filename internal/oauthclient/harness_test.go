@@ -156,4 +156,3 @@ func (r *rig) connect(t *testing.T, principal, user string) string {
 }
 
 func claims(t *testing.T, tok string) map[string]any { return oidcop.MustClaims(t, tok) }
-
