@@ -150,10 +150,7 @@ func TestMetadataOnPlainHTTPRefused(t *testing.T) {
 	})}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	up, err := r.m.NewUpstream("plain", `MCP server "plain"`, "http://"+l.Addr().String()+"/mcp", oauthclient.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := r.m.NewUpstream("plain", `MCP server "plain"`, "http://"+l.Addr().String()+"/mcp", oauthclient.Config{}, "")
 	defer up.Close()
 	_, res := up.ForCall(context.Background(), call("corp:alice", `{}`), r.limits)
 	if res == nil || res.Outcome == tool.OutcomePending || !strings.Contains(res.Output, "http://metadata.example.com") || !strings.Contains(res.Output, "HTTPS") {

@@ -1,12 +1,9 @@
 package oauthclient_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +12,9 @@ import (
 	"github.com/toolnexus/toolnexus/internal/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/oauthmcp"
+	"github.com/toolnexus/toolnexus/internal/testutil/oauthrig"
 	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 	"github.com/toolnexus/toolnexus/internal/vault"
 	"github.com/toolnexus/toolnexus/internal/web"
@@ -24,35 +23,17 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// syncBuffer is a log sink tests read while servers write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// rig is a deployment in one process: a real provider (zitadel's OP with
-// the browser flow), a real MCP server that checks its tokens' audience,
-// the web listener serving the callback, and the manager over a vault.
+// rig is the shared rig (internal/testutil/oauthrig) with an upstream
+// "tickets" for its MCP server.
 type rig struct {
+	*oauthrig.Rig
 	op      *oidcop.Provider
 	mcp     *oauthmcp.Server
 	web     *web.Server
 	m       *oauthclient.Manager
 	up      *oauthclient.Upstream
 	store   suspend.Store
-	logs    *syncBuffer
+	logs    *testutil.Buffer
 	browser *oidcop.Browser
 	limits  pending.Limits
 }
@@ -62,53 +43,21 @@ type rigOpts struct {
 	keys    vault.Keys
 	cfg     oauthclient.Config
 	flowTTL time.Duration
-	// share, when set, is a rig whose provider and MCP server this one
-	// uses (a second replica).
-	share *rig
-	store suspend.Store
+	share   *rig
+	store   suspend.Store
 }
 
 func newRig(t *testing.T, o rigOpts) *rig {
 	t.Helper()
-	r := &rig{logs: &syncBuffer{}, browser: oidcop.NewBrowser(), limits: pending.Limits{Timeout: time.Minute, MaxPerPrincipal: 10}}
+	ro := oauthrig.Options{Backend: o.backend, Keys: o.keys, Store: o.store, FlowTTL: o.flowTTL}
 	if o.share != nil {
-		r.op, r.mcp = o.share.op, o.share.mcp
-	} else {
-		r.op = oidcop.Start(t)
-		r.mcp = oauthmcp.Start(t, r.op, "mcp:tools")
+		ro.Share = o.share.Rig
 	}
-	r.web = web.New(web.Options{Addr: "127.0.0.1:0"})
-	if err := r.web.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	if o.backend == nil {
-		o.backend = vault.NewMemory()
-	}
-	if o.keys == nil {
-		o.keys = vault.RandomKeys()
-	}
-	v, err := vault.New(o.backend, o.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.store = o.store
-	if r.store == nil {
-		r.store = suspend.NewMemory(nil, 0)
-	}
-	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	r.m = oauthclient.New(oauthclient.Options{Vault: v, Suspended: r.store, FlowTTL: o.flowTTL, Logger: log,
-		RedirectURL: func() string { return r.web.URL(oauthclient.CallbackPath) }})
-	r.web.Handle("GET "+oauthclient.CallbackPath, r.m.Callback())
-	r.web.Serve(make(chan error, 1))
-	r.up, err = r.m.NewUpstream("tickets", `MCP server "tickets"`, r.mcp.URL, o.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		r.up.Close()
-		r.web.Shutdown(context.Background())
-		r.m.Close()
-	})
+	x := oauthrig.Start(t, ro)
+	r := &rig{Rig: x, op: x.OP, mcp: x.MCP, web: x.Web, m: x.Manager, store: x.Store, logs: x.Logs, browser: x.Browser,
+		limits: pending.Limits{Timeout: time.Minute, MaxPerPrincipal: 10}}
+	r.up = r.m.NewUpstream("tickets", `MCP server "tickets"`, r.mcp.URL, o.cfg, o.cfg.ClientSecret)
+	t.Cleanup(r.up.Close)
 	return r
 }
 

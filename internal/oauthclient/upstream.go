@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/toolnexus/toolnexus/internal/vault"
-	"github.com/toolnexus/toolnexus/pkg/sources"
 )
 
 // Upstream is one upstream with an oauth section (an MCP server), as its
@@ -23,7 +22,7 @@ type Upstream struct {
 	what     string // names it in texts: `MCP server "github"`
 	resource string // the URL it serves at, the default RFC 8707 resource
 	cfg      Config
-	secret   string // cfg.ClientSecret, expanded
+	secret   string // cfg.ClientSecret, expanded by the source
 
 	// tokens caches each caller's access token (principal → *cached):
 	// the call path reads it without a lock; a refresh or a change in the
@@ -46,15 +45,12 @@ type cached struct {
 }
 
 // NewUpstream registers the upstream named name (what names it in texts,
-// e.g. `MCP server "github"`) serving at resource. Close unregisters it.
-func (m *Manager) NewUpstream(name, what, resource string, cfg Config) (*Upstream, error) {
-	secret, err := sources.ExpandEnv(cfg.ClientSecret)
-	if err != nil {
-		return nil, fmt.Errorf("oauth.clientSecret: %v", err)
-	}
+// e.g. `MCP server "github"`) serving at resource; secret is
+// cfg.ClientSecret expanded. Close unregisters it.
+func (m *Manager) NewUpstream(name, what, resource string, cfg Config, secret string) *Upstream {
 	u := &Upstream{m: m, name: name, what: what, resource: resource, cfg: cfg, secret: secret, changes: make(chan struct{}, 1)}
 	m.register(u)
-	return u, nil
+	return u
 }
 
 // Close unregisters the upstream (a reload that dropped it, shutdown).

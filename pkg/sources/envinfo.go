@@ -3,6 +3,7 @@ package sources
 import (
 	"log/slog"
 
+	"github.com/toolnexus/toolnexus/internal/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -31,6 +32,10 @@ type Env struct {
 	// elicitation or sampling); shared by every source so limits.maxPending
 	// counts per principal across them. Nil: each source keeps its own.
 	Pending *pending.Store `json:"-"`
+	// OAuth connects each caller's own account at upstreams with an
+	// "oauth" section (internal/oauthclient); nil: such an upstream fails
+	// to start, saying the server has no credential vault.
+	OAuth *oauthclient.Manager `json:"-"`
 }
 
 // Sandbox confines the processes a source starts for a model. The server

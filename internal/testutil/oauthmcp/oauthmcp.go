@@ -78,6 +78,11 @@ func Start(t testing.TB, p *oidcop.Provider, scopes ...string) *Server {
 		_ = hs.Serve(l)
 	}()
 	t.Cleanup(func() {
+		// A session whose client could no longer authenticate its DELETE
+		// (its connection was removed) is still open: end it here.
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
 		_ = hs.Close()
 		<-done
 	})

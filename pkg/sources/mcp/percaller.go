@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/callerctx"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // A remote server with tokenExchange sees each caller as itself. An MCP
@@ -34,7 +35,8 @@ const (
 // callerSession is one caller's session. sess and err are set before ready
 // is closed; a session that failed to open is dropped from the pool at once.
 type callerSession struct {
-	token    atomic.Pointer[string] // the caller's latest exchanged token
+	principal string
+	token     atomic.Pointer[string] // the caller's latest token (exchanged, or its own OAuth token)
 	ready    chan struct{}
 	sess     *session
 	err      error
@@ -115,17 +117,32 @@ func (s *Source) setupExchange() (bearerFunc, error) {
 	return x.ServiceToken, nil
 }
 
-// callerSession returns the session of the caller in ctx, opening it on
-// the caller's first call, with the caller's freshly exchanged token; the
-// caller must release it. On failure it returns the text of the call's
-// is_error result, which names the server and never a token.
-func (s *Source) callerSession(ctx context.Context) (*callerSession, string) {
-	p := s.callers
-	tok, err := p.x.Token(ctx)
-	if err != nil {
-		return nil, s.redact.Apply(err.Error())
+// callerToken is the token the call goes out with: the caller's own
+// OAuth token (oauth.go), or its identity-provider token exchanged; else
+// the result the call returns instead (a PENDING login, a failure naming
+// the server, never a token).
+func (s *Source) callerToken(ctx context.Context, call tool.Call) (string, *tool.Result) {
+	if s.oauth != nil {
+		return s.oauth.ForCall(ctx, call, s.pending.Limits())
 	}
+	tok, err := s.callers.x.Token(ctx)
+	if err != nil {
+		r := tool.Failure(s.redact.Apply(err.Error()), s.meta)
+		return "", &r
+	}
+	return tok, nil
+}
+
+// callerSession returns the session of the caller in ctx, opening it on
+// the caller's first call, and sets tok (from callerToken) as its
+// credential; the caller must release it. On failure it returns the text
+// of the call's is_error result, which names the server and never a token.
+func (s *Source) callerSession(ctx context.Context, call tool.Call, tok string) (*callerSession, string) {
+	p := s.callers
 	principal := callerctx.Principal(ctx)
+	if s.oauth != nil {
+		principal = call.Owner.Principal // whose token tok is
+	}
 	c, fresh, evict, msg := p.acquire(s, principal)
 	for _, e := range evict {
 		go s.closeEvicted(e)
@@ -135,6 +152,7 @@ func (s *Source) callerSession(ctx context.Context) (*callerSession, string) {
 	}
 	c.token.Store(&tok)
 	if fresh {
+		c.principal = principal
 		s.openCaller(ctx, c, principal)
 	}
 	select {
@@ -210,7 +228,7 @@ func (s *Source) openCaller(ctx context.Context, c *callerSession, principal str
 	stop := context.AfterFunc(s.closeCtx, cancel)
 	defer stop()
 	var err error
-	c.sess, err = s.dial(ctx, s.headers, c.bearer)
+	c.sess, err = s.dialAs(ctx, s.headers, c.bearer, s.callerRenew(c))
 	// Under mu, so Close either finds the session ready (and closes it) or
 	// has closed the pool before this looks.
 	p := s.callers

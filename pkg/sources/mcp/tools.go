@@ -102,13 +102,19 @@ func (s *Source) buildTool(t *sdk.Tool, name string, schema json.RawMessage) too
 func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 	return func(ctx context.Context, call tool.Call) tool.Result {
 		meta := s.meta
-		if call.Answer != nil {
+		if call.Answer != nil && !s.answersLogin(call.Answer) {
 			return out.check(s.resume(ctx, call, name))
 		}
 		sess := s.live.Load()
 		if s.callers != nil {
-			// tokenExchange: the call goes out on the caller's own session.
-			c, msg := s.callerSession(ctx)
+			// tokenExchange, oauth: the call goes out on the caller's own
+			// session, with the caller's token.
+			tok, instead := s.callerToken(ctx, call)
+			if instead != nil {
+				return *instead
+			}
+			call.Answer = nil // an answered login: the call runs afresh
+			c, msg := s.callerSession(ctx, call, tok)
 			if c == nil {
 				return tool.Failure(msg, meta)
 			}

@@ -1,0 +1,115 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolnexus/toolnexus/internal/callerctx"
+	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/oauthrig"
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// principal is a caller in a call's context, as the front-ends put it.
+type principal string
+
+func (p principal) String() string { return string(p) }
+
+// callAs runs name as who (owner and context), with answer when set.
+func callAs(reg *registry.Registry, who, name, args string, answer *tool.Answer) tool.Result {
+	ctx := callerctx.With(context.Background(), principal(who))
+	return testutil.Direct{Reg: reg}.Execute(ctx, name, tool.Call{Arguments: json.RawMessage(args), Answer: answer,
+		Owner: tool.Owner{Principal: who, Session: "s"}})
+}
+
+// startOAuth starts an MCP source with "oauth" for the rig's MCP server.
+func startOAuth(t *testing.T, r *oauthrig.Rig) (*registry.Registry, *registry.Watcher, sources.Source) {
+	t.Helper()
+	cfg := remoteConfig(r.MCP.URL)
+	cfg.OAuth = &oauthclient.Config{}
+	env := testEnv
+	env.OAuth = r.Manager
+	reg := registry.New()
+	w, _ := reg.Watch()
+	t.Cleanup(w.Close)
+	src := mcp.New("tickets", cfg, env)
+	t.Cleanup(func() { _ = src.Close(context.Background()) })
+	if err := src.Start(context.Background(), reg); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return reg, w, src
+}
+
+// An MCP server with "oauth" is unauthorized until an admin connects it,
+// then lists its tools with that connection; each caller then connects
+// its own account (PENDING → login → answer) and its calls act as itself,
+// never as the admin or another caller.
+func TestOAuthServerActsAsEachCaller(t *testing.T) {
+	r := oauthrig.Start(t, oauthrig.Options{})
+	reg, w, src := startOAuth(t, r)
+	if st := src.Status(); st.State != sources.Unauthorized || !strings.Contains(st.Error, "toolnexus connect tickets") {
+		t.Fatalf("before connect: %+v", st)
+	}
+	if len(reg.Snapshot().Entries()) != 0 {
+		t.Fatal("tools listed without a connection")
+	}
+	r.Connect(t, "ops", "tickets", "ops-admin")
+	waitFor(t, w, "the tools after connect", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
+	if st := src.Status(); st.State != sources.Connected {
+		t.Fatalf("after connect: %+v", st)
+	}
+
+	for _, who := range []string{"alice", "bob"} {
+		res := callAs(reg, "corp:"+who, "tickets_whoami", `{}`, nil)
+		if res.Outcome != tool.OutcomePending || res.Pending == nil || res.Pending.Kind != "authorization" {
+			t.Fatalf("%s without a connection: %+v", who, res)
+		}
+		if status, page := r.Browser.Login(t, res.Pending.URL, who, nil); status != 200 {
+			t.Fatalf("%s login: %d %s", who, status, page)
+		}
+		got := callAs(reg, "corp:"+who, "tickets_whoami", `{}`, &tool.Answer{ID: res.Pending.ID, OK: true})
+		if got.IsError || got.Output != "you are "+who {
+			t.Fatalf("%s's resumed call: %+v", who, got)
+		}
+	}
+	// Later calls run at once, each as its own caller.
+	for range 3 {
+		for _, who := range []string{"alice", "bob"} {
+			if got := callAs(reg, "corp:"+who, "tickets_whoami", `{}`, nil); got.Output != "you are "+who {
+				t.Fatalf("%s: %+v", who, got)
+			}
+		}
+	}
+	if r.MCP.Calls("alice") != 4 || r.MCP.Calls("bob") != 4 || r.MCP.Calls("ops-admin") != 0 {
+		t.Fatalf("calls per subject: alice %d, bob %d, admin %d", r.MCP.Calls("alice"), r.MCP.Calls("bob"), r.MCP.Calls("ops-admin"))
+	}
+	// Mallory has no connection of her own and cannot borrow one.
+	if res := callAs(reg, "corp:mallory", "tickets_whoami", `{}`, nil); res.Outcome != tool.OutcomePending {
+		t.Fatalf("mallory: %+v", res)
+	}
+}
+
+// A caller whose connection is gone (disconnected) is asked to log in
+// again; the admin disconnecting the listing connection makes the source
+// unauthorized again once its session is renewed.
+func TestOAuthDisconnectAsksAgain(t *testing.T) {
+	r := oauthrig.Start(t, oauthrig.Options{})
+	reg, w, _ := startOAuth(t, r)
+	r.Connect(t, "ops", "tickets", "ops-admin")
+	waitFor(t, w, "the tools", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
+	if got := callAs(reg, "ops", "tickets_whoami", `{}`, nil); got.Output != "you are ops-admin" {
+		t.Fatalf("the admin's own call: %+v", got)
+	}
+	if _, err := r.Manager.Disconnect(context.Background(), "ops", "tickets"); err != nil {
+		t.Fatal(err)
+	}
+	if res := callAs(reg, "ops", "tickets_whoami", `{}`, nil); res.Outcome != tool.OutcomePending {
+		t.Fatalf("after disconnect: %+v", res)
+	}
+}
