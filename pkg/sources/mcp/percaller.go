@@ -37,11 +37,11 @@ const (
 type callerSession struct {
 	principal string
 	token     atomic.Pointer[string] // the caller's latest token (exchanged, or its own OAuth token)
-	ready    chan struct{}
-	sess     *session
-	err      error
-	calls    atomic.Int32 // calls holding the session
-	lastUsed atomic.Int64 // unix nanoseconds of the last release
+	ready     chan struct{}
+	sess      *session
+	err       error
+	calls     atomic.Int32 // calls holding the session
+	lastUsed  atomic.Int64 // unix nanoseconds of the last release
 }
 
 // bearer is the session's credential: always the newest exchanged token.
