@@ -56,6 +56,7 @@ var commands = []*command{
 	cmdSources, cmdSkills, cmdSkillsPrompt, cmdReload, cmdHealth,
 	cmdSessions, cmdDeleteSession,
 	cmdApprovals, cmdApprove, cmdDeny,
+	cmdConnect, cmdConnections, cmdDisconnect,
 }
 
 func lookupCommand(name string) *command {

@@ -60,6 +60,9 @@ type Config struct {
 	Cluster Cluster
 	// CodeMode is run_code and describe_tools (docs/codemode.md).
 	CodeMode CodeMode
+	// Credentials is where each caller's OAuth connections are kept
+	// (credentials.go).
+	Credentials Credentials
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -106,7 +109,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "credentials"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -182,6 +185,12 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.CodeMode, err = parseCodeMode(nonNull(top["codeMode"])); err != nil {
+		return nil, err
+	}
+	if cfg.Credentials, err = parseCredentials(nonNull(top["credentials"]), baseDir); err != nil {
+		return nil, err
+	}
+	if err := checkCredentials(cfg); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/engine"
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
+	"github.com/toolnexus/toolnexus/internal/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/ratelimit"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/session"
@@ -61,6 +62,10 @@ type Options struct {
 	// an in-memory store when nil. A shared store lets any replica
 	// answer a call another suspended.
 	Suspended suspend.Store
+	// OAuth connects each caller's own account at upstreams with an
+	// "oauth" section (handed to the sources); nil: such an upstream
+	// fails to start.
+	OAuth *oauthclient.Manager
 }
 
 // Core is one running tool set.
@@ -134,7 +139,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		native = append(slices.Clip(native), c.codeModeTools()...)
 	}
 	c.exec.Compose(c.pipeline()...)
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended, OAuth: opts.OAuth,
 		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
 	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)

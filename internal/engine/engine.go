@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
@@ -55,6 +56,8 @@ type Options struct {
 	// core's approvals so a gate can tell an answer it does not own
 	// (a fresh in-memory store when nil).
 	Suspended suspend.Store
+	// OAuth is handed to the sources (sources.Env.OAuth).
+	OAuth *oauthclient.Manager
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -276,6 +279,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
 		Tracing:        e.opts.Tracing,
 		Pending:        e.pendingFor(cfg),
+		OAuth:          e.opts.OAuth,
 	}
 	ws, err := e.workspace(cfg)
 	if err != nil {

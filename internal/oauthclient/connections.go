@@ -18,15 +18,15 @@ var ErrUnknownUpstream = errors.New("no upstream of this name has an oauth secti
 // ErrNoConnection is a disconnect of a connection that does not exist.
 var ErrNoConnection = errors.New("no such connection")
 
-// Connect starts principal's login at the upstream name: an admin's
-// `toolnexus connect`, whose connection then also lists the upstream's
-// tools. Wait(flow.ID) says when it ends.
-func (m *Manager) Connect(ctx context.Context, principal, name string) (Flow, error) {
+// Connect starts principal's login at the upstream name (`toolnexus
+// connect`); listsTools (an admin's) makes the connection also the one the
+// upstream's tools are listed with. Wait(flow.ID) says when it ends.
+func (m *Manager) Connect(ctx context.Context, principal, name string, listsTools bool) (Flow, error) {
 	u := m.upstream(name)
 	if u == nil {
 		return Flow{}, ErrUnknownUpstream
 	}
-	return u.startFlow(ctx, principal, true)
+	return u.startFlow(ctx, principal, listsTools)
 }
 
 // Wait blocks until the login of flowID ends: nil once connected, its

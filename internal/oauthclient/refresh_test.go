@@ -121,7 +121,7 @@ func TestAdminConnect(t *testing.T) {
 	if _, err := r.up.SourceToken(context.Background()); err == nil || !strings.Contains(err.Error(), "toolnexus connect tickets") {
 		t.Fatalf("before connect: %v", err)
 	}
-	f, err := r.m.Connect(context.Background(), "ops", "tickets")
+	f, err := r.m.Connect(context.Background(), "ops", "tickets", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestAdminConnect(t *testing.T) {
 	if len(list) != 1 || !list[0].ListsTools || !list[0].Refreshable {
 		t.Fatalf("list: %+v", list)
 	}
-	if _, err := r.m.Connect(context.Background(), "ops", "nope"); err != oauthclient.ErrUnknownUpstream {
+	if _, err := r.m.Connect(context.Background(), "ops", "nope", true); err != oauthclient.ErrUnknownUpstream {
 		t.Fatalf("unknown upstream: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ func checkFindings(cfg *config.Config) []string {
 	out = append(out, policiesNamingUnknownTools(cfg)...)
 	out = append(out, groupsMatchingNothing(cfg)...)
 	out = append(out, audienceNotTheResource(cfg)...)
+	out = append(out, cfg.OAuthWarnings()...)
 	return out
 }
 
@@ -170,6 +171,13 @@ func checkSummary(cfg *config.Config) []string {
 	if cfg.Server.MCP.Listen != "" {
 		listen = append(listen, "mcp "+cfg.Server.MCP.Listen+" (resource "+advertisedResource(cfg)+")")
 	}
+	if w := cfg.Server.Web; w.Listen != "" {
+		web := "web " + w.Listen
+		if w.PublicURL != "" {
+			web += " (public " + w.PublicURL + ")"
+		}
+		listen = append(listen, web)
+	}
 	if cfg.Server.TLS.Enabled() {
 		listen = append(listen, "TLS")
 	}
@@ -188,6 +196,9 @@ func checkSummary(cfg *config.Config) []string {
 			if sc.Sandbox != nil {
 				kind += ", sandboxed"
 			}
+		}
+		if sc.OAuth != nil {
+			kind += ", oauth"
 		}
 		if sc.Disabled {
 			kind += ", disabled"

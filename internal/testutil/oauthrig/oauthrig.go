@@ -90,7 +90,7 @@ func (r *Rig) Connect(t testing.TB, principal, name, user string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	f, err := r.Manager.Connect(ctx, principal, name)
+	f, err := r.Manager.Connect(ctx, principal, name, true)
 	if err != nil {
 		t.Fatal(err)
 	}
