@@ -28,7 +28,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/engine"
 	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/ratelimit"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/session"

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"

@@ -11,11 +11,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 )
 
 // connectionService is ConnectionService: each caller's own OAuth
-// connections (internal/oauthclient). A caller acts on its own; an admin
+// connections (pkg/sources/oauthclient). A caller acts on its own; an admin
 // (or every caller, with auth off) lists everyone's and its connect also
 // makes the connection an upstream's tools are listed with.
 type connectionService struct {

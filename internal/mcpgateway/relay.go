@@ -19,7 +19,7 @@ const (
 	kindElicitation = "elicitation"
 	kindSampling    = "sampling"
 	// kindAuthorization is a caller's login at an OAuth upstream
-	// (internal/oauthclient): put to the client as a URL-mode
+	// (pkg/sources/oauthclient): put to the client as a URL-mode
 	// elicitation, which only a client that declared elicitation.url
 	// gets; any other keeps the _meta contract (the URL is in the text).
 	kindAuthorization = "authorization"

@@ -41,7 +41,7 @@ const (
 	KindSampling    Kind = "sampling"    // an MCP server's sampling/createMessage
 	KindInput       Kind = "input"       // an A2A agent's input-required task
 	// KindAuthorization: the caller must connect its own account at an
-	// OAuth upstream (internal/oauthclient) before the call can run.
+	// OAuth upstream (pkg/sources/oauthclient) before the call can run.
 	KindAuthorization Kind = "authorization"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/vault"
 	"github.com/toolnexus/toolnexus/internal/vault/redisvault"
@@ -18,7 +18,7 @@ import (
 )
 
 // The web listener and each caller's own OAuth connections
-// (internal/web, internal/oauthclient, internal/vault): the vault lives
+// (internal/web, pkg/sources/oauthclient, internal/vault): the vault lives
 // in credentials.dir, or in Redis with cluster.redis, or in memory
 // without credentials (a warning says what that costs); the manager is
 // made whether or not any upstream has an oauth section, so a reload may

@@ -3,7 +3,7 @@ package sources
 import (
 	"log/slog"
 
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -33,7 +33,7 @@ type Env struct {
 	// counts per principal across them. Nil: each source keeps its own.
 	Pending *pending.Store `json:"-"`
 	// OAuth connects each caller's own account at upstreams with an
-	// "oauth" section (internal/oauthclient); nil: such an upstream fails
+	// "oauth" section (pkg/sources/oauthclient); nil: such an upstream fails
 	// to start, saying the server has no credential vault.
 	OAuth *oauthclient.Manager `json:"-"`
 }

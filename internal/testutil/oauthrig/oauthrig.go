@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/oauthmcp"

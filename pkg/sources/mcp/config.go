@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"

@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // A remote server with "oauth" acts for each caller with the caller's own
-// account there (the MCP authorization spec; internal/oauthclient does
+// account there (the MCP authorization spec; pkg/sources/oauthclient does
 // the OAuth). Each caller's calls go out on a session of its own (the
 // caller pool of percaller.go), authenticated with its own token, which
 // the server may bind the session to; a caller without a connection gets

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/callerctx"
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/oauthrig"
 	"github.com/toolnexus/toolnexus/pkg/registry"

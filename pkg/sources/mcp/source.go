@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/confine"
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/internal/telemetry"

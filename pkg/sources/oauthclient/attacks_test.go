@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 

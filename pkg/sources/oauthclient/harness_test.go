@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/toolnexus/toolnexus/internal/oauthclient"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/internal/testutil"
