@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/vault"
 	"github.com/toolnexus/toolnexus/internal/vault/redisvault"
 	"github.com/toolnexus/toolnexus/internal/web"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 )
 
 // The web listener and each caller's own OAuth connections

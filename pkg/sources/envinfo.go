@@ -3,8 +3,8 @@ package sources
 import (
 	"log/slog"
 
-	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"go.opentelemetry.io/otel/trace"
 )
 

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/oauthmcp"
 	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 	"github.com/toolnexus/toolnexus/internal/vault"
 	"github.com/toolnexus/toolnexus/internal/web"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 )
 
 // Rig is the deployment.
