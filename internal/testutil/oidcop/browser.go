@@ -34,9 +34,9 @@ const (
 type browserKnobs struct {
 	mu          sync.Mutex
 	iss         string           // sent as iss on authorization responses; "" = the issuer
-	noIss       bool             // send no iss and do not advertise it
 	tokenDelay  time.Duration    // added to every token request
 	tokenAnswer http.HandlerFunc // answers token requests instead of the provider
+	tokenTimes  []time.Duration  // how long each token request took here
 }
 
 // SetIssParam makes authorization responses carry iss=v (a mix-up attack
@@ -62,6 +62,17 @@ func (p *Provider) SetTokenAnswer(h http.HandlerFunc) {
 	p.knobs.tokenAnswer = h
 }
 
+// TokenTimes returns how long each token request took inside the
+// provider (its own latency, delay included) since the last call, and
+// forgets them.
+func (p *Provider) TokenTimes() []time.Duration {
+	p.knobs.mu.Lock()
+	defer p.knobs.mu.Unlock()
+	out := p.knobs.tokenTimes
+	p.knobs.tokenTimes = nil
+	return out
+}
+
 func (p *Provider) knobsNow() (iss string, delay time.Duration, answer http.HandlerFunc) {
 	p.knobs.mu.Lock()
 	defer p.knobs.mu.Unlock()
@@ -85,12 +96,16 @@ func (p *Provider) withBrowser(next http.Handler) http.Handler {
 		case r.URL.Path == "/.well-known/openid-configuration":
 			p.discovery(w, r, next)
 		case r.URL.Path == "/oauth/token":
+			start := time.Now()
 			time.Sleep(delay)
 			if answer != nil {
 				answer(w, r)
-				return
+			} else {
+				next.ServeHTTP(w, r)
 			}
-			next.ServeHTTP(w, r)
+			p.knobs.mu.Lock()
+			p.knobs.tokenTimes = append(p.knobs.tokenTimes, time.Since(start))
+			p.knobs.mu.Unlock()
 		case r.URL.Path == "/authorize":
 			if res := r.URL.Query()["resource"]; len(res) > 0 {
 				r = r.WithContext(context.WithValue(r.Context(), resourceKey{}, res))

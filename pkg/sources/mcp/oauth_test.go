@@ -29,7 +29,7 @@ func callAs(reg *registry.Registry, who, name, args string, answer *tool.Answer)
 }
 
 // startOAuth starts an MCP source with "oauth" for the rig's MCP server.
-func startOAuth(t *testing.T, r *oauthrig.Rig) (*registry.Registry, *registry.Watcher, sources.Source) {
+func startOAuth(t testing.TB, r *oauthrig.Rig) (*registry.Registry, *registry.Watcher, sources.Source) {
 	t.Helper()
 	cfg := remoteConfig(r.MCP.URL)
 	cfg.OAuth = &oauthclient.Config{}
