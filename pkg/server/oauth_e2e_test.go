@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,4 +302,45 @@ func redisDump(t *testing.T, rs *testutil.RedisServer) string {
 		}
 	}
 	return b.String()
+}
+
+// What a start and --check refuse or warn about: an oauth server with no
+// web listener to end a login; a web listener beyond loopback with
+// neither TLS nor an https public URL; a key file that does not load; no
+// credentials (connections in memory).
+func TestOAuthCheckAndExposure(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(cfg string) string {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.json", time.Now().UnixNano()))
+		if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := filepath.Join(dir, "bad.key")
+	_ = os.WriteFile(bad, []byte("not a key\n"), 0o600)
+	const srv = `"mcpServers": {"gh": {"url": "https://gh.example.com/mcp", "oauth": {}}}`
+	for _, c := range []struct {
+		cfg, web, key, want string
+	}{
+		{`{"builtins": false, "skills": [], ` + srv + `}`, "", "mcpServers.gh.oauth", "--web-listen"},
+		{`{"builtins": false, "skills": [], ` + srv + `}`, "0.0.0.0:0", "server.web.listen", "neither server.tls nor an https server.web.publicUrl"},
+		{`{"builtins": false, "skills": [], "credentials": {"dir": "v", "keyFile": "` + bad + `"}, ` + srv + `}`, "127.0.0.1:0", "credentials.keyFile", "line 1 is not a 32-byte key"},
+	} {
+		_, err := server.CheckReport(server.Options{ConfigPath: write(c.cfg), WebListen: c.web})
+		var ce *server.ConfigError
+		if !errors.As(err, &ce) || ce.Key != c.key || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s (web %q): %v, want %s: …%s…", c.cfg, c.web, err, c.key, c.want)
+		}
+	}
+	ok, err := server.CheckReport(server.Options{ConfigPath: write(`{"builtins": false, "skills": [], "server": {"web": {"publicUrl": "https://tools.example.com"}}, ` + srv + `}`),
+		WebListen: "0.0.0.0:0"})
+	if err != nil || !slices.ContainsFunc(ok.Warnings, func(w string) bool { return strings.Contains(w, "credentials is not set") }) {
+		t.Fatalf("behind an https proxy, no credentials: %v, warnings %v", err, ok.Warnings)
+	}
+	summary := strings.Join(ok.Summary, "\n")
+	if !strings.Contains(summary, "web 0.0.0.0:0 (public https://tools.example.com)") || !strings.Contains(summary, "mcp gh (remote, oauth)") {
+		t.Errorf("summary:\n%s", summary)
+	}
 }
