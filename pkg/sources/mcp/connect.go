@@ -155,24 +155,21 @@ func phaseError(phase string, ctx context.Context, timeout time.Duration, err er
 	return fmt.Errorf("%s: %w", phase, err)
 }
 
+// renewFunc gets a new token after the server refused old with a 401
+// (oauth.go): the request is then sent once more with it.
+type renewFunc func(ctx context.Context, old string) (string, error)
+
 // bearerFunc gives the token a remote session sends as "Authorization:
 // Bearer" on each request (tokenExchange): the source's own token on the
 // shared session, the caller's exchanged token on a caller's session.
 type bearerFunc func(context.Context) (string, error)
 
-// dial starts the server (or reaches it) and runs initialize, all within
-// ctx. The session's own lifetime is not bound to ctx: once dial returns the
+// dialAs starts the server (or reaches it) and runs initialize, all within
+// ctx. The session's own lifetime is not bound to ctx: once dialAs returns the
 // session lives until close. bearer, when set, authenticates every request
 // of a remote session.
-func (s *Source) dial(ctx context.Context, headers map[string]string, bearer bearerFunc) (*session, error) {
-	return s.dialAs(ctx, headers, bearer, nil)
-}
-
-// renewFunc gets a new token after the server refused old with a 401
-// (oauth.go): the request is then sent once more with it.
-type renewFunc func(ctx context.Context, old string) (string, error)
-
-// dialAs is dial with renew, when set, renewing a refused bearer token.
+//
+// renew, when set, renews a bearer token the server refused (oauth.go).
 func (s *Source) dialAs(ctx context.Context, headers map[string]string, bearer bearerFunc, renew renewFunc) (*session, error) {
 	sess := newSession()
 	life, cancel := context.WithCancel(context.Background())

@@ -26,8 +26,6 @@ func connKey(upstream, principal string) string {
 	return "conn/" + url.PathEscape(upstream) + "/" + url.PathEscape(principal)
 }
 
-func connPrefix(upstream string) string { return "conn/" + url.PathEscape(upstream) + "/" }
-
 // parseConnKey splits a conn/ name; ok is false for any other name.
 func parseConnKey(key string) (upstream, principal string, ok bool) {
 	rest, ok := strings.CutPrefix(key, "conn/")
