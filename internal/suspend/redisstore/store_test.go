@@ -3,14 +3,11 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/toolnexus/toolnexus/internal/cluster"
-	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/cluster/clustertest"
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/redisstore"
 	"github.com/toolnexus/toolnexus/internal/suspend/suspendtest"
@@ -20,16 +17,8 @@ import (
 // redisStore is a Redis store on its own redis-server, as one replica's.
 func redisStore(t *testing.T, srv *testutil.RedisServer) *redisstore.Redis {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`{"cluster": {"redis": {"url": "`+srv.URL+`", "timeout": 2000}}}`), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cluster.New(*cfg.Cluster.Redis, cluster.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := redisstore.New(c)
-	t.Cleanup(func() { s.Close(); c.Close() })
+	s := redisstore.New(clustertest.Client(t, srv, ""))
+	t.Cleanup(s.Close)
 	return s
 }
 

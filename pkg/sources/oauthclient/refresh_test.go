@@ -2,16 +2,13 @@ package oauthclient_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/toolnexus/toolnexus/internal/cluster"
-	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/cluster/clustertest"
 	"github.com/toolnexus/toolnexus/internal/suspend/redisstore"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/vault"
@@ -150,19 +147,11 @@ func TestAdminConnect(t *testing.T) {
 // srv.
 func redisReplica(t *testing.T, srv *testutil.RedisServer) (vault.Backend, *redisstore.Redis) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`{"cluster": {"redis": {"url": "`+srv.URL+`", "timeout": 2000}}}`), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cluster.New(*cfg.Cluster.Redis, cluster.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clustertest.Client(t, srv, "")
 	b, s := redisvault.New(c), redisstore.New(c)
 	t.Cleanup(func() {
 		b.Close()
 		s.Close()
-		c.Close()
 	})
 	return b, s
 }

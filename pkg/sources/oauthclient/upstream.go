@@ -118,19 +118,28 @@ func refreshAhead(issued, expiry time.Time) time.Time {
 // once at a time per principal in this process.
 func (u *Upstream) load(ctx context.Context, principal string) (string, error) {
 	key := connKey(u.name, principal)
+	if _, tok, err := u.current(ctx, principal, key); err != nil || tok != "" {
+		return tok, err
+	}
+	return u.refreshShared(ctx, principal, key)
+}
+
+// current reads the principal's connection: its token when it may be
+// used as it is (remembered), else "" and the record to refresh.
+func (u *Upstream) current(ctx context.Context, principal, key string) (connection, string, error) {
 	var c connection
 	found, err := getJSON(ctx, u.m.v, key, &c)
 	if err != nil {
-		return "", errStore(err)
+		return c, "", errStore(err)
 	}
 	if !found {
-		return "", &Error{Reason: "not connected", NotConnected: true}
+		return c, "", &Error{Reason: "not connected", NotConnected: true}
 	}
 	if u.fresh(c, key) {
 		u.remember(principal, c)
-		return c.AccessToken, nil
+		return c, c.AccessToken, nil
 	}
-	return u.refreshShared(ctx, principal, key)
+	return c, "", nil
 }
 
 // fresh reports whether c's access token may be used as it is.
@@ -180,12 +189,8 @@ func (u *Upstream) refreshShared(ctx context.Context, principal, key string) (st
 			return "", failf("%s: another replica has been refreshing this connection for %s; try again", u.what, refreshLockTTL)
 		}
 		_ = u.m.waitChange(ctx, 50*time.Millisecond, key)
-		var c connection
-		if found, err := getJSON(ctx, u.m.v, key, &c); err == nil && found && u.fresh(c, key) {
-			u.remember(principal, c)
-			return c.AccessToken, nil
-		} else if err == nil && !found {
-			return "", &Error{Reason: "not connected", NotConnected: true}
+		if _, tok, err := u.current(ctx, principal, key); tok != "" || errors.Is(err, ErrNotConnected) {
+			return tok, err
 		}
 	}
 }
@@ -193,17 +198,9 @@ func (u *Upstream) refreshShared(ctx context.Context, principal, key string) (st
 // refreshLocked re-reads the connection (another replica may have just
 // refreshed it) and refreshes it at the token endpoint if still due.
 func (u *Upstream) refreshLocked(ctx context.Context, principal, key string) (string, error) {
-	var c connection
-	found, err := getJSON(ctx, u.m.v, key, &c)
-	if err != nil {
-		return "", errStore(err)
-	}
-	if !found {
-		return "", &Error{Reason: "not connected", NotConnected: true}
-	}
-	if u.fresh(c, key) {
-		u.remember(principal, c)
-		return c.AccessToken, nil
+	c, cur, err := u.current(ctx, principal, key)
+	if err != nil || cur != "" {
+		return cur, err
 	}
 	if c.RefreshToken == "" {
 		if c.Expiry.IsZero() || time.Now().Before(c.Expiry) {
