@@ -7,6 +7,12 @@
 // publishes its keys at the discovered jwks_uri, and rotates its signing
 // key on request while keeping the old keys published.
 //
+// It also serves the browser flow (browser.go, authcode.go): the
+// authorization code with PKCE behind a login page that takes the user's
+// name, rotating refresh tokens, revocation, RFC 7591 dynamic
+// registration and the RFC 9207 iss parameter; Browser follows a login as
+// a person's browser does.
+//
 // Tokens come from the provider's token endpoint over HTTP, as any client
 // gets them. Tokens no real provider would issue (unsigned, HMAC with the
 // public key, signed by an unpublished key, tampered, or with a chosen
