@@ -42,6 +42,7 @@ type Server struct {
 	calls   map[string]int // tool calls per subject
 	tokens  []string       // every token it accepted
 	refused int            // requests refused with 401
+	revoked map[string]bool
 }
 
 // Start serves the server on a fresh loopback port, trusting p; it stops
@@ -94,8 +95,11 @@ func Start(t testing.TB, p *oidcop.Provider, scopes ...string) *Server {
 // subject as the user the go-sdk binds the session to.
 func (s *Server) verifier(au *auth.Authenticator) sdkauth.TokenVerifier {
 	return func(ctx context.Context, tok string, _ *http.Request) (*sdkauth.TokenInfo, error) {
+		s.mu.Lock()
+		revoked := s.revoked[tok]
+		s.mu.Unlock()
 		p, err := au.Check(ctx, tok)
-		if err != nil {
+		if err != nil || revoked {
 			return nil, sdkauth.ErrInvalidToken
 		}
 		claims, err := oidcop.ClaimsOf(tok)
@@ -139,6 +143,17 @@ func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// Revoke makes the server refuse tok from now on although it has not
+// expired, as a server that learnt of its revocation does.
+func (s *Server) Revoke(tok string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.revoked == nil {
+		s.revoked = map[string]bool{}
+	}
+	s.revoked[tok] = true
 }
 
 // Calls is how many tool calls acted as subject.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus/internal/callerctx"
 	"github.com/toolnexus/toolnexus/internal/testutil"
@@ -61,8 +62,12 @@ func TestOAuthServerActsAsEachCaller(t *testing.T) {
 	}
 	r.Connect(t, "ops", "tickets", "ops-admin")
 	waitFor(t, w, "the tools after connect", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
-	if st := src.Status(); st.State != sources.Connected {
-		t.Fatalf("after connect: %+v", st)
+	deadline := time.Now().Add(waitTimeout) // the status follows the tools' publication
+	for src.Status().State != sources.Connected {
+		if time.Now().After(deadline) {
+			t.Fatalf("after connect: %+v", src.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 
 	for _, who := range []string{"alice", "bob"} {
@@ -111,5 +116,30 @@ func TestOAuthDisconnectAsksAgain(t *testing.T) {
 	}
 	if res := callAs(reg, "ops", "tickets_whoami", `{}`, nil); res.Outcome != tool.OutcomePending {
 		t.Fatalf("after disconnect: %+v", res)
+	}
+}
+
+// A token the server refuses (401) although it has not expired is
+// refreshed and the request sent once more: the caller never sees it.
+func TestOAuthRefusedTokenRenewedOnce(t *testing.T) {
+	r := oauthrig.Start(t, oauthrig.Options{})
+	reg, w, _ := startOAuth(t, r)
+	r.Connect(t, "ops", "tickets", "ops-admin")
+	waitFor(t, w, "the tools", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
+	res := callAs(reg, "corp:alice", "tickets_whoami", `{}`, nil)
+	if status, _ := r.Browser.Login(t, res.Pending.URL, "alice", nil); status != 200 {
+		t.Fatal("login")
+	}
+	if got := callAs(reg, "corp:alice", "tickets_whoami", `{}`, &tool.Answer{ID: res.Pending.ID, OK: true}); got.Output != "you are alice" {
+		t.Fatalf("%+v", got)
+	}
+	toks := r.MCP.Tokens()
+	r.MCP.Revoke(toks[len(toks)-1])
+	refreshes := r.OP.Counts().Refreshes
+	if got := callAs(reg, "corp:alice", "tickets_whoami", `{}`, nil); got.Output != "you are alice" {
+		t.Fatalf("after the server refused her token: %+v", got)
+	}
+	if n := r.OP.Counts().Refreshes - refreshes; n != 1 || r.MCP.Refused() == 0 {
+		t.Fatalf("%d refreshes (want 1), %d refusals", n, r.MCP.Refused())
 	}
 }
