@@ -150,7 +150,10 @@ func (s *Source) callerSession(ctx context.Context, call tool.Call, tok string) 
 	if c == nil {
 		return nil, msg
 	}
-	c.token.Store(&tok)
+	if cur := c.token.Load(); cur == nil || *cur != tok { // a cached token is the same string: no allocation
+		latest := tok
+		c.token.Store(&latest)
+	}
 	if fresh {
 		c.principal = principal
 		s.openCaller(ctx, c, principal)
