@@ -21,19 +21,8 @@ import (
 // ("static"), the two alternating. Budget: oauth-extra-µs/call ≤ 20.
 func BenchmarkOAuthCall(b *testing.B) {
 	r := oauthrig.Start(b, oauthrig.Options{})
-	reg, w, _ := startOAuth(b, r)
-	r.Connect(b, "ops", "tickets", "ops-admin")
-	waitFor(b, w, "the tools", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
-	res := callAs(reg, "corp:alice", "tickets_whoami", `{}`, nil)
-	if res.Pending == nil {
-		b.Fatalf("%+v", res)
-	}
-	if status, _ := r.Browser.Login(b, res.Pending.URL, "alice", nil); status != 200 {
-		b.Fatal("login")
-	}
-	if got := callAs(reg, "corp:alice", "tickets_whoami", `{}`, &tool.Answer{ID: res.Pending.ID, OK: true}); got.Output != "you are alice" {
-		b.Fatalf("%+v", got)
-	}
+	reg := connectedOAuth(b, r)
+	loginAs(b, r, reg, "corp:alice", "alice")
 	toks := r.MCP.Tokens()
 	staticCfg := remoteConfig(r.MCP.URL)
 	staticCfg.Headers = map[string]string{"Authorization": "Bearer " + toks[len(toks)-1]}
@@ -81,7 +70,7 @@ func BenchmarkOAuthCall(b *testing.B) {
 func BenchmarkOAuthCallerPath(b *testing.B) {
 	r := oauthrig.Start(b, oauthrig.Options{})
 	reg, w, src := startOAuth(b, r)
-	r.Connect(b, "corp:alice", "tickets", "alice")
+	r.Connect(b, "corp:alice", "tickets", "alice") // hers lists the tools too
 	waitFor(b, w, "the tools", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
 	if got := callAs(reg, "corp:alice", "tickets_whoami", `{}`, nil); got.Output != "you are alice" {
 		b.Fatalf("%+v", got)

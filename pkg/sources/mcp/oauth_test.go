@@ -47,6 +47,32 @@ func startOAuth(t testing.TB, r *oauthrig.Rig) (*registry.Registry, *registry.Wa
 	return reg, w, src
 }
 
+// connectedOAuth is startOAuth once an admin (ops, as ops-admin) has
+// connected the server and its tools are listed.
+func connectedOAuth(t testing.TB, r *oauthrig.Rig) *registry.Registry {
+	t.Helper()
+	reg, w, _ := startOAuth(t, r)
+	r.Connect(t, "ops", "tickets", "ops-admin")
+	waitFor(t, w, "the tools", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
+	return reg
+}
+
+// loginAs takes who from its PENDING authorization through the browser
+// (as user) to the resumed call, which must act as user.
+func loginAs(t testing.TB, r *oauthrig.Rig, reg *registry.Registry, who, user string) {
+	t.Helper()
+	res := callAs(reg, who, "tickets_whoami", `{}`, nil)
+	if res.Outcome != tool.OutcomePending || res.Pending == nil || res.Pending.Kind != "authorization" {
+		t.Fatalf("%s without a connection: %+v", who, res)
+	}
+	if status, page := r.Browser.Login(t, res.Pending.URL, user, nil); status != 200 {
+		t.Fatalf("%s login: %d %s", who, status, page)
+	}
+	if got := callAs(reg, who, "tickets_whoami", `{}`, &tool.Answer{ID: res.Pending.ID, OK: true}); got.IsError || got.Output != "you are "+user {
+		t.Fatalf("%s's resumed call: %+v", who, got)
+	}
+}
+
 // An MCP server with "oauth" is unauthorized until an admin connects it,
 // then lists its tools with that connection; each caller then connects
 // its own account (PENDING → login → answer) and its calls act as itself,
@@ -71,17 +97,7 @@ func TestOAuthServerActsAsEachCaller(t *testing.T) {
 	}
 
 	for _, who := range []string{"alice", "bob"} {
-		res := callAs(reg, "corp:"+who, "tickets_whoami", `{}`, nil)
-		if res.Outcome != tool.OutcomePending || res.Pending == nil || res.Pending.Kind != "authorization" {
-			t.Fatalf("%s without a connection: %+v", who, res)
-		}
-		if status, page := r.Browser.Login(t, res.Pending.URL, who, nil); status != 200 {
-			t.Fatalf("%s login: %d %s", who, status, page)
-		}
-		got := callAs(reg, "corp:"+who, "tickets_whoami", `{}`, &tool.Answer{ID: res.Pending.ID, OK: true})
-		if got.IsError || got.Output != "you are "+who {
-			t.Fatalf("%s's resumed call: %+v", who, got)
-		}
+		loginAs(t, r, reg, "corp:"+who, who)
 	}
 	// Later calls run at once, each as its own caller.
 	for range 3 {
@@ -105,9 +121,7 @@ func TestOAuthServerActsAsEachCaller(t *testing.T) {
 // unauthorized again once its session is renewed.
 func TestOAuthDisconnectAsksAgain(t *testing.T) {
 	r := oauthrig.Start(t, oauthrig.Options{})
-	reg, w, _ := startOAuth(t, r)
-	r.Connect(t, "ops", "tickets", "ops-admin")
-	waitFor(t, w, "the tools", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
+	reg := connectedOAuth(t, r)
 	if got := callAs(reg, "ops", "tickets_whoami", `{}`, nil); got.Output != "you are ops-admin" {
 		t.Fatalf("the admin's own call: %+v", got)
 	}
@@ -123,16 +137,8 @@ func TestOAuthDisconnectAsksAgain(t *testing.T) {
 // refreshed and the request sent once more: the caller never sees it.
 func TestOAuthRefusedTokenRenewedOnce(t *testing.T) {
 	r := oauthrig.Start(t, oauthrig.Options{})
-	reg, w, _ := startOAuth(t, r)
-	r.Connect(t, "ops", "tickets", "ops-admin")
-	waitFor(t, w, "the tools", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
-	res := callAs(reg, "corp:alice", "tickets_whoami", `{}`, nil)
-	if status, _ := r.Browser.Login(t, res.Pending.URL, "alice", nil); status != 200 {
-		t.Fatal("login")
-	}
-	if got := callAs(reg, "corp:alice", "tickets_whoami", `{}`, &tool.Answer{ID: res.Pending.ID, OK: true}); got.Output != "you are alice" {
-		t.Fatalf("%+v", got)
-	}
+	reg := connectedOAuth(t, r)
+	loginAs(t, r, reg, "corp:alice", "alice")
 	toks := r.MCP.Tokens()
 	r.MCP.Revoke(toks[len(toks)-1])
 	refreshes := r.OP.Counts().Refreshes

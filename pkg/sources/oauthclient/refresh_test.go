@@ -21,6 +21,17 @@ import (
 // refresh (toolnexus refreshes a quarter of the lifetime ahead).
 func waitExpired(d time.Duration) { time.Sleep(d + 100*time.Millisecond) }
 
+// expiredConnection is a rig where alice has connected and her access
+// token has expired.
+func expiredConnection(t *testing.T) *rig {
+	t.Helper()
+	r := newRig(t, rigOpts{})
+	r.op.SetLifetime(2 * time.Second)
+	r.connect(t, "corp:alice", "alice")
+	waitExpired(2 * time.Second)
+	return r
+}
+
 // A connection whose access token expires is refreshed without a login:
 // the caller's next call gets a new token for the same user.
 func TestExpiredTokenRefreshedWithoutLogin(t *testing.T) {
@@ -42,10 +53,7 @@ func TestExpiredTokenRefreshedWithoutLogin(t *testing.T) {
 
 // 100 calls at once with an expired token make one refresh.
 func TestConcurrentCallsRefreshOnce(t *testing.T) {
-	r := newRig(t, rigOpts{})
-	r.op.SetLifetime(2 * time.Second)
-	r.connect(t, "corp:alice", "alice")
-	waitExpired(2 * time.Second)
+	r := expiredConnection(t)
 	r.op.SetLifetime(time.Hour)
 	r.op.SetTokenDelay(50 * time.Millisecond) // so the calls overlap the refresh
 	toks := make(chan string, 100)
@@ -73,10 +81,7 @@ func TestConcurrentCallsRefreshOnce(t *testing.T) {
 // A refresh the server refuses (invalid_grant) drops the connection: the
 // caller gets a PENDING authorization that says why.
 func TestRefusedRefreshAsksForLogin(t *testing.T) {
-	r := newRig(t, rigOpts{})
-	r.op.SetLifetime(2 * time.Second)
-	r.connect(t, "corp:alice", "alice")
-	waitExpired(2 * time.Second)
+	r := expiredConnection(t)
 	r.op.SetTokenAnswer(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
