@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
-	"golang.org/x/sys/unix"
 )
 
-// childEnv marks a process as a code-mode child; its value is the
-// address-space limit in bytes.
+// childEnv marks a process as a code-mode child.
 const childEnv = "TOOLNEXUS_CODEMODE_CHILD"
+
+// readyLine is the child's first line: it is up, and waits for the
+// script. The server limits its address space before it answers.
+var readyLine = []byte("{\"ready\":true}\n")
 
 var entered atomic.Bool
 
@@ -25,31 +27,19 @@ var entered atomic.Bool
 // Like the sandbox helper's entry it is an explicit call first in main.
 func EnterChild() {
 	entered.Store(true)
-	v := os.Getenv(childEnv)
-	if v == "" {
+	if os.Getenv(childEnv) == "" {
 		return
 	}
-	os.Exit(childMain(v))
+	os.Exit(childMain())
 }
 
-func childMain(limit string) int {
-	var asBytes uint64
-	fmt.Sscan(limit, &asBytes)
-	if asBytes > 0 {
-		// The address-space limit is taken before any script runs: past
-		// it, an allocation fails and the Go runtime dies ("out of
-		// memory"), which the server reports.
-		// The limit is on top of what the process maps at start (the Go
-		// runtime's reservations, and under -race the detector's shadow),
-		// so it bounds what the script adds.
-		base := mappedBytes()
-		lim := unix.Rlimit{Cur: base + asBytes, Max: base + asBytes}
-		if err := unix.Setrlimit(unix.RLIMIT_AS, &lim); err != nil {
-			return 3
-		}
-	}
+func childMain() int {
 	in := bufio.NewReader(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
+	out.Write(readyLine)
+	if out.Flush() != nil {
+		return 3
+	}
 	var s start
 	line, err := in.ReadBytes('\n')
 	if err != nil || json.Unmarshal(line, &s) != nil {
@@ -104,7 +94,7 @@ func runScript(s start, in *bufio.Reader, out *bufio.Writer) (d done) {
 			panic(r)
 		}
 	}()
-	v, err := vm.RunString("(function(){\n" + s.Script + "\n})()")
+	v, err := vm.RunString("(function(){\n" + withLastValue(s.Script) + "\n})()")
 	d.Printed = printed.String()
 	if err != nil {
 		var ie *goja.InterruptedError
@@ -195,19 +185,3 @@ func (t *toolsObject) Set(string, goja.Value) bool { return false }
 func (t *toolsObject) Has(string) bool             { return true }
 func (t *toolsObject) Delete(string) bool          { return false }
 func (t *toolsObject) Keys() []string              { return nil }
-
-// mappedBytes is this process's address-space size now (VmSize).
-func mappedBytes() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmSize:"); ok {
-			var kb uint64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
-			return kb << 10
-		}
-	}
-	return 0
-}

@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 )
 
 // ToolName is the name the core serves code mode under.
@@ -26,10 +26,20 @@ type Limits struct {
 	// Timeout is the run's wall-clock limit (the interpreter is
 	// interrupted at it, and the child killed shortly after).
 	Timeout time.Duration
-	// MemoryBytes is the child's address-space limit (RLIMIT_AS).
+	// MemoryBytes is the child's address-space limit (RLIMIT_AS) on top
+	// of what it maps once started.
 	MemoryBytes uint64
 	// MaxOutput caps the script's return value and printed text, in bytes.
 	MaxOutput int
+	// MaxConcurrent caps the interpreters a Pool runs at once, and
+	// MaxPerPrincipal those of one principal (0: no cap).
+	MaxConcurrent, MaxPerPrincipal int
+	// Sandbox is where the interpreter runs: the sandbox bash's commands
+	// run in, with its masks and private directories, and nothing of the
+	// interpreter's own — no workspace, temp dir, read or write path, no
+	// network; only its own binary to execute. Nil (or a sandbox that is
+	// off) starts it unconfined.
+	Sandbox *sandbox.Runner
 }
 
 // Caller runs one inner call through the server's ordinary call path.
@@ -51,50 +61,94 @@ type Result struct {
 // EnterChild (it would run its own main instead).
 var ErrNoEntry = errors.New("run_code: this program cannot start the code-mode child: call server.EnterSandboxHelper() first in main (server.Main does)")
 
+// childArg0 is the interpreter's argv[0], what ps shows for it.
+const childArg0 = "toolnexus-run_code"
+
 // Run runs script in a fresh child process, answering its inner calls
 // with call.
 func Run(ctx context.Context, script string, lim Limits, call Caller) Result {
 	if !entered.Load() {
 		return Result{Error: ErrNoEntry.Error()}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return Result{Error: "run_code: cannot find the server's binary: " + err.Error()}
-	}
 	// The child is killed a little after the interpreter's own deadline,
 	// so a loop that interrupts cleanly reports the time limit, and one
 	// that does not (stuck in Go code) still ends.
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout+time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe)
-	// No inherited environment: the server's secrets never reach a script.
-	cmd.Env = []string{childEnv + "=" + strconv.FormatUint(lim.MemoryBytes, 10), "GOMAXPROCS=1"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stderr = &limitedWriter{buf: &stderr, max: 4096}
-	stdin, err := cmd.StdinPipe()
+	c, err := startChild(ctx, lim)
 	if err != nil {
-		return Result{Error: "run_code: " + err.Error()}
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return Result{Error: "run_code: " + err.Error()}
-	}
-	if err := cmd.Start(); err != nil {
 		return Result{Error: "run_code: cannot start the interpreter: " + err.Error()}
 	}
-	r := converse(ctx, stdin, stdout, script, lim, call)
-	stdin.Close()
-	cmd.Process.Kill()
-	werr := cmd.Wait()
+	stop := context.AfterFunc(ctx, func() { _ = c.proc.Kill() })
+	r := converse(ctx, c, script, lim, call)
+	stop()
+	c.stdin.Close()
+	_ = c.proc.Kill()
+	werr := c.proc.Wait()
+	c.stdout.Close()
 	if !r.finished && r.Error == "" {
 		if werr == nil {
 			werr = errors.New("no answer")
 		}
-		r.Error = childDeath(ctx, lim, werr, stderr.String())
+		r.Error = childDeath(ctx, lim, werr, c.stderr.String())
 	}
 	return r.Result
 }
+
+// child is a started interpreter and our ends of its pipes.
+type child struct {
+	proc          *sandbox.Process
+	stdin, stdout *os.File
+	stderr        *bytes.Buffer
+}
+
+// startChild starts the interpreter: this program again, entered through
+// EnterChild, with an empty environment (no secret of the server reaches
+// it), in its own process group, dying with the server — in the sandbox
+// when lim has one, as bash's commands run.
+func startChild(ctx context.Context, lim Limits) (*child, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	c := &child{stdin: inW, stdout: outR, stderr: &bytes.Buffer{}}
+	cmd := &exec.Cmd{
+		// /proc/self/exe is reached without walking the binary's
+		// directories, which the sandbox's uid may not search.
+		Path: "/proc/self/exe", Args: []string{childArg0}, Dir: "/",
+		Env:         []string{childEnv + "=1", "GOMAXPROCS=1"},
+		Stdin:       inR,
+		Stdout:      outW,
+		Stderr:      &limitedWriter{buf: c.stderr, max: 4096},
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true},
+	}
+	var box *sandbox.Sandbox
+	pol := sandbox.Policy{ExecFiles: []string{"/proc/self/exe"}, Limits: sandbox.Limits{Processes: childThreads}}
+	if lim.Sandbox != nil {
+		box = lim.Sandbox.Box
+		pol.Masks, pol.Private = lim.Sandbox.Policy.Masks, lim.Sandbox.Policy.Private
+	}
+	c.proc, err = box.StartContext(ctx, cmd, &pol)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// childThreads bounds the interpreter's tasks where the sandbox counts them
+// (a pids group under a root server): the Go runtime's threads, and no
+// process of its own — goja cannot start one.
+const childThreads = 64
 
 type outcome struct {
 	Result
@@ -102,16 +156,24 @@ type outcome struct {
 }
 
 // converse speaks the JSON-lines protocol until the child is done, dies,
-// or breaks a cap.
-func converse(ctx context.Context, stdin io.Writer, stdout io.Reader, script string, lim Limits, call Caller) (r outcome) {
-	b, _ := json.Marshal(start{Script: script, WallMS: lim.Timeout.Milliseconds(), MaxOutput: lim.MaxOutput})
-	if _, err := stdin.Write(append(b, '\n')); err != nil {
-		return r
-	}
+// or breaks a cap. The child says first that it is up; its address space
+// is limited then, before it reads the script.
+func converse(ctx context.Context, c *child, script string, lim Limits, call Caller) (r outcome) {
 	// A line is at most the output cap plus room for an inner call's
 	// arguments; a longer one ends the run.
-	in := bufio.NewReaderSize(stdout, 64<<10)
+	in := bufio.NewReaderSize(c.stdout, 64<<10)
 	maxLine := lim.MaxOutput*2 + 1<<20
+	if line, err := readLine(in, maxLine); err != nil || !bytes.Equal(line, readyLine) {
+		return r
+	}
+	if err := limitMemory(c.proc.Pid(), lim.MemoryBytes); err != nil {
+		r.Error, r.finished = "run_code: cannot limit the interpreter's memory: "+err.Error(), true
+		return r
+	}
+	b, _ := json.Marshal(start{Script: script, WallMS: lim.Timeout.Milliseconds(), MaxOutput: lim.MaxOutput})
+	if _, err := c.stdin.Write(append(b, '\n')); err != nil {
+		return r
+	}
 	for {
 		line, err := readLine(in, maxLine)
 		if err != nil {
@@ -143,7 +205,7 @@ func converse(ctx context.Context, stdin io.Writer, stdout io.Reader, script str
 				ans = call(ctx, m.Call.Name, m.Call.Arguments)
 			}
 			b, _ := json.Marshal(ans)
-			if _, err := stdin.Write(append(b, '\n')); err != nil {
+			if _, err := c.stdin.Write(append(b, '\n')); err != nil {
 				return r
 			}
 		}

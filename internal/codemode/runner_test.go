@@ -6,11 +6,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus/internal/sandbox"
 )
 
+// testLimits are the limits of a run in the tests' sandbox, as the
+// server runs it.
 func testLimits() Limits {
-	return Limits{MaxCalls: 100, Timeout: 2 * time.Second, MemoryBytes: 512 << 20, MaxOutput: 64 << 10}
+	return Limits{MaxCalls: 100, Timeout: 2 * time.Second, MemoryBytes: 512 << 20, MaxOutput: 64 << 10, Sandbox: &sandbox.Runner{Box: box}}
 }
+
+// memoryLimitTimeout is the time a script that runs into the memory limit
+// gets: enough for the limit, not the clock, to stop it.
+const memoryLimitTimeout = 30 * time.Second
 
 // echo answers every inner call with its name and arguments.
 func echo(_ context.Context, name string, args json.RawMessage) InnerResult {
@@ -34,6 +42,8 @@ func TestRun(t *testing.T) {
 		{"syntax error", `return (`, "", "", "the script failed"},
 		{"no require", `return typeof require + typeof fetch + typeof process`, `"undefinedundefinedundefined"`, "", ""},
 		{"infinite loop", `for (;;) {}`, "", "", "time limit"},
+		// Doubling copies ~1 GiB before the limit: seconds on a loaded
+		// machine, so this case alone gets the time (memoryLimitTimeout).
 		{"4 GiB by string doubling", `let s = "x"; for (let i = 0; i < 32; i++) s = s + s; return s.length`, "", "", "memory"},
 		{"10,000 calls", `for (let i = 0; i < 10000; i++) tools.one({i}); return "done"`, "", "", "more than 100 tool calls"},
 		{"cap survives catch", `for (let i = 0; i < 10000; i++) { try { tools.one({i}) } catch (e) {} } return "escaped"`, "", "", "more than 100 tool calls"},
@@ -50,7 +60,11 @@ func TestRun(t *testing.T) {
 	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := Run(context.Background(), c.script, testLimits(), echo)
+			lim := testLimits()
+			if c.err == "memory" {
+				lim.Timeout = memoryLimitTimeout
+			}
+			r := Run(context.Background(), c.script, lim, echo)
 			if c.err != "" {
 				if !strings.Contains(r.Error, c.err) {
 					t.Fatalf("error %q, want it to contain %q (value %s)", r.Error, c.err, r.Value)

@@ -11,6 +11,10 @@ const (
 	DefaultCodeModeTimeout   = 10 * time.Second
 	DefaultCodeModeMemoryMB  = 512
 	DefaultCodeModeMaxOutput = 64 << 10
+	// Interpreters at once, in total and per principal: bash's default
+	// caps (limits.tools.bash), as each is a process of its own.
+	DefaultCodeModeMaxConcurrency             = 8
+	DefaultCodeModeMaxConcurrencyPerPrincipal = 4
 )
 
 // CodeMode is the `codeMode` section: the run_code and describe_tools
@@ -28,11 +32,15 @@ type CodeMode struct {
 	MemoryMB int
 	// MaxOutputBytes caps a run's return value plus printed text.
 	MaxOutputBytes int
+	// MaxConcurrency caps the interpreters running at once, and
+	// MaxConcurrencyPerPrincipal those of one principal (0: no cap).
+	MaxConcurrency, MaxConcurrencyPerPrincipal int
 }
 
 func parseCodeMode(raw json.RawMessage) (CodeMode, error) {
 	c := CodeMode{MaxCalls: DefaultCodeModeMaxCalls, Timeout: DefaultCodeModeTimeout,
-		MemoryMB: DefaultCodeModeMemoryMB, MaxOutputBytes: DefaultCodeModeMaxOutput}
+		MemoryMB: DefaultCodeModeMemoryMB, MaxOutputBytes: DefaultCodeModeMaxOutput,
+		MaxConcurrency: DefaultCodeModeMaxConcurrency, MaxConcurrencyPerPrincipal: DefaultCodeModeMaxConcurrencyPerPrincipal}
 	if raw == nil {
 		return c, nil
 	}
@@ -42,6 +50,9 @@ func parseCodeMode(raw json.RawMessage) (CodeMode, error) {
 		TimeoutMS      *int64 `json:"timeoutMs"`
 		MemoryMB       *int   `json:"memoryMB"`
 		MaxOutputBytes *int   `json:"maxOutputBytes"`
+
+		MaxConcurrency             *int `json:"maxConcurrency"`
+		MaxConcurrencyPerPrincipal *int `json:"maxConcurrencyPerPrincipal"`
 	}
 	if err := strictDecode("codeMode", raw, &r); err != nil {
 		return c, err
@@ -73,5 +84,23 @@ func parseCodeMode(raw json.RawMessage) (CodeMode, error) {
 		}
 		c.MaxOutputBytes = *r.MaxOutputBytes
 	}
+	if err := interpreterCap("codeMode.maxConcurrency", r.MaxConcurrency, &c.MaxConcurrency, "in total"); err != nil {
+		return c, err
+	}
+	if err := interpreterCap("codeMode.maxConcurrencyPerPrincipal", r.MaxConcurrencyPerPrincipal, &c.MaxConcurrencyPerPrincipal, "for one token"); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// interpreterCap checks and sets one of the interpreter caps.
+func interpreterCap(key string, v *int, dst *int, scope string) error {
+	if v == nil {
+		return nil
+	}
+	if *v < 0 || *v > 10000 {
+		return keyErr(key, "must be between 0 (no cap) and 10000: the run_code interpreters that may run at once %s (default %d)", scope, *dst)
+	}
+	*dst = *v
+	return nil
 }

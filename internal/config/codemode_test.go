@@ -11,14 +11,17 @@ func TestCodeMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.CodeMode.Enabled || cfg.CodeMode.MaxCalls != 100 || cfg.CodeMode.Timeout != 10*time.Second {
+	if cfg.CodeMode.Enabled || cfg.CodeMode.MaxCalls != 100 || cfg.CodeMode.Timeout != 10*time.Second ||
+		cfg.CodeMode.MaxConcurrency != 8 || cfg.CodeMode.MaxConcurrencyPerPrincipal != 4 {
 		t.Fatalf("defaults: %+v", cfg.CodeMode)
 	}
-	cfg, err = Parse([]byte(`{"codeMode": {"enabled": true, "maxCalls": 7, "timeoutMs": 500, "memoryMB": 128, "maxOutputBytes": 2048}}`), "", t.TempDir())
+	cfg, err = Parse([]byte(`{"codeMode": {"enabled": true, "maxCalls": 7, "timeoutMs": 500, "memoryMB": 128, "maxOutputBytes": 2048,
+		"maxConcurrency": 3, "maxConcurrencyPerPrincipal": 0}}`), "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.CodeMode; !got.Enabled || got.MaxCalls != 7 || got.Timeout != 500*time.Millisecond || got.MemoryMB != 128 || got.MaxOutputBytes != 2048 {
+	if got := cfg.CodeMode; !got.Enabled || got.MaxCalls != 7 || got.Timeout != 500*time.Millisecond || got.MemoryMB != 128 || got.MaxOutputBytes != 2048 ||
+		got.MaxConcurrency != 3 || got.MaxConcurrencyPerPrincipal != 0 {
 		t.Fatalf("parsed: %+v", got)
 	}
 	bad := []struct{ name, json, key string }{
@@ -26,6 +29,8 @@ func TestCodeMode(t *testing.T) {
 		{"timeout", `{"codeMode": {"timeoutMs": 5}}`, "codeMode.timeoutMs"},
 		{"memory", `{"codeMode": {"memoryMB": 1}}`, "codeMode.memoryMB"},
 		{"output", `{"codeMode": {"maxOutputBytes": 1}}`, "codeMode.maxOutputBytes"},
+		{"interpreters", `{"codeMode": {"maxConcurrency": -1}}`, "codeMode.maxConcurrency"},
+		{"interpreters per token", `{"codeMode": {"maxConcurrencyPerPrincipal": 10001}}`, "codeMode.maxConcurrencyPerPrincipal"},
 		{"type", `{"codeMode": {"enabled": "yes"}}`, "codeMode.enabled"},
 		{"unknown key", `{"codeMode": {"enable": true}}`, "codeMode.enable"},
 	}

@@ -60,6 +60,8 @@ type Config struct {
 	Cluster Cluster
 	// CodeMode is run_code and describe_tools (docs/codemode.md).
 	CodeMode CodeMode
+	// Search is how tool search ranks (docs/search.md).
+	Search Search
 	// Credentials is where each caller's OAuth connections are kept
 	// (credentials.go).
 	Credentials Credentials
@@ -109,7 +111,8 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "credentials"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "search",
+	"credentials"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -185,6 +188,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.CodeMode, err = parseCodeMode(nonNull(top["codeMode"])); err != nil {
+		return nil, err
+	}
+	if cfg.Search, err = parseSearch(nonNull(top["search"])); err != nil {
 		return nil, err
 	}
 	if cfg.Credentials, err = parseCredentials(nonNull(top["credentials"]), baseDir); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/cluster"
+	"github.com/toolnexus/toolnexus/internal/codemode"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/egress"
 	"github.com/toolnexus/toolnexus/internal/engine"
@@ -66,6 +67,10 @@ type Options struct {
 	// "oauth" section (handed to the sources); nil: such an upstream
 	// fails to start.
 	OAuth *oauthclient.Manager
+	// OnStep, when set, hears every step of the pipeline each call enters
+	// (StepObserve, StepView...), in order: a test's way to show that a
+	// door skips none. Nil costs a call nothing.
+	OnStep func(ctx context.Context, step string, call Call)
 }
 
 // Core is one running tool set.
@@ -96,10 +101,20 @@ type Core struct {
 	audit *audit.Log
 	// cluster is the shared control plane; nil with one replica.
 	cluster *cluster.Client
+	// handler is the pipeline, composed once (pipeline.go).
+	handler handler
+	// served are the doors' narrowings of the tool set (view.go).
+	served atomic.Pointer[served]
 	// codeMode serves run_code and describe_tools (set at start).
 	codeMode bool
-	// suspended are run_code scripts waiting for an inner call's approval.
-	scripts suspendedRuns
+	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
+	interpreters codemode.Pool
+
+	// features are the MCP servers' resources, templates and prompts,
+	// hub their subscriptions (features.go, subscriptions.go).
+	features       *registry.Features
+	hub            *resourceHub
+	featureMetrics *metrics.Features
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -114,8 +129,10 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if promReg == nil {
 		promReg = prometheus.NewRegistry()
 	}
-	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster}
+	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster,
+		features: registry.NewFeatures(log), hub: newResourceHub()}
 	c.metrics = metrics.New(promReg)
+	c.featureMetrics = metrics.NewFeatures(promReg, featureOutcomes)
 	c.authOpts = authOptions(promReg, log)
 	kinds := make([]string, 0, len(sources.Kinds()))
 	for _, k := range sources.Kinds() {
@@ -138,9 +155,11 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		c.codeMode = true
 		native = append(slices.Clip(native), c.codeModeTools()...)
 	}
-	c.exec.Compose(c.pipeline()...)
+	c.handler = c.compose(opts.OnStep)
+	c.served.Store(newServed(cfg.Server.MCP))
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended, OAuth: opts.OAuth,
-		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
+		Egress:   engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
+		Features: c.features, ResourceUpdated: c.resourceUpdated})
 	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
@@ -269,6 +288,7 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	c.sessions.SetLimits(cfg.Sessions)
 	c.auth.Store(c.newAuthenticator(cfg.Auth))
 	c.applyPolicy(cfg)
+	c.served.Store(newServed(cfg.Server.MCP))
 	c.cfg.Store(cfg)
 	c.metrics.Reloads.WithLabelValues("ok").Inc()
 	out := Report{Revision: c.reg.Snapshot().Revision(), Failed: map[string]error{}}
@@ -294,6 +314,7 @@ func (c *Core) RejectApply() { c.metrics.Reloads.WithLabelValues("error").Inc() 
 func (c *Core) Close(ctx context.Context) error {
 	c.exec.Close()
 	c.sessions.Close()
+	c.hub.close()
 	err := c.eng.Close(ctx)
 	if aerr := c.audit.Close(); err == nil {
 		err = aerr
@@ -311,6 +332,9 @@ type SourceInfo struct {
 	Sandbox   string
 	ToolCount int
 	Shadowed  []string
+	// Title and Description are what the source says about itself
+	// (sources.Status), for tool search.
+	Title, Description string
 }
 
 // Sources reports every source instance, in precedence order.
@@ -319,7 +343,7 @@ func (c *Core) Sources() []SourceInfo {
 	out := make([]SourceInfo, len(infos))
 	for i, in := range infos {
 		out[i] = SourceInfo{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, State: in.State, Error: in.Error, Sandbox: in.Sandbox,
-			ToolCount: in.ToolCount, Shadowed: in.Shadowed}
+			ToolCount: in.ToolCount, Shadowed: in.Shadowed, Title: in.Title, Description: in.Description}
 	}
 	return out
 }

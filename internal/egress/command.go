@@ -22,7 +22,9 @@ type Command struct {
 	rules Rules
 
 	conns atomic.Int64
-	bytes atomic.Int64
+	// bytes counts the bytes moved; committed those moved plus those
+	// reserved by copies under way (budget.go).
+	bytes, committed atomic.Int64
 }
 
 // Bind returns the proxy for one command of call.
@@ -75,21 +77,35 @@ func (c *Command) ServeEgress(l net.Listener) {
 }
 
 // handle tells SOCKS5 (first byte 5) from HTTP and serves the connection.
+// Everything the proxy reads from the client itself (a request line and
+// headers, a SOCKS greeting, a request body, a ClientHello) goes through
+// an idleReader, so a client that stalls part-way is cut after the idle
+// timeout like a quiet tunnel.
 func (c *Command) handle(ctx context.Context, conn net.Conn) {
-	br := bufio.NewReaderSize(conn, 4096)
-	if idle := c.p.cfg.Limits.Idle; idle > 0 {
-		_ = conn.SetReadDeadline(time.Now().Add(idle))
-	}
+	br := bufio.NewReaderSize(idleReader{conn, c.p.cfg.Limits.Idle}, 4096)
 	first, err := br.Peek(1)
 	if err != nil {
 		return
 	}
-	_ = conn.SetReadDeadline(time.Time{})
 	if first[0] == socksVersion {
 		c.serveSOCKS(ctx, conn, br)
 		return
 	}
 	c.serveHTTP(ctx, conn, br)
+}
+
+// idleReader reads from a client connection with the idle timeout as a
+// deadline on each read: a read that waits that long without a byte fails.
+type idleReader struct {
+	conn net.Conn
+	idle time.Duration
+}
+
+func (r idleReader) Read(b []byte) (int, error) {
+	if r.idle > 0 {
+		_ = r.conn.SetReadDeadline(time.Now().Add(r.idle))
+	}
+	return r.conn.Read(b)
 }
 
 // open decides on host:port and connects: the connection limit, the
@@ -137,6 +153,7 @@ func (c *Command) finish(rec *Record, ref *Refusal, m *meter) {
 // clock both directions share.
 type meter struct {
 	c              *Command
+	ctx            context.Context // the command's: its end stops a wait for budget
 	sent, received atomic.Int64
 	last           atomic.Int64 // unix nanoseconds of the last byte either way
 }
@@ -148,38 +165,48 @@ const chunk = 1 << 20
 
 // pipe copies src to dst until src ends, in chunks, each a splice(2)
 // between the two sockets when both are TCP (no copy through user
-// space): the byte limit bounds each chunk, and the read deadline set
-// before it is the idle timeout — a chunk that moved bytes, or a quiet
-// direction while the other is busy, is not idle.
+// space). With a byte limit a chunk is what src holds once it has
+// something (waiting), reserved from the budget first; the read deadline
+// set before each chunk is the idle timeout — a chunk that moved bytes,
+// or a quiet direction while the other is busy, is not idle.
 func (m *meter) pipe(dst, src net.Conn, count *atomic.Int64) error {
 	lim := m.c.p.cfg.Limits
 	for {
-		n := int64(chunk)
-		if lim.Bytes > 0 {
-			left := lim.Bytes - m.c.bytes.Load()
-			if left <= 0 {
-				return errByteLimit
-			}
-			n = min(n, left)
-		}
 		if lim.Idle > 0 {
 			_ = src.SetReadDeadline(time.Now().Add(lim.Idle))
 		}
-		moved, err := io.CopyN(dst, src, n)
+		n, moved, err := m.copyChunk(dst, src, lim.Bytes > 0)
 		if moved > 0 {
 			count.Add(moved)
-			m.c.bytes.Add(moved)
 			m.last.Store(time.Now().UnixNano())
 		}
 		switch {
-		case err == nil:
-		case err == io.EOF:
+		case err == nil && n > 0:
+		case err == nil, err == io.EOF:
 			return nil
 		case errors.Is(err, os.ErrDeadlineExceeded) && (moved > 0 || time.Since(time.Unix(0, m.last.Load())) < lim.Idle):
 		default:
 			return err
 		}
 	}
+}
+
+// copyChunk moves one chunk from src to dst and returns its size (0: src
+// ended) and the bytes moved.
+func (m *meter) copyChunk(dst, src net.Conn, limited bool) (int64, int64, error) {
+	n := int64(chunk)
+	if limited {
+		avail, err := waiting(src, n)
+		if err != nil || avail == 0 {
+			return 0, 0, err
+		}
+		if n, err = m.c.take(m.ctx, min(avail, chunk)); err != nil {
+			return 0, 0, err
+		}
+	}
+	moved, err := io.CopyN(dst, src, n)
+	m.c.moved(n, moved)
+	return n, moved, err
 }
 
 // relay copies both ways until either side ends, half-closing so the
@@ -195,9 +222,7 @@ func relay(client, up net.Conn, first func() ([]byte, *Refusal), m *meter) *Refu
 		data, ref := first()
 		var err error
 		if ref == nil && len(data) > 0 {
-			_, err = up.Write(data)
-			m.sent.Add(int64(len(data)))
-			m.c.bytes.Add(int64(len(data)))
+			_, err = (&countWriter{w: up, m: m}).Write(data)
 		}
 		if ref == nil && err == nil {
 			err = m.pipe(up, client, &m.sent)
@@ -218,6 +243,33 @@ func relay(client, up net.Conn, first func() ([]byte, *Refusal), m *meter) *Refu
 		closeWrite(client)
 	}
 	return <-done
+}
+
+// countWriter is what the proxy itself writes to the host (a forwarded
+// request's head and body, the bytes read while deciding): counted as
+// sent, and drawn from the byte budget before it is written — a write
+// past the limit writes what is left and fails.
+type countWriter struct {
+	w io.Writer
+	m *meter
+}
+
+func (cw *countWriter) Write(b []byte) (int, error) {
+	written := 0
+	for written < len(b) {
+		grant, err := cw.m.c.take(cw.m.ctx, int64(len(b)-written))
+		if err != nil {
+			return written, err
+		}
+		n, err := cw.w.Write(b[written : written+int(grant)])
+		written += n
+		cw.m.sent.Add(int64(n))
+		cw.m.c.moved(grant, int64(n))
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
 }
 
 // pending returns what br holds beyond what was parsed.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -58,9 +57,9 @@ func (c *Command) tunnel(ctx context.Context, conn net.Conn, br *bufio.Reader, r
 	// The command's end (its listener closed) ends the connection
 	// to the host too, however quiet that host is.
 	defer context.AfterFunc(ctx, func() { up.Close() })()
-	m := &meter{c: c}
+	m := &meter{c: c, ctx: ctx}
 	if _, err := conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err == nil {
-		ref = relay(conn, up, func() ([]byte, *Refusal) { return c.checkSNI(conn, br, host) }, m)
+		ref = relay(conn, up, func() ([]byte, *Refusal) { return c.checkSNI(br, host) }, m)
 	}
 	c.finish(&rec, ref, m)
 }
@@ -90,7 +89,7 @@ func (c *Command) forward(ctx context.Context, conn net.Conn, req *http.Request)
 	// The command's end (its listener closed) ends the connection
 	// to the host too, however quiet that host is.
 	defer context.AfterFunc(ctx, func() { up.Close() })()
-	m := &meter{c: c}
+	m := &meter{c: c, ctx: ctx}
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	req.Header.Set("Connection", "close")
@@ -108,19 +107,6 @@ func (c *Command) forward(ctx context.Context, conn net.Conn, req *http.Request)
 	}
 	c.finish(&rec, nil, m)
 	return false
-}
-
-// countWriter counts what the command sends to the host.
-type countWriter struct {
-	w io.Writer
-	m *meter
-}
-
-func (cw *countWriter) Write(b []byte) (int, error) {
-	n, err := cw.w.Write(b)
-	cw.m.sent.Add(int64(n))
-	cw.m.c.bytes.Add(int64(n))
-	return n, err
 }
 
 // refuseHTTP answers a refused request with 403: the reason in the status

@@ -130,13 +130,15 @@ func (p *Proxy) decide(ctx context.Context, call Call, rules *Rules, host string
 			return nil, notAllowed(name, port)
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", name)
+		answers, err := p.cfg.Resolver.LookupNetIP(rctx, "ip", name)
 		cancel()
-		if err != nil || len(addrs) == 0 {
+		if err != nil || len(answers) == 0 {
 			return nil, &Refusal{Rule: "resolve", Reason: name + " does not resolve"}
 		}
-		for i := range addrs {
-			addrs[i] = addrs[i].Unmap()
+		// A copy: the resolver's answer may be shared (a cache's).
+		addrs = make([]netip.Addr, len(answers))
+		for i, a := range answers {
+			addrs[i] = a.Unmap()
 		}
 	}
 	if ref := rules.checkAddrs(name, port, byName, addrs); ref != nil {

@@ -36,6 +36,18 @@ func (r *resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr,
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
+// public is the address the tests' names resolve to: a public one (TEST-NET-3),
+// which the test dialler takes to the test servers on 127.0.0.1 — only an
+// entry naming 127.0.0.1 itself may reach loopback.
+const public = "203.0.113.1"
+
+// toLoopback dials the port of a checked address on 127.0.0.1, where every
+// test server listens.
+func toLoopback(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), a.Port()).String())
+}
+
 func addrs(s ...string) []netip.Addr {
 	out := make([]netip.Addr, len(s))
 	for i, a := range s {
@@ -67,16 +79,13 @@ func start(t *testing.T, allow, deny []string, res *resolver, lim egress.Limits,
 		t.Fatal(err)
 	}
 	r := &running{}
-	var d net.Dialer
 	px := egress.New(egress.Config{Rules: rules, Resolver: res, Limits: lim, Decide: decide,
 		Audit: func(rec egress.Record) { r.mu.Lock(); r.recs = append(r.recs, rec); r.mu.Unlock() },
 		Dial: func(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
 			r.mu.Lock()
 			r.dialed = append(r.dialed, a.String())
 			r.mu.Unlock()
-			// Every test server listens on 127.0.0.1: an address the
-			// test resolver maps elsewhere is dialled there instead.
-			return d.DialContext(ctx, "tcp", netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), a.Port()).String())
+			return toLoopback(ctx, a)
 		}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -130,30 +139,32 @@ func TestDecisions(t *testing.T) {
 	port, stop := origin(t)
 	defer stop()
 	res := &resolver{m: map[string][]netip.Addr{
-		"pypi.test": addrs("127.0.0.1"), "files.pypi.test": addrs("203.0.113.7"), "inside.pypi.test": addrs("10.1.2.3"),
+		"pypi.test": addrs("203.0.113.1"), "files.pypi.test": addrs("203.0.113.7"), "inside.pypi.test": addrs("10.1.2.3"),
+		"loop.test":      addrs("127.0.0.1"),
 		"meta.pypi.test": addrs("169.254.169.254"), "bad.pypi.test": addrs("203.0.113.66"), "v6.pypi.test": addrs("::1"),
 		"lan.test": addrs("10.9.0.5"), "mixed.pypi.test": addrs("203.0.113.8", "127.0.0.1"),
 		"pypi.test.evil": addrs("203.0.113.10"), "only-port.test": addrs("203.0.113.11"),
 	}}
-	p := start(t, []string{"pypi.test", "*.pypi.test", "10.9.0.0/16", fmt.Sprintf("only-port.test:%d", port+1)},
+	p := start(t, []string{"pypi.test", "*.pypi.test", "10.9.0.0/16", fmt.Sprintf("only-port.test:%d", port+1), "loop.test"},
 		[]string{"203.0.113.66", "blocked.pypi.test"}, res, egress.DefaultLimits, nil)
 	c := client(p.addr)
 	for _, tc := range []struct {
 		host, want string
 		ok         bool
 	}{
-		{"pypi.test", "hello pypi.test", true},             // exact name: its loopback address is named explicitly
-		{"files.pypi.test", "hello files.pypi.test", true}, // wildcard, public address
-		{"lan.test", "hello lan.test", true},               // an address entry allows its addresses whatever name led there
-		{"10.9.0.5", "hello 10.9.0.5", true},               // IP literal inside an allowed prefix
-		{"pypi.test.evil", "is not allowed", false},        // a suffix is not the domain
+		{"pypi.test", "hello pypi.test", true},                            // exact name
+		{"loop.test", "resolves to 127.0.0.1, a loopback address", false}, // even an exact name never reaches loopback
+		{"files.pypi.test", "hello files.pypi.test", true},                // wildcard, public address
+		{"lan.test", "hello lan.test", true},                              // an address entry allows its addresses whatever name led there
+		{"10.9.0.5", "hello 10.9.0.5", true},                              // IP literal inside an allowed prefix
+		{"pypi.test.evil", "is not allowed", false},                       // a suffix is not the domain
 		{"blocked.pypi.test", "denied by sandbox.egress.deny[1]", false},
 		{"bad.pypi.test", "denied by sandbox.egress.deny[0]", false}, // denied by its address
 		{"inside.pypi.test", "resolves to 10.1.2.3, a private address", false},
 		{"meta.pypi.test", "resolves to 169.254.169.254, a link-local address", false},
 		{"v6.pypi.test", "resolves to ::1, a loopback address", false},
 		{"mixed.pypi.test", "resolves to 127.0.0.1, a loopback address", false}, // one inside answer refuses the name
-		{"127.0.0.1", "is not allowed", false},
+		{"127.0.0.1", "it is a loopback address", false},
 		{"nowhere.pypi.test", "nowhere.pypi.test does not resolve", false},
 		{"only-port.test", "is not allowed", false}, // listed for another port
 	} {
@@ -165,8 +176,8 @@ func TestDecisions(t *testing.T) {
 		})
 	}
 	p.stop() // every connection ends, and is recorded
-	if lan := p.records(); len(lan) != 14 {
-		t.Fatalf("%d records for 14 requests", len(lan))
+	if lan := p.records(); len(lan) != 15 {
+		t.Fatalf("%d records for 15 requests", len(lan))
 	}
 }
 
@@ -196,7 +207,7 @@ func TestConnectsToTheAddressChecked(t *testing.T) {
 func TestConnectAndSOCKS5(t *testing.T) {
 	port, stop := origin(t)
 	defer stop()
-	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs("127.0.0.1"), "evil.test": addrs("127.0.0.1")}}
+	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs(public), "evil.test": addrs(public)}}
 	p := start(t, []string{"api.test"}, []string{"evil.test"}, res, egress.DefaultLimits, nil)
 
 	conn, err := net.Dial("tcp", p.addr)
@@ -246,7 +257,7 @@ func TestConnectAndSOCKS5(t *testing.T) {
 func TestPolicyDecides(t *testing.T) {
 	port, stop := origin(t)
 	defer stop()
-	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs("127.0.0.1")}}
+	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs(public)}}
 	var seen egress.ConnectRequest
 	p := start(t, []string{"api.test"}, nil, res, egress.DefaultLimits, func(r egress.ConnectRequest) *egress.Refusal {
 		seen = r
@@ -265,7 +276,7 @@ func TestPolicyDecides(t *testing.T) {
 func TestLimits(t *testing.T) {
 	port, stop := origin(t)
 	defer stop()
-	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs("127.0.0.1")}}
+	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs(public)}}
 	t.Run("connections", func(t *testing.T) {
 		p := start(t, []string{"api.test"}, nil, res, egress.Limits{Connections: 2}, nil)
 		c := client(p.addr)
@@ -328,10 +339,10 @@ func TestLimits(t *testing.T) {
 func TestToolRules(t *testing.T) {
 	port, stop := origin(t)
 	defer stop()
-	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs("127.0.0.1"), "pkg.test": addrs("127.0.0.1")}}
+	res := &resolver{m: map[string][]netip.Addr{"api.test": addrs(public), "pkg.test": addrs(public)}}
 	global, _ := egress.ParseRules("sandbox.egress", []string{"api.test"}, []string{"evil.test"})
 	tool, _ := egress.ParseRules("sandbox.egress.tools.fetcher", []string{"pkg.test", "evil.test"}, nil)
-	px := egress.New(egress.Config{Rules: global, Tools: map[string]egress.Rules{"fetcher": tool}, Resolver: res})
+	px := egress.New(egress.Config{Rules: global, Tools: map[string]egress.Rules{"fetcher": tool}, Resolver: res, Dial: toLoopback})
 	for _, tc := range []struct {
 		tool, host, want string
 	}{
@@ -395,7 +406,7 @@ func TestTunnelFirstBytes(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
-	res := &resolver{m: map[string][]netip.Addr{"git.test": addrs("127.0.0.1")}}
+	res := &resolver{m: map[string][]netip.Addr{"git.test": addrs(public)}}
 	p := start(t, []string{"git.test"}, nil, res, egress.DefaultLimits, nil)
 	tunnel := func() (net.Conn, *bufio.Reader) {
 		conn, err := net.Dial("tcp", p.addr)
@@ -447,7 +458,7 @@ func TestStopEndsQuietTunnels(t *testing.T) {
 			accepted <- c
 		}
 	}()
-	res := &resolver{m: map[string][]netip.Addr{"quiet.test": addrs("127.0.0.1")}}
+	res := &resolver{m: map[string][]netip.Addr{"quiet.test": addrs(public)}}
 	p := start(t, []string{"quiet.test"}, nil, res, egress.DefaultLimits, nil)
 	conn, err := net.Dial("tcp", p.addr)
 	if err != nil {

@@ -193,13 +193,22 @@ func (r *Rules) checkName(name string, port int) (*Pattern, *Refusal) {
 // checkAddrs is the decision on the addresses name resolved to: each must
 // be allowed (by the name entry, or an address entry), none denied, and an
 // inside address (AddrClass) only where an entry names it explicitly — an
-// exact host name, or an address or prefix containing it.
+// exact host name, or an address or prefix containing it; a Strict one
+// (loopback, link-local, unspecified, metadata) only where an address
+// entry is that very address.
 func (r *Rules) checkAddrs(name string, port int, byName *Pattern, addrs []netip.Addr) *Refusal {
 	for _, ip := range addrs {
 		for i := range r.Deny {
 			if d := &r.Deny[i]; d.matchAddr(ip, port) {
 				return deniedBy(d, name, port)
 			}
+		}
+		class := AddrClass(ip)
+		if Strict(class) {
+			if !r.literal(ip, port) {
+				return strictRefusal(name, port, ip, class, byName)
+			}
+			continue
 		}
 		var byAddr *Pattern
 		for i := range r.Allow {
@@ -211,15 +220,52 @@ func (r *Rules) checkAddrs(name string, port int, byName *Pattern, addrs []netip
 		if byName == nil && byAddr == nil {
 			return notAllowed(name, port)
 		}
-		if class := AddrClass(ip); class != "" && byAddr == nil && (byName == nil || byName.host == "") {
+		if class != "" && byAddr == nil && (byName == nil || byName.host == "") {
 			rule := "allow"
 			if byName != nil {
 				rule = byName.Key
 			}
-			return &Refusal{Rule: rule, Reason: fmt.Sprintf("%s:%d is refused: it resolves to %s, a %s address, which only an entry naming the exact host or address allows", name, port, ip, class)}
+			return &Refusal{Rule: rule, Reason: fmt.Sprintf("%s:%d is refused: it resolves to %s, %s address, which only an entry naming the exact host or address allows", name, port, ip, article(class))}
 		}
 	}
 	return nil
+}
+
+// literal reports whether an allow entry is the address ip itself (not a
+// wider prefix) at port.
+func (r *Rules) literal(ip netip.Addr, port int) bool {
+	for i := range r.Allow {
+		a := &r.Allow[i]
+		if a.prefix.IsValid() && a.prefix.IsSingleIP() && a.prefix.Addr() == ip && a.portOK(port) {
+			return true
+		}
+	}
+	return false
+}
+
+// strictRefusal refuses a loopback, link-local, unspecified or metadata
+// address that no entry names literally. It suggests no entry to add: no
+// name, wildcard or range ever reaches such an address, and one that names
+// the address is for the operator to decide on (docs/egress.md).
+func strictRefusal(name string, port int, ip netip.Addr, class string, byName *Pattern) *Refusal {
+	rule := "allow"
+	if byName != nil {
+		rule = byName.Key
+	}
+	what := fmt.Sprintf("it resolves to %s, %s address", ip, article(class))
+	if isAddr(name) {
+		what = fmt.Sprintf("it is %s address", article(class))
+	}
+	return &Refusal{Rule: rule, Reason: fmt.Sprintf("%s:%d is refused: %s (the server itself, its host or a cloud metadata service), "+
+		"which no host name, wildcard or range in the allow list ever reaches", name, port, what)}
+}
+
+// article puts "a" or "an" before an address class.
+func article(class string) string {
+	if strings.HasPrefix(class, ClassUnspecified) {
+		return "an " + class
+	}
+	return "a " + class
 }
 
 func deniedBy(d *Pattern, name string, port int) *Refusal {

@@ -77,9 +77,9 @@ func (c *Command) serveSOCKS(ctx context.Context, conn net.Conn, br *bufio.Reade
 	// The command's end (its listener closed) ends the connection
 	// to the host too, however quiet that host is.
 	defer context.AfterFunc(ctx, func() { up.Close() })()
-	m := &meter{c: c}
+	m := &meter{c: c, ctx: ctx}
 	if socksReply(conn, socksOK) == nil {
-		ref = relay(conn, up, func() ([]byte, *Refusal) { return c.checkSNI(conn, br, host) }, m)
+		ref = relay(conn, up, func() ([]byte, *Refusal) { return c.checkSNI(br, host) }, m)
 	}
 	c.finish(&rec, ref, m)
 }

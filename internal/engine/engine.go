@@ -58,6 +58,11 @@ type Options struct {
 	Suspended suspend.Store
 	// OAuth is handed to the sources (sources.Env.OAuth).
 	OAuth *oauthclient.Manager
+	// Features is where MCP servers publish their resources, templates and
+	// prompts (features.go); nil serves tools only. ResourceUpdated hears
+	// their notifications/resources/updated.
+	Features        *registry.Features
+	ResourceUpdated func(id registry.LayerID, uri string)
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -206,7 +211,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		go func() {
 			defer wg.Done()
 			src := p.build()
-			pub := newInstancePublisher(e.reg)
+			pub := e.newPublisher()
 			err := src.Start(e.ctx, pub)
 			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, unconfigured: p.unconfigured}
 		}()
@@ -221,6 +226,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 			if old != nil {
 				// The old instance's tools must not outlive it.
 				_ = e.reg.Replace(p.id, nil)
+				e.dropFeatures(p.id)
 			}
 		}
 		if inst.failed() {
@@ -245,6 +251,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		inst.stopRetrying()
 		inst.pub.retire()
 		e.reg.Remove(id)
+		e.dropFeatures(id)
 		e.release(id, inst)
 		delete(e.instances, id)
 		rep.Removed = append(rep.Removed, id)

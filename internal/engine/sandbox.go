@@ -26,6 +26,17 @@ func (e *Engine) sandboxRunner(cfg *config.Config) *sandbox.Runner {
 	}}
 }
 
+// InterpreterSandbox is the sandbox a run_code interpreter starts in: the
+// one bash's commands run in, with the masks and private directories every
+// command has; the interpreter adds nothing of its own (internal/codemode).
+// Nil when the engine has no Sandbox.
+func (e *Engine) InterpreterSandbox(cfg *config.Config) *sandbox.Runner {
+	if e.opts.Sandbox == nil {
+		return nil
+	}
+	return &sandbox.Runner{Box: e.opts.Sandbox, Policy: sandbox.Policy{Masks: sandboxMasks(cfg), Private: sessionsRoot(cfg)}}
+}
+
 // sessionsRoot is the sessions' root, which every command sees empty but
 // for its own session's workspace.
 func sessionsRoot(cfg *config.Config) []string {

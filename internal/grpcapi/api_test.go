@@ -27,10 +27,12 @@ import (
 // front is the gRPC front-end alone over a real core, served on loopback:
 // no pkg/server, no listeners of its own, no reload.
 type front struct {
-	core     *core.Core
-	registry pb.RegistryServiceClient
-	sources  pb.SourceServiceClient
-	sessions pb.SessionServiceClient
+	core      *core.Core
+	registry  pb.RegistryServiceClient
+	sources   pb.SourceServiceClient
+	sessions  pb.SessionServiceClient
+	approvals pb.ApprovalServiceClient
+	features  pb.FeatureServiceClient
 }
 
 // reportTool reports progress twice, then returns: the native tool every
@@ -43,14 +45,21 @@ func reportTool() tool.Tool {
 	}, tool.WithInputSchema(json.RawMessage(`{"type":"object"}`))))
 }
 
-func startFront(t *testing.T, cfgJSON string) *front {
+func startFront(t testing.TB, cfgJSON string) *front {
 	t.Helper()
 	return startFrontReloading(t, cfgJSON, "")
 }
 
 // startFrontReloading is startFront whose SourceService.Reload applies
 // reloadJSON (config.Parse refusing it fails the reload, as a bad file does).
-func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
+func startFrontReloading(t testing.TB, cfgJSON, reloadJSON string) *front {
+	t.Helper()
+	return startFrontWith(t, cfgJSON, reloadJSON, core.Options{})
+}
+
+// startFrontWith is startFrontReloading over a core with these options
+// (its logger and the report tool added), e.g. OnStep or more native tools.
+func startFrontWith(t testing.TB, cfgJSON, reloadJSON string, opts core.Options) *front {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(cfgJSON), "", dir)
@@ -58,7 +67,9 @@ func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	c, err := core.New(cfg, core.Options{Logger: log, Native: []tool.Tool{reportTool()}})
+	opts.Logger = log
+	opts.Native = append([]tool.Tool{reportTool()}, opts.Native...)
+	c, err := core.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +105,8 @@ func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
 			t.Error(err)
 		}
 	})
-	return &front{core: c, registry: pb.NewRegistryServiceClient(conn), sources: pb.NewSourceServiceClient(conn), sessions: pb.NewSessionServiceClient(conn)}
+	return &front{core: c, registry: pb.NewRegistryServiceClient(conn), sources: pb.NewSourceServiceClient(conn), sessions: pb.NewSessionServiceClient(conn),
+		approvals: pb.NewApprovalServiceClient(conn), features: pb.NewFeatureServiceClient(conn)}
 }
 
 func bearer(ctx context.Context, token string) context.Context {

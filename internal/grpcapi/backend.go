@@ -8,6 +8,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -22,6 +23,9 @@ type Core interface {
 	// Recovered records a panic the front-end caught while decoding or
 	// encoding, and returns the result the caller gets.
 	Recovered(ctx context.Context, name, protocol string, v any) tool.Result
+	// View is the caller's view of the tool set, which every listing,
+	// search and call consults (view.go).
+	View(caller *auth.Principal, protocol, name string) (core.View, error)
 	// Snapshot is the tool set calls run against (ListTools, GetTool, Export).
 	Snapshot() *registry.Snapshot
 	// Watch follows the tool set (WatchTools).
@@ -38,13 +42,20 @@ type Core interface {
 	Sources() []core.SourceInfo
 	Sandbox() sandbox.Status
 	Skills() ([]core.Skill, []core.SkippedSkill)
-	// SkillsPromptFor is the skills catalog as the caller may see it.
-	SkillsPromptFor(p *auth.Principal) string
+	// SkillsPromptFor is the skills catalog as the caller's view shows it.
+	SkillsPromptFor(v core.View) string
 	// Config is the config in force (server.limits.watchStreams).
 	Config() *config.Config
 	// Approvals and DecideApproval are ApprovalService.
 	Approvals(ctx context.Context, p *auth.Principal) ([]approval.Entry, error)
 	DecideApproval(ctx context.Context, p *auth.Principal, id string, approve bool, reason string) (approval.Entry, error)
+	// The MCP servers' resources, templates and prompts (FeatureService).
+	Features() *registry.FeatureSnapshot
+	FeatureCall(caller *auth.Principal, protocol, session string) core.FeatureCall
+	ReadResource(ctx context.Context, fc core.FeatureCall, uri string) ([]feature.Contents, error)
+	GetPrompt(ctx context.Context, fc core.FeatureCall, name string, args map[string]string) (feature.PromptResult, error)
+	Complete(ctx context.Context, fc core.FeatureCall, ref core.CompleteRef, req feature.CompleteRequest) (feature.Completion, error)
+	SubscribeResource(ctx context.Context, fc core.FeatureCall, uri string, notify func(uri string)) (cancel func(), err error)
 }
 
 var _ Core = (*core.Core)(nil)

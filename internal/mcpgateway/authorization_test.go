@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -44,14 +43,7 @@ func authorizationGateway(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := mcpgateway.New(c, mcpgateway.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
-	hs := httptest.NewServer(g)
-	t.Cleanup(func() {
-		hs.Close()
-		g.Close()
-		_ = c.Close(context.Background())
-	})
-	return hs.URL + mcpgateway.Path
+	return serveGateway(t, c, mcpgateway.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)}) + mcpgateway.Path
 }
 
 // A client that declared URL-mode elicitation is asked to open the login

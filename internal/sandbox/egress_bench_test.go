@@ -56,7 +56,7 @@ func BenchmarkEgressDownload(b *testing.B) {
 	defer srv.Close()
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	rules, _ := egress.ParseRules("sandbox.egress", []string{"blob.test"}, nil)
-	px := egress.New(egress.Config{Rules: rules, Resolver: names{"blob.test": loopback}})
+	px := egress.New(egress.Config{Rules: rules, Resolver: names{"blob.test": public}, Dial: toLoopback})
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		b.Skip("no curl")

@@ -24,9 +24,9 @@ import (
 // egressWorld is the local servers a sandboxed command reaches by name
 // through the proxy: an HTTPS API, a dumb-HTTP git repository, a simple
 // package index with one wheel, an npm tarball, and a redirect to a
-// denied host. Every name resolves (through the test resolver) to the
-// servers' loopback address, which only exact names in the allow list
-// may reach.
+// denied host. Every name resolves (through the test resolver) to a
+// public address, which the proxy's test dialler takes to the servers on
+// 127.0.0.1; sneaky.test resolves to loopback itself, which no name reaches.
 type egressWorld struct {
 	httpsPort, webPort int
 	caFile             string
@@ -36,7 +36,7 @@ type egressWorld struct {
 func newEgressWorld(t *testing.T, ws string) *egressWorld {
 	t.Helper()
 	w := &egressWorld{res: names{
-		"api.test": loopback, "web.test": loopback, "evil.test": loopback,
+		"api.test": public, "web.test": public, "evil.test": public,
 		"sneaky.test": loopback, "meta.test": {netip.MustParseAddr("169.254.169.254")},
 	}}
 	ca := testutil.NewCA(t, "egress")
@@ -201,7 +201,7 @@ func TestEgressRealClients(t *testing.T) {
 		{"tls for another name through an allowed tunnel", fmt.Sprintf("curl -sS --cacert ca.pem --connect-to evil.test:%d:api.test:%d https://evil.test:%d/", w.httpsPort, w.httpsPort, w.httpsPort), false,
 			[]string{"curl: (35)"}},
 		{"ip literal", fmt.Sprintf("curl -sS --fail-with-body http://127.0.0.1:%d/hello", w.webPort), false,
-			[]string{fmt.Sprintf("127.0.0.1:%d is not allowed", w.webPort)}},
+			[]string{fmt.Sprintf("127.0.0.1:%d is refused: it is a loopback address", w.webPort)}},
 		{"name resolving to loopback", fmt.Sprintf("curl -sSv --cacert ca.pem https://sneaky.test:%d/", w.httpsPort), false,
 			[]string{"403", "resolves to 127.0.0.1, a loopback address"}},
 		{"name resolving to the metadata address", "curl -sS --fail-with-body http://meta.test/latest/meta-data/", false,

@@ -28,6 +28,18 @@ func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, err
 
 var loopback = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 
+// public is what the tests' names resolve to: a public address (TEST-NET-3),
+// which the proxy's dialler takes to the local servers on 127.0.0.1 — no
+// name ever reaches loopback itself (docs/egress.md, "The decision").
+var public = []netip.Addr{netip.MustParseAddr("203.0.113.1")}
+
+// toLoopback dials the port of a checked address on 127.0.0.1, where every
+// test server listens.
+func toLoopback(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), a.Port()).String())
+}
+
 // audited collects the proxy's records.
 type audited struct {
 	mu   sync.Mutex
@@ -47,7 +59,7 @@ func egressProxy(t *testing.T, allow, deny []string, res names, a *audited) *egr
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := egress.Config{Rules: rules, Resolver: res, Limits: egress.DefaultLimits}
+	cfg := egress.Config{Rules: rules, Resolver: res, Limits: egress.DefaultLimits, Dial: toLoopback}
 	if a != nil {
 		cfg.Audit = a.add
 	}
@@ -69,7 +81,7 @@ func TestEgressPlainHTTPThroughTheProxy(t *testing.T) {
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	a := &audited{}
 	f := newFixture(t)
-	f.policy.Egress = egressProxy(t, []string{"web.test"}, nil, names{"web.test": loopback}, a).Bind(egress.Call{Principal: "alice", Session: "s1", Tool: "bash"})
+	f.policy.Egress = egressProxy(t, []string{"web.test"}, nil, names{"web.test": public}, a).Bind(egress.Call{Principal: "alice", Session: "s1", Tool: "bash"})
 	out, code := f.sh(t, s, fmt.Sprintf("curl -sS http://web.test:%d/x", port))
 	if code != 0 || !strings.Contains(out, "hello from web.test") {
 		t.Fatalf("curl: %d %s", code, out)

@@ -24,6 +24,9 @@ const (
 	// path lies below it: its listing, and no file content (that right
 	// would reach the mask too).
 	accessAboveRO = ll.AccessFSReadDir
+	// accessExec is what an ExecFiles entry allows: executing the file
+	// (which reads it).
+	accessExec = ll.AccessFSExecute | ll.AccessFSReadFile
 	// accessDev is what /dev/null and its like allow.
 	accessDev = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate
 )

@@ -94,6 +94,12 @@ type Policy struct {
 	WritePaths []string
 	// ReadPaths are read-only (and executable) besides the system paths.
 	ReadPaths []string
+	// ExecFiles are files the command may execute (and read), and no
+	// more of the directories they lie in: one Landlock rule per file,
+	// and no step of the command's view, so the command must reach each
+	// by a path it need not walk — the server's own binary as
+	// /proc/self/exe, which is how a run_code interpreter is started.
+	ExecFiles []string
 	// Masks are unreadable even when they lie below a readable path.
 	Masks []string
 	// Private are directories the command sees as empty, but for its

@@ -472,7 +472,7 @@ func (s *Sandbox) confineThread(rulesetFD int, prog *filterProg, cgroup string) 
 // temp dir.
 func (s *Sandbox) ruleset(p *Policy) (int, error) {
 	masks := cleanAll(p.Masks)
-	key := fmt.Sprint(masks, cleanAll(p.ReadPaths))
+	key := fmt.Sprint(masks, cleanAll(p.ReadPaths), p.ExecFiles)
 	s.fixedMu.Lock()
 	fixed, ok := s.fixed[key]
 	if !ok {
@@ -484,6 +484,9 @@ func (s *Sandbox) ruleset(p *Policy) (int, error) {
 			allowed = append(allowed, pathRule{path: d, access: accessRead})
 		}
 		rules := expand(allowed, masks)
+		for _, f := range p.ExecFiles {
+			rules = append(rules, pathRule{path: f, access: accessExec})
+		}
 		for _, d := range devFiles {
 			rules = append(rules, pathRule{path: d, access: accessDev})
 		}

@@ -114,7 +114,7 @@ func TestEgressSandboxedMCPServer(t *testing.T) {
 	if out := exec("fetcher_fetch", fmt.Sprintf(`{"url": %q, "direct": true}`, u)); !strings.Contains(out, "connection refused") && !strings.Contains(out, "unreachable") {
 		t.Fatalf("a direct GET from the sandboxed server must find nothing: %s", out)
 	}
-	if out := exec("bash", fmt.Sprintf(`{"command": "curl -sS --fail-with-body %s"}`, u)); !strings.Contains(out, "is not allowed: no entry of the allow list matches it") {
+	if out := exec("bash", fmt.Sprintf(`{"command": "curl -sS --fail-with-body %s"}`, u)); !strings.Contains(out, "is refused: it is a loopback address") {
 		t.Fatalf("bash, under the global rules: %s", out)
 	}
 }

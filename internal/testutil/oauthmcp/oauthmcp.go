@@ -45,6 +45,9 @@ type Server struct {
 	revoked map[string]bool
 }
 
+// WhoamiURI is the resource that says whose account a read acts as.
+const WhoamiURI = "whoami://me"
+
 // Start serves the server on a fresh loopback port, trusting p; it stops
 // with the test. scopes are the scopes_supported it advertises.
 func Start(t testing.TB, p *oidcop.Provider, scopes ...string) *Server {
@@ -66,6 +69,13 @@ func Start(t testing.TB, p *oidcop.Provider, scopes ...string) *Server {
 			s.calls[sub]++
 			s.mu.Unlock()
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "you are " + sub}}}, nil, nil
+		})
+	// A resource says whose account a read acts as, as whoami does for a
+	// call: resources and prompts must go out as the caller too.
+	srv.AddResource(&sdk.Resource{URI: WhoamiURI, Name: "whoami", MIMEType: "text/plain"},
+		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: WhoamiURI, MIMEType: "text/plain",
+				Text: "you are " + req.Extra.TokenInfo.UserID}}}, nil
 		})
 	handler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 	mux := http.NewServeMux()

@@ -3,6 +3,9 @@ package builtin_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,11 +32,15 @@ func BenchmarkResolve(b *testing.B) {
 }
 
 func benchTool(b *testing.B, name, args string, setup func(dir string)) {
+	benchToolConfig(b, builtin.Config{Enabled: true}, name, args, setup)
+}
+
+func benchToolConfig(b *testing.B, cfg builtin.Config, name, args string, setup func(dir string)) {
 	dir, _ := filepath.EvalSymlinks(b.TempDir())
 	if setup != nil {
 		setup(dir)
 	}
-	tools, err := builtin.Tools(builtin.Config{Enabled: true}, sources.Env{Workspace: dir})
+	tools, err := builtin.Tools(cfg, sources.Env{Workspace: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,4 +72,16 @@ func BenchmarkTodowrite(b *testing.B) {
 
 func BenchmarkBash(b *testing.B) {
 	benchTool(b, "bash", `{"command": "true"}`, nil)
+}
+
+// BenchmarkWebfetch is one webfetch of a small page from a server on
+// 127.0.0.1 (allowed by allowHosts): the dial's address check included.
+func BenchmarkWebfetch(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "hello")
+	}))
+	defer srv.Close()
+	cfg := builtin.Config{Enabled: true, Webfetch: builtin.WebfetchConfig{AllowHosts: []string{"127.0.0.1"}}}
+	benchToolConfig(b, cfg, "webfetch", `{"url": "`+srv.URL+`/", "format": "text"}`, nil)
 }

@@ -1,14 +1,17 @@
 package builtin_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
 )
@@ -43,6 +46,42 @@ func TestWebfetchRefusesInternalDestinations(t *testing.T) {
 			}
 			continue
 		}
+		if !res.IsError || res.Output != want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.url, res.Output, want)
+		}
+	}
+}
+
+// Issue 45, 3: the ranges that are not the public internet beyond RFC 1918
+// and loopback — the shared address space (one cloud's metadata service
+// is 100.100.100.200), benchmarking, reserved, the IETF block — and IPv6
+// forms that carry an IPv4 address (NAT64, 6to4, IPv4-compatible, Teredo)
+// are refused at the dial, with the egress proxy's classification: webfetch
+// of http://100.100.100.200/latest/meta-data/ used to connect.
+func TestWebfetchRefusesEveryInsideRange(t *testing.T) {
+	inside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "internal secret")
+	}))
+	t.Cleanup(inside.Close)
+	port := inside.Listener.Addr().(*net.TCPAddr).Port
+	k := newKit(t)
+	for _, tc := range []struct{ url, addr, class string }{
+		{"http://100.100.100.200/latest/meta-data/", "100.100.100.200:80", "metadata"},
+		{"http://100.64.0.1/", "100.64.0.1:80", "shared"},
+		{"http://198.18.0.1/", "198.18.0.1:80", "benchmarking"},
+		{"http://240.0.0.1/", "240.0.0.1:80", "reserved"},
+		{"http://192.0.0.170/", "192.0.0.170:80", "reserved"},
+		{fmt.Sprintf("http://[64:ff9b::7f00:1]:%d/", port), fmt.Sprintf("[64:ff9b::7f00:1]:%d", port), "loopback (IPv4 127.0.0.1 in NAT64)"},
+		{"http://[64:ff9b::a9fe:a9fe]/", "[64:ff9b::a9fe:a9fe]:80", "link-local (IPv4 169.254.169.254 in NAT64)"},
+		{fmt.Sprintf("http://[2002:7f00:1::1]:%d/", port), fmt.Sprintf("[2002:7f00:1::1]:%d", port), "loopback (IPv4 127.0.0.1 in 6to4)"},
+		{fmt.Sprintf("http://[::7f00:1]:%d/", port), fmt.Sprintf("[::7f00:1]:%d", port), "loopback (IPv4 127.0.0.1 in an IPv4-compatible address)"},
+		{"http://[2001:0:a9fe:a9fe::1]/", "[2001:0:a9fe:a9fe::1]:80", "link-local (IPv4 169.254.169.254 in Teredo (server))"},
+		{"http://[fd00:ec2::254]/latest/meta-data/", "[fd00:ec2::254]:80", "metadata"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res := k.runCtx(ctx, "webfetch", map[string]any{"url": tc.url, "format": "text"})
+		cancel()
+		want := fmt.Sprintf("webfetch: refused to connect to %s: %s address (add it to builtins.webfetch.allowHosts to allow it)", tc.addr, tc.class)
 		if !res.IsError || res.Output != want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.url, res.Output, want)
 		}

@@ -21,7 +21,7 @@ import (
 // ("static"), the two alternating. Budget: oauth-extra-µs/call ≤ 20.
 func BenchmarkOAuthCall(b *testing.B) {
 	r := oauthrig.Start(b, oauthrig.Options{})
-	reg := connectedOAuth(b, r)
+	reg, _ := connectedOAuth(b, r)
 	loginAs(b, r, reg, "corp:alice", "alice")
 	toks := r.MCP.Tokens()
 	staticCfg := remoteConfig(r.MCP.URL)

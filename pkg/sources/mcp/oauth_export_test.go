@@ -17,7 +17,7 @@ func CallerPath(src sources.Source, ctx context.Context, call tool.Call) bool {
 	if stop != nil {
 		return false
 	}
-	c, _ := s.callerSession(ctx, call, tok)
+	c, _ := s.callerSession(ctx, s.callerOf(ctx, call), tok)
 	if c == nil {
 		return false
 	}

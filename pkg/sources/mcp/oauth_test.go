@@ -9,7 +9,9 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/callerctx"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/oauthmcp"
 	"github.com/toolnexus/toolnexus/internal/testutil/oauthrig"
+	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
@@ -49,12 +51,12 @@ func startOAuth(t testing.TB, r *oauthrig.Rig) (*registry.Registry, *registry.Wa
 
 // connectedOAuth is startOAuth once an admin (ops, as ops-admin) has
 // connected the server and its tools are listed.
-func connectedOAuth(t testing.TB, r *oauthrig.Rig) *registry.Registry {
+func connectedOAuth(t testing.TB, r *oauthrig.Rig) (*registry.Registry, sources.Source) {
 	t.Helper()
-	reg, w, _ := startOAuth(t, r)
+	reg, w, src := startOAuth(t, r)
 	r.Connect(t, "ops", "tickets", "ops-admin")
 	waitFor(t, w, "the tools", func(s *registry.Snapshot) bool { _, ok := s.Lookup("tickets_whoami"); return ok })
-	return reg
+	return reg, src
 }
 
 // loginAs takes who from its PENDING authorization through the browser
@@ -121,7 +123,7 @@ func TestOAuthServerActsAsEachCaller(t *testing.T) {
 // unauthorized again once its session is renewed.
 func TestOAuthDisconnectAsksAgain(t *testing.T) {
 	r := oauthrig.Start(t, oauthrig.Options{})
-	reg := connectedOAuth(t, r)
+	reg, _ := connectedOAuth(t, r)
 	if got := callAs(reg, "ops", "tickets_whoami", `{}`, nil); got.Output != "you are ops-admin" {
 		t.Fatalf("the admin's own call: %+v", got)
 	}
@@ -137,7 +139,7 @@ func TestOAuthDisconnectAsksAgain(t *testing.T) {
 // refreshed and the request sent once more: the caller never sees it.
 func TestOAuthRefusedTokenRenewedOnce(t *testing.T) {
 	r := oauthrig.Start(t, oauthrig.Options{})
-	reg := connectedOAuth(t, r)
+	reg, _ := connectedOAuth(t, r)
 	loginAs(t, r, reg, "corp:alice", "alice")
 	toks := r.MCP.Tokens()
 	r.MCP.Revoke(toks[len(toks)-1])
@@ -147,5 +149,34 @@ func TestOAuthRefusedTokenRenewedOnce(t *testing.T) {
 	}
 	if n := r.OP.Counts().Refreshes - refreshes; n != 1 || r.MCP.Refused() == 0 {
 		t.Fatalf("%d refreshes (want 1), %d refusals", n, r.MCP.Refused())
+	}
+}
+
+// A resource read (as a prompt or a completion) of an "oauth" server goes
+// out as the caller too: on its own session, with its own token. A caller
+// not connected yet is told how to connect, and is never served with the
+// admin's or another caller's account.
+func TestOAuthFeatureRequestsActAsEachCaller(t *testing.T) {
+	r := oauthrig.Start(t, oauthrig.Options{})
+	reg, src := connectedOAuth(t, r)
+	loginAs(t, r, reg, "corp:alice", "alice")
+	read := func(who string) (string, error) {
+		got, err := src.(feature.Server).Read(callerctx.With(context.Background(), principal(who)), oauthmcp.WhoamiURI)
+		if err != nil {
+			return "", err
+		}
+		if len(got) != 1 {
+			t.Fatalf("%s's read: %+v", who, got)
+		}
+		return got[0].Text, nil
+	}
+	for who, want := range map[string]string{"corp:alice": "you are alice", "ops": "you are ops-admin"} {
+		if got, err := read(who); err != nil || got != want {
+			t.Fatalf("%s's read: %q, %v (want %q)", who, got, err, want)
+		}
+	}
+	got, err := read("corp:mallory")
+	if err == nil || feature.KindOf(err) != feature.Unavailable || !strings.Contains(err.Error(), "toolnexus connect tickets") {
+		t.Fatalf("mallory, not connected: %q, %v", got, err)
 	}
 }

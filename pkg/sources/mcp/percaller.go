@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/callerctx"
+	"github.com/toolnexus/toolnexus/pkg/feature"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -133,16 +136,45 @@ func (s *Source) callerToken(ctx context.Context, call tool.Call) (string, *tool
 	return tok, nil
 }
 
-// callerSession returns the session of the caller in ctx, opening it on
-// the caller's first call, and sets tok (from callerToken) as its
+// featureToken is the token a feature request (resources, prompts,
+// completion) goes out with, as callerToken is a tool call's. It cannot
+// return a PENDING login: a caller not connected yet is told how to
+// connect (a tool call of the server, or `toolnexus connect`).
+func (s *Source) featureToken(ctx context.Context, principal string) (string, error) {
+	if s.oauth == nil {
+		tok, err := s.callers.x.Token(ctx)
+		if err != nil {
+			return "", feature.Errorf(feature.Unavailable, "%s", s.redact.Apply(err.Error()))
+		}
+		return tok, nil
+	}
+	tok, err := s.oauth.Token(ctx, principal)
+	switch {
+	case errors.Is(err, oauthclient.ErrNotConnected):
+		return "", feature.Errorf(feature.Unavailable, "MCP server %q acts with your own account there, and you have not connected it (%v): run `toolnexus connect %s`, or call one of its tools to get the login link, then ask again",
+			s.name, err, s.name)
+	case err != nil:
+		return "", feature.Errorf(feature.Unavailable, "MCP server %q: %v", s.name, err)
+	}
+	return tok, nil
+}
+
+// callerOf is the principal whose session a call goes out on: with oauth
+// the call's owner, whose token callerToken took; else the caller in ctx,
+// whose identity-provider token was exchanged.
+func (s *Source) callerOf(ctx context.Context, call tool.Call) string {
+	if s.oauth != nil {
+		return call.Owner.Principal
+	}
+	return callerctx.Principal(ctx)
+}
+
+// callerSession returns principal's session, opening it on the caller's
+// first call, and sets tok (from callerToken or featureToken) as its
 // credential; the caller must release it. On failure it returns the text
 // of the call's is_error result, which names the server and never a token.
-func (s *Source) callerSession(ctx context.Context, call tool.Call, tok string) (*callerSession, string) {
+func (s *Source) callerSession(ctx context.Context, principal, tok string) (*callerSession, string) {
 	p := s.callers
-	principal := callerctx.Principal(ctx)
-	if s.oauth != nil {
-		principal = call.Owner.Principal // whose token tok is
-	}
 	c, fresh, evict, msg := p.acquire(s, principal)
 	for _, e := range evict {
 		go s.closeEvicted(e)

@@ -101,29 +101,15 @@ func (s *Source) buildTool(t *sdk.Tool, name string, schema json.RawMessage) too
 // caller is the Run function of one tool.
 func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 	return func(ctx context.Context, call tool.Call) tool.Result {
-		meta := s.meta
 		if call.Answer != nil && !s.answersLogin(call.Answer) {
 			return out.check(s.resume(ctx, call, name))
 		}
-		sess := s.live.Load()
-		if s.callers != nil {
-			// tokenExchange, oauth: the call goes out on the caller's own
-			// session, with the caller's token.
-			tok, instead := s.callerToken(ctx, call)
-			if instead != nil {
-				return *instead
-			}
-			call.Answer = nil // an answered login: the call runs afresh
-			c, msg := s.callerSession(ctx, call, tok)
-			if c == nil {
-				return tool.Failure(msg, meta)
-			}
-			defer s.callers.release(c)
-			sess = c.sess
-		} else if sess == nil {
-			// Down: answer now rather than wait for a timeout.
-			return tool.Failure(s.downText(), meta)
+		sess, release, instead := s.callSession(ctx, call)
+		if sess == nil {
+			return *instead
 		}
+		defer release()
+		call.Answer = nil // an answered login (oauth): the call runs afresh
 		params := &sdk.CallToolParams{Name: original, Arguments: call.Arguments}
 		sess.relay.calls.Add(1)
 		defer sess.relay.calls.Add(-1)
@@ -145,6 +131,32 @@ func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 		res, err := sess.cs.CallTool(ctx, params)
 		return out.check(s.finish(ctx, sess, name, res, err))
 	}
+}
+
+// callSession is the session a call goes out on: with tokenExchange or
+// oauth the caller's own, with the caller's token, else the live one;
+// release ends the call's hold on it. When there is none, instead is what
+// the call returns: a failure saying why (down: answered now rather than
+// after a timeout), or with oauth the PENDING login of a caller not
+// connected yet.
+func (s *Source) callSession(ctx context.Context, call tool.Call) (sess *session, release func(), instead *tool.Result) {
+	if s.callers != nil {
+		tok, instead := s.callerToken(ctx, call)
+		if instead != nil {
+			return nil, nil, instead
+		}
+		c, msg := s.callerSession(ctx, s.callerOf(ctx, call), tok)
+		if c == nil {
+			r := tool.Failure(msg, s.meta)
+			return nil, nil, &r
+		}
+		return c.sess, func() { s.callers.release(c) }, nil
+	}
+	if sess = s.live.Load(); sess == nil {
+		r := tool.Failure(s.downText(), s.meta)
+		return nil, nil, &r
+	}
+	return sess, func() {}, nil
 }
 
 // finish turns what CallTool returned into the call's result.
@@ -243,23 +255,8 @@ func richContent(parts []sdk.Content) []tool.Content {
 	}
 	out := make([]tool.Content, 0, len(parts))
 	for _, c := range parts {
-		switch c := c.(type) {
-		case *sdk.TextContent:
-			out = append(out, tool.Text(c.Text))
-		case *sdk.ImageContent:
-			out = append(out, tool.Image(c.MIMEType, c.Data))
-		case *sdk.AudioContent:
-			out = append(out, tool.Audio(c.MIMEType, c.Data))
-		case *sdk.EmbeddedResource:
-			if r := c.Resource; r != nil {
-				if r.Blob != nil {
-					out = append(out, tool.BlobResource(r.URI, r.MIMEType, r.Blob))
-				} else {
-					out = append(out, tool.TextResource(r.URI, r.MIMEType, r.Text))
-				}
-			}
-		case *sdk.ResourceLink:
-			out = append(out, tool.ResourceLink(c.URI, c.Name, c.MIMEType))
+		if tc, ok := contentOf(c); ok {
+			out = append(out, tc)
 		}
 	}
 	return out
