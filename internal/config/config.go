@@ -62,6 +62,9 @@ type Config struct {
 	CodeMode CodeMode
 	// Search is how tool search ranks (docs/search.md).
 	Search Search
+	// Credentials is where each caller's OAuth connections are kept
+	// (credentials.go).
+	Credentials Credentials
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -112,7 +115,8 @@ func wrapSection(section string, err error) error {
 func TopLevelKeys() []string { return slices.Clone(topLevelKeys) }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "search"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "search",
+	"credentials"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -191,6 +195,12 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Search, err = parseSearch(nonNull(top["search"])); err != nil {
+		return nil, err
+	}
+	if cfg.Credentials, err = parseCredentials(nonNull(top["credentials"]), baseDir); err != nil {
+		return nil, err
+	}
+	if err := checkCredentials(cfg); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

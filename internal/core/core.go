@@ -35,6 +35,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -62,6 +63,10 @@ type Options struct {
 	// an in-memory store when nil. A shared store lets any replica
 	// answer a call another suspended.
 	Suspended suspend.Store
+	// OAuth connects each caller's own account at upstreams with an
+	// "oauth" section (handed to the sources); nil: such an upstream
+	// fails to start.
+	OAuth *oauthclient.Manager
 	// OnStep, when set, hears every step of the pipeline each call enters
 	// (StepObserve, StepView...), in order: a test's way to show that a
 	// door skips none. Nil costs a call nothing.
@@ -156,7 +161,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c.handler = c.compose(opts.OnStep)
 	c.served.Store(newServed(cfg.Server.MCP))
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended, OAuth: opts.OAuth,
 		StartInBackground: opts.SourcesInBackground,
 		Egress:            engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
 		Features:          c.features, ResourceUpdated: c.resourceUpdated})

@@ -30,6 +30,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/sources/http"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/sources/native"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 	"go.opentelemetry.io/otel/trace"
@@ -55,6 +56,8 @@ type Options struct {
 	// core's approvals so a gate can tell an answer it does not own
 	// (a fresh in-memory store when nil).
 	Suspended suspend.Store
+	// OAuth is handed to the sources (sources.Env.OAuth).
+	OAuth *oauthclient.Manager
 	// Features is where MCP servers publish their resources, templates and
 	// prompts (features.go); nil serves tools only. ResourceUpdated hears
 	// their notifications/resources/updated.
@@ -295,6 +298,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
 		Tracing:        e.opts.Tracing,
 		Pending:        e.pendingFor(cfg),
+		OAuth:          e.opts.OAuth,
 	}
 	ws, err := e.workspace(cfg)
 	if err != nil {
