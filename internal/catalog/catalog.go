@@ -85,6 +85,8 @@ type Catalog struct {
 	layers map[registry.LayerID]*layer
 
 	recheck time.Duration
+	started bool // the recheck loop runs (from the first Configure that pins)
+	closed  bool
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -120,18 +122,20 @@ func New(next sources.Publisher, opts Options) *Catalog {
 		c.recheck = DefaultRecheck
 	}
 	c.registerMetrics(opts.Metrics, opts.Sources)
-	go c.recheckLoop()
 	return c
 }
 
-// Close ends the recheck loop.
+// Close ends the recheck loop, if one runs. The catalog keeps publishing
+// (the engine closes its sources after).
 func (c *Catalog) Close() {
-	select {
-	case <-c.stop:
-	default:
+	c.mu.Lock()
+	started, closed := c.started, c.closed
+	c.closed = true
+	c.mu.Unlock()
+	if started && !closed {
 		close(c.stop)
+		<-c.done
 	}
-	<-c.done
 }
 
 // Store is where the pins are kept (nil without one).
@@ -154,6 +158,10 @@ func (c *Catalog) Configure(s Settings) {
 	}
 	modeChanged := s.Mode != c.set.Mode || s.HoldFirstSight != c.set.HoldFirstSight
 	c.set = s
+	if s.Mode != ModeOff && !c.started && !c.closed {
+		c.started = true
+		go c.recheckLoop()
+	}
 	c.ovr = compileOverrides(s.Overrides)
 	for id, l := range c.layers {
 		if modeChanged {

@@ -60,6 +60,11 @@ type Config struct {
 	Cluster Cluster
 	// CodeMode is run_code and describe_tools (docs/codemode.md).
 	CodeMode CodeMode
+	// Pinning and ToolOverrides are the `pinning` and `overrides`
+	// sections: the catalog between the sources and the registry
+	// (internal/catalog, docs/catalog.md).
+	Pinning       Pinning
+	ToolOverrides map[string]ToolOverride
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -106,7 +111,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "pinning", "overrides"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -182,6 +187,12 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.CodeMode, err = parseCodeMode(nonNull(top["codeMode"])); err != nil {
+		return nil, err
+	}
+	if cfg.Pinning, err = parsePinning(nonNull(top["pinning"]), cfg.Cluster); err != nil {
+		return nil, err
+	}
+	if cfg.ToolOverrides, err = parseOverrides(nonNull(top["overrides"])); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

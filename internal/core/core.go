@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/catalog"
 	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/codemode"
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -98,6 +99,11 @@ type Core struct {
 	scripts suspendedRuns
 	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
 	interpreters codemode.Pool
+	// catalog stands between the sources and the registry: pinning and
+	// overrides (catalog.go); pinsDir is where its pins are kept ("" in
+	// Redis or nowhere), fixed at start.
+	catalog *catalog.Catalog
+	pinsDir string
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -137,7 +143,12 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		native = append(slices.Clip(native), c.codeModeTools()...)
 	}
 	c.exec.Compose(c.pipeline()...)
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
+	if err := c.newCatalog(cfg, opts.Cluster, promReg, kinds); err != nil {
+		c.exec.Close()
+		box.Close()
+		return nil, err
+	}
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended, Catalog: c.catalog,
 		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
 	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)
@@ -182,6 +193,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if err != nil {
 		c.exec.Close()
 		_ = c.eng.Close(context.Background())
+		c.catalog.Close()
 		_ = c.audit.Close()
 		box.Close()
 		key := "builtins.workspace"
@@ -245,6 +257,9 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	if err := checkCodeMode(c.cfg.Load(), cfg); err != nil {
 		return Report{}, err
 	}
+	if err := c.checkPinning(cfg); err != nil {
+		return Report{}, err
+	}
 	// The audit file is (re)opened first: a path that cannot be opened
 	// rejects the reload; a reload reopens it, which is how a rotated file
 	// is let go.
@@ -293,6 +308,7 @@ func (c *Core) Close(ctx context.Context) error {
 	c.exec.Close()
 	c.sessions.Close()
 	err := c.eng.Close(ctx)
+	c.catalog.Close()
 	if aerr := c.audit.Close(); err == nil {
 		err = aerr
 	}

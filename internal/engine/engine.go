@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/catalog"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/suspend"
@@ -55,11 +56,17 @@ type Options struct {
 	// core's approvals so a gate can tell an answer it does not own
 	// (a fresh in-memory store when nil).
 	Suspended suspend.Store
+	// Catalog stands between every source and the registry (pinning and
+	// overrides, internal/catalog); nil publishes straight into the
+	// registry. Apply configures it from the config's pinning and
+	// overrides sections.
+	Catalog *catalog.Catalog
 }
 
 // Engine owns the sources and the registry they publish into.
 type Engine struct {
 	reg  *registry.Registry
+	pub  sources.Publisher // the catalog, or reg without one
 	opts Options
 	log  *slog.Logger
 
@@ -120,7 +127,11 @@ func New(reg *registry.Registry, opts Options) *Engine {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	drainCtx, drainCancel := context.WithCancel(context.Background())
-	return &Engine{reg: reg, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
+	var pub sources.Publisher = reg
+	if opts.Catalog != nil {
+		pub = opts.Catalog
+	}
+	return &Engine{reg: reg, pub: pub, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
 		drainCtx: drainCtx, drainCancel: drainCancel, instances: map[registry.LayerID]*instance{},
 		pending: pending.New(opts.Suspended, pending.Limits{})}
 }
@@ -165,6 +176,9 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	if e.opts.Catalog != nil {
+		e.opts.Catalog.Configure(CatalogSettings(cfg))
+	}
 
 	rep := Report{Failed: map[registry.LayerID]error{}}
 	want := map[registry.LayerID]bool{}
@@ -203,7 +217,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		go func() {
 			defer wg.Done()
 			src := p.build()
-			pub := newInstancePublisher(e.reg)
+			pub := newInstancePublisher(e.pub)
 			err := src.Start(e.ctx, pub)
 			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, unconfigured: p.unconfigured}
 		}()
@@ -217,7 +231,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 			rep.Failed[p.id] = inst.startErr
 			if old != nil {
 				// The old instance's tools must not outlive it.
-				_ = e.reg.Replace(p.id, nil)
+				_ = e.pub.Replace(p.id, nil)
 			}
 		}
 		if inst.failed() {
@@ -241,7 +255,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		}
 		inst.stopRetrying()
 		inst.pub.retire()
-		e.reg.Remove(id)
+		e.pub.Remove(id)
 		e.release(id, inst)
 		delete(e.instances, id)
 		rep.Removed = append(rep.Removed, id)
