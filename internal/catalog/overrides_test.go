@@ -39,7 +39,9 @@ func TestOverrides(t *testing.T) {
 	if _, ok := schema.Properties["units"]; ok || len(schema.Required) != 1 || schema.Required[0] != "city" || schema.Properties["city"] == nil {
 		t.Fatalf("the fixed argument must be gone from the schema, the rest kept: %s", e.Tool.InputSchema)
 	}
-	run := func(args string) tool.Result { return e.Tool.Execute(ctx, tool.Call{Name: "weather", Arguments: json.RawMessage(args)}) }
+	run := func(args string) tool.Result {
+		return e.Tool.Execute(ctx, tool.Call{Name: "weather", Arguments: json.RawMessage(args)})
+	}
 	if r := run(`{"city": "Paris"}`); r.IsError || r.Output != `{"city": "Paris","units":"metric"}` {
 		t.Fatalf("injected: %+v", r)
 	}
