@@ -18,6 +18,7 @@ func checkFindings(cfg *config.Config) []string {
 	out = append(out, policiesNamingUnknownTools(cfg)...)
 	out = append(out, groupsMatchingNothing(cfg)...)
 	out = append(out, audienceNotTheResource(cfg)...)
+	out = append(out, catalogFindings(cfg)...) // check_catalog.go
 	return out
 }
 
@@ -220,9 +221,13 @@ func checkSummary(cfg *config.Config) []string {
 	if len(src) == 0 {
 		src = []string{"none"}
 	}
-	return []string{
+	out := []string{
 		"listeners: " + strings.Join(listen, ", "),
 		"sources: " + strings.Join(src, ", "),
 		"identity: " + ident,
 	}
+	if c := catalogSummary(cfg); c != "" {
+		out = append(out, c)
+	}
+	return out
 }
