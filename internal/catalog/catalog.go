@@ -104,6 +104,7 @@ type layer struct {
 	seen    bool
 
 	verdicts map[string]*verdict
+	order    []*verdict      // the verdicts of the last publish, in its order
 	held     map[string]bool // tool names held back at the last publish
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
@@ -166,16 +167,16 @@ func TestWarnServesAndCountsOverTheWire(t *testing.T) {
 	d := startDoors(t, catalogConfig(t, t.TempDir(), up.url, `, "pinning": {"mode": "warn", "dir": "pins"}`))
 	d.await(t, "first sight", has("up_get"))
 	up.setGet(poisoned)
-	deadline := 0
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		tl, err := d.reg.GetTool(as(agentToken), &pb.GetToolRequest{Name: "up_get"})
 		if err == nil && tl.GetTool().GetDescription() == poisoned {
 			break
 		}
-		if deadline++; deadline > 500 {
+		if time.Now().After(deadline) {
 			t.Fatalf("warn mode never served the changed text: %v %v", tl, err)
 		}
-		d.await(t, "served in warn mode", has("up_get"))
+		time.Sleep(20 * time.Millisecond)
 	}
 	if got := counter(t, d, "toolnexus_definition_changes_total", "mcp"); got != 1 {
 		t.Fatalf("toolnexus_definition_changes_total{source=mcp} = %v, want 1", got)

@@ -14,6 +14,7 @@ import (
 // read-only) so that a re-listing of the same tool is recognised by byte
 // comparison, without canonicalising or hashing anything.
 type verdict struct {
+	name    string
 	desc    string
 	in, out []byte
 	ann     *tool.Annotations
@@ -65,9 +66,17 @@ func (c *Catalog) pin(ctx context.Context, id registry.LayerID, l *layer, tools 
 		l.verdicts = forget(l.verdicts, tools)
 	}
 	var first []int
+	// A source lists its tools in the same order every time: the verdict
+	// at the same position is found without hashing the name.
+	cur := make([]*verdict, len(tools))
 	for i := range tools {
 		t := &tools[i]
-		v := l.verdicts[t.Name]
+		var v *verdict
+		if i < len(l.order) && l.order[i].name == t.Name {
+			v = l.order[i]
+		} else {
+			v = l.verdicts[t.Name]
+		}
 		switch {
 		case v != nil && v.same(t):
 			if !v.settled {
@@ -77,14 +86,16 @@ func (c *Catalog) pin(ctx context.Context, id registry.LayerID, l *layer, tools 
 			v = c.judge(ctx, id, l, t, v)
 			l.verdicts[t.Name] = v
 		}
+		cur[i] = v
 		if v.firstSight {
 			first = append(first, i)
 		}
 	}
+	l.order = cur
 	if len(first) > 0 {
 		c.firstSight(ctx, id, l, tools, first)
 	}
-	return c.served(l, tools)
+	return served(l, tools)
 }
 
 // forget keeps the verdicts of the tools still published, so a source
@@ -99,11 +110,12 @@ func forget(old map[string]*verdict, tools []tool.Tool) map[string]*verdict {
 	return out
 }
 
-// served is tools without those held back; the same slice when none is.
-func (c *Catalog) served(l *layer, tools []tool.Tool) []tool.Tool {
+// served is tools without those held back (l.order are their verdicts);
+// the same slice when none is.
+func served(l *layer, tools []tool.Tool) []tool.Tool {
 	var held map[string]bool
-	for i := range tools {
-		if v := l.verdicts[tools[i].Name]; !v.serve {
+	for i, v := range l.order {
+		if !v.serve {
 			if held == nil {
 				held = map[string]bool{}
 			}
@@ -147,7 +159,7 @@ func (c *Catalog) load(ctx context.Context, id registry.LayerID, l *layer) {
 // judge makes the verdict of a definition the layer has not published
 // before (prev is the verdict of the tool's earlier text, if any).
 func (c *Catalog) judge(ctx context.Context, id registry.LayerID, l *layer, t *tool.Tool, prev *verdict) *verdict {
-	v := &verdict{desc: t.Description, in: t.InputSchema, out: t.OutputSchema, ann: t.Annotations}
+	v := &verdict{name: t.Name, desc: t.Description, in: t.InputSchema, out: t.OutputSchema, ann: t.Annotations}
 	canon, err := ToolDefinition(t).Canonical()
 	if err != nil {
 		// A definition no pin can cover (a schema that repeats a key)
