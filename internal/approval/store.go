@@ -56,20 +56,22 @@ type Entry struct {
 	Reused bool
 }
 
-// The ways an approval is refused, each with its own text for the caller.
+// The ways an approval is refused, each with its own text for the caller;
+// each that has one is the store's error of the same meaning
+// (errors.Is(ErrUnknown, suspend.ErrUnknown) holds): one vocabulary.
 var (
-	ErrFull        = errors.New("too many approvals are pending (policy.maxPending per principal, policy.maxPendingTotal for all); ask an approver to decide some, then retry")
-	ErrUnknown     = errors.New("no such approval (it may predate a restart, which denies every pending approval)")
+	ErrFull        = suspend.Phrase(suspend.ErrCapped, "too many approvals are pending (policy.maxPending per principal, policy.maxPendingTotal for all); ask an approver to decide some, then retry")
+	ErrUnknown     = suspend.Phrase(suspend.ErrUnknown, "no such approval (it may predate a restart, which denies every pending approval)")
 	ErrSelf        = errors.New("the principal that made a call cannot approve or deny it")
-	ErrDecided     = errors.New("the approval has already been decided")
-	ErrExpired     = errors.New("the approval expired before it was decided")
-	ErrDeniedCall  = errors.New("the approval was denied")
-	ErrNotYet      = errors.New("the approval is still pending; retry once an approver has decided")
-	ErrUsed        = errors.New("the approval was already used: it runs its call once")
-	ErrOtherCaller = errors.New("the approval belongs to another principal")
-	ErrOtherTool   = errors.New("the approval is for another tool")
-	ErrOtherArgs   = errors.New("the approval is for other arguments: it covers exactly the arguments it was asked for")
-	ErrOtherSess   = errors.New("the approval is for another session: it covers the session it was asked in")
+	ErrDecided     = suspend.Phrase(suspend.ErrAlreadyAnswered, "the approval has already been decided")
+	ErrExpired     = suspend.Phrase(suspend.ErrExpired, "the approval expired before it was decided")
+	ErrDeniedCall  = suspend.Phrase(suspend.ErrDenied, "the approval was denied")
+	ErrNotYet      = suspend.Phrase(suspend.ErrNotYet, "the approval is still pending; retry once an approver has decided")
+	ErrUsed        = suspend.Phrase(suspend.ErrClaimed, "the approval was already used: it runs its call once")
+	ErrOtherCaller = suspend.Phrase(suspend.ErrMismatch, "the approval belongs to another principal")
+	ErrOtherTool   = suspend.Phrase(suspend.ErrMismatch, "the approval is for another tool")
+	ErrOtherArgs   = suspend.Phrase(suspend.ErrMismatch, "the approval is for other arguments: it covers exactly the arguments it was asked for")
+	ErrOtherSess   = suspend.Phrase(suspend.ErrMismatch, "the approval is for another session: it covers the session it was asked in")
 )
 
 // Limits bound the approvals.

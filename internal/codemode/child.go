@@ -94,7 +94,7 @@ func runScript(s start, in *bufio.Reader, out *bufio.Writer) (d done) {
 			panic(r)
 		}
 	}()
-	v, err := vm.RunString("(function(){\n" + s.Script + "\n})()")
+	v, err := vm.RunString("(function(){\n" + withLastValue(s.Script) + "\n})()")
 	d.Printed = printed.String()
 	if err != nil {
 		var ie *goja.InterruptedError

@@ -289,6 +289,18 @@ type MCPGateway struct {
 	// balancer share it. Relative to the config file; empty = a random key
 	// per process. Read by MCPStateKey.
 	StateKeyFile string `json:"stateKeyFile"`
+	// Views are named narrowings of what /mcp serves: /mcp/NAME serves
+	// server.mcp.tools narrowed by views.NAME.tools, and over gRPC the
+	// metadata "toolnexus-view: NAME" narrows a caller's tools the same
+	// way (internal/core/view.go). Read and checked by parseViews.
+	Views map[string]MCPView `json:"-"`
+}
+
+// MCPView is one named view (server.mcp.views.NAME).
+type MCPView struct {
+	// Tools are the globs of the tools the view shows (a "source:" prefix
+	// matches the source), as in server.mcp.tools.
+	Tools []string `json:"tools"`
 }
 
 func parseServer(raw json.RawMessage) (Server, error) {
@@ -324,7 +336,16 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		}
 	}
 	if raw := nonNull(r.MCPRaw); raw != nil {
-		if err := strictDecode("server.mcp", raw, &r.MCP); err != nil {
+		var m struct {
+			MCPGateway
+			Views map[string]json.RawMessage `json:"views"`
+		}
+		if err := strictDecode("server.mcp", raw, &m); err != nil {
+			return s, err
+		}
+		r.MCP = m.MCPGateway
+		var err error
+		if r.MCP.Views, err = parseViews(m.Views); err != nil {
 			return s, err
 		}
 		if err := checkMCPResource(r.MCP.Resource); err != nil {

@@ -63,6 +63,10 @@ type Options struct {
 	// an in-memory store when nil. A shared store lets any replica
 	// answer a call another suspended.
 	Suspended suspend.Store
+	// OnStep, when set, hears every step of the pipeline each call enters
+	// (StepObserve, StepView...), in order: a test's way to show that a
+	// door skips none. Nil costs a call nothing.
+	OnStep func(ctx context.Context, step string, call Call)
 }
 
 // Core is one running tool set.
@@ -93,10 +97,12 @@ type Core struct {
 	audit *audit.Log
 	// cluster is the shared control plane; nil with one replica.
 	cluster *cluster.Client
+	// handler is the pipeline, composed once (pipeline.go).
+	handler handler
+	// served are the doors' narrowings of the tool set (view.go).
+	served atomic.Pointer[served]
 	// codeMode serves run_code and describe_tools (set at start).
 	codeMode bool
-	// suspended are run_code scripts waiting for an inner call's approval.
-	scripts suspendedRuns
 	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
 	interpreters codemode.Pool
 	// catalog stands between the sources and the registry: pinning and
@@ -142,7 +148,8 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		c.codeMode = true
 		native = append(slices.Clip(native), c.codeModeTools()...)
 	}
-	c.exec.Compose(c.pipeline()...)
+	c.handler = c.compose(opts.OnStep)
+	c.served.Store(newServed(cfg.Server.MCP))
 	if err := c.newCatalog(cfg, opts.Cluster, promReg, kinds); err != nil {
 		c.exec.Close()
 		box.Close()
@@ -282,6 +289,7 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	c.sessions.SetLimits(cfg.Sessions)
 	c.auth.Store(c.newAuthenticator(cfg.Auth))
 	c.applyPolicy(cfg)
+	c.served.Store(newServed(cfg.Server.MCP))
 	c.cfg.Store(cfg)
 	c.metrics.Reloads.WithLabelValues("ok").Inc()
 	out := Report{Revision: c.reg.Snapshot().Revision(), Failed: map[string]error{}}

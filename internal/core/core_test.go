@@ -360,10 +360,11 @@ func TestSkillsPromptFollowsTheAllowlist(t *testing.T) {
 	c := newCore(t, `{"builtins": false, "debug": true, "auth": {"tokens": [
 		{"name": "no-skills", "token": "tok-noskill-0123456789abcdef", "tools": ["debug_*"]}]}}`, core.Options{})
 	const none = "No skills are currently available."
-	if got := c.SkillsPromptFor(nil); got != none {
+	if got := c.SkillsPromptFor(core.View{}); got != none {
 		t.Errorf("without a skill source: %q", got)
 	}
-	if got := c.SkillsPromptFor(principal(t, c, "tok-noskill-0123456789abcdef")); got != none {
+	view, _ := c.View(principal(t, c, "tok-noskill-0123456789abcdef"), core.ProtocolGRPC, "")
+	if got := c.SkillsPromptFor(view); got != none {
 		t.Errorf("a caller without the skill tool: %q", got)
 	}
 }

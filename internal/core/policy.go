@@ -14,7 +14,6 @@ import (
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
-	"github.com/toolnexus/toolnexus/internal/executor"
 	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/internal/policy"
 	"github.com/toolnexus/toolnexus/internal/ratelimit"
@@ -74,16 +73,6 @@ func (c *Core) applyPolicy(cfg *config.Config) {
 	c.limiter.Store(ratelimit.New(cfg.RateLimits, ratelimit.WithCluster(c.cluster)))
 }
 
-// gate is the executor's Gate for a call while policies are on; nil (no
-// cost beyond one atomic load) while they are off.
-func (c *Core) gate(call Call) executor.Gate {
-	ps := c.policy.Load()
-	if ps == nil {
-		return nil
-	}
-	return &callGate{c: c, ps: ps, call: call}
-}
-
 func policyPrincipal(p *auth.Principal) string {
 	if p == nil {
 		return policy.Anonymous
@@ -91,6 +80,8 @@ func policyPrincipal(p *auth.Principal) string {
 	return p.Name
 }
 
+// callGate is the policy step's check of one call (pipeline.go): made on
+// the stack per call while policies are on.
 type callGate struct {
 	c    *Core
 	ps   *policyState
@@ -152,7 +143,9 @@ func (g *callGate) approval(ctx context.Context, e *registry.Entry, args json.Ra
 	}
 	if answer != nil {
 		if !answer.OK {
-			return refuse(fmt.Sprintf("approval %s: withdrawn by the caller", answer.ID)), nil
+			// Nothing is withdrawn: the approval stays as an approver sees
+			// it, and the caller is told so.
+			return refuse(fmt.Sprintf("approval %s: the answer says ok: false, so the call does not run; the approval itself is unchanged (it ends when used or when it expires)", answer.ID)), nil
 		}
 		if _, err := store.Redeem(ctx, answer.ID, bind); err != nil {
 			return refuse(fmt.Sprintf("approval %s refused: %v", answer.ID, err)), nil

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/toolnexus/toolnexus/internal/metrics"
 	"github.com/toolnexus/toolnexus/internal/session"
-	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // Session errors a front-end maps onto its own statuses.
@@ -42,17 +40,6 @@ func principalName(call Call) string {
 		return ""
 	}
 	return call.Caller.Name
-}
-
-// refuse is the result of a call stopped before it reached its tool,
-// counted under the tool's source like any other outcome.
-func (c *Core) refuse(call Call, outcome tool.Outcome, msg string) tool.Result {
-	source, toolLabel := metrics.UnknownLabel, metrics.UnknownLabel
-	if e, ok := c.exec.Snapshot().Lookup(call.Name); ok {
-		source, toolLabel = e.Tool.Source, e.Tool.Name
-	}
-	c.metrics.Calls.WithLabelValues(source, toolLabel, outcome.String(), call.Protocol).Inc()
-	return tool.FailureWith(outcome, msg)
 }
 
 // Sessions lists sessions: the caller's own, or every principal's when all

@@ -1,10 +1,8 @@
 package core
 
-import "github.com/toolnexus/toolnexus/internal/auth"
-
-// SkillsPromptFor is the skills catalog as a caller may see it; the skill
-// source decides what the caller's allowlist lets it see. A nil principal
-// (auth off) sees everything.
-func (c *Core) SkillsPromptFor(p *auth.Principal) string {
-	return c.eng.Skills().PromptFor(p.Allows)
+// SkillsPromptFor is the skills catalog as a caller sees it through its
+// view; the skill source decides what the view lets it see. The zero View
+// (auth off, no named view) sees everything.
+func (c *Core) SkillsPromptFor(v View) string {
+	return c.eng.Skills().PromptFor(v.Allows)
 }

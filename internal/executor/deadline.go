@@ -2,9 +2,24 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 )
+
+// TimeoutError is the cause (context.Cause) of a call's context that
+// limits.timeout ended, so a tool reporting its context's end
+// (tool.ContextResult) names the limit: "debug_sleep: timed out after
+// 20ms (limits.timeout)". It is a deadline: errors.Is(err,
+// context.DeadlineExceeded) holds.
+type TimeoutError struct{ Limit time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("timed out after %dms (limits.timeout)", e.Limit.Milliseconds())
+}
+
+// Is makes the limit a deadline for errors.Is.
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // callContext is the context a call runs under when limits.timeout ends it
 // before the caller's own deadline would. It behaves as
@@ -23,6 +38,9 @@ import (
 type callContext struct {
 	parent   context.Context
 	deadline time.Time
+	// limit is the context's cause at its deadline, kept here so that
+	// arming it allocates nothing more.
+	limit    TimeoutError
 	inner    atomic.Pointer[armedContext]
 	released atomic.Bool
 }
@@ -39,15 +57,18 @@ var closedDone = func() chan struct{} {
 }()
 
 func newCallContext(parent context.Context, timeout time.Duration) *callContext {
-	return &callContext{parent: parent, deadline: time.Now().Add(timeout)}
+	return &callContext{parent: parent, deadline: time.Now().Add(timeout), limit: TimeoutError{Limit: timeout}}
 }
+
+// cause is why the context ends at its deadline: limits.timeout.
+func (c *callContext) cause() error { return &c.limit }
 
 // arm makes the real deadline context, once.
 func (c *callContext) arm() context.Context {
 	if a := c.inner.Load(); a != nil {
 		return a.ctx
 	}
-	ctx, cancel := context.WithDeadline(c.parent, c.deadline)
+	ctx, cancel := context.WithDeadlineCause(c.parent, c.deadline, c.cause())
 	a := &armedContext{ctx: ctx, cancel: cancel}
 	if !c.inner.CompareAndSwap(nil, a) {
 		cancel()

@@ -1,7 +1,6 @@
 package executor_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -17,13 +16,13 @@ import (
 
 // A model's arguments that do not match the tool's input schema come back
 // as a result naming each failing field, so the model can fix its call.
-func ExampleExecutor_Execute() {
+func ExamplePrepared_Arguments() {
 	reg := registry.New()
 	cfg, _ := config.Parse([]byte(`{}`), "", ".")
 	x := executor.New(reg, metrics.New(prometheus.NewRegistry()).ForExecutor(), cfg.Limits, nil)
 	_ = reg.Replace(registry.Layer(sources.KindDebug), debug.Tools())
 
-	res, _ := x.Execute(context.Background(), executor.Request{Name: "debug_sleep", Arguments: json.RawMessage(`{"ms": "soon"}`)})
+	_, res, _ := x.Prepared("debug_sleep").Arguments(json.RawMessage(`{"ms": "soon"}`))
 	fmt.Println(res.Outcome)
 	fmt.Println(res.Output)
 	// Output:

@@ -1,9 +1,13 @@
-// Package executor is the one Execute path every protocol shares (gRPC and
-// the MCP gateway): resolve the name in the current snapshot, check the
-// caller's allowlist, validate the arguments, apply the limits, run the tool
-// and record the per-source metrics. Everything a call needs is prepared per
-// snapshot, off the hot path: a call is an atomic load, a map read and the
-// tool itself — no lock, no per-call compile.
+// Package executor is what the core's pipeline (internal/core/pipeline.go)
+// needs to know about each tool, prepared per snapshot off the hot path:
+// the tool's registry entry, its compiled input schema, its limits and
+// semaphores, its metric handles and span data. The pipeline's steps use
+// it to validate a call's arguments (Prepared.Arguments), to hold its
+// concurrency slots and timeout (Prepared.Acquire), to run it
+// (Prepared.Run) and to record it (Executor.Start, Record.End). A call is
+// an atomic load, a map read and the tool itself — no lock, no per-call
+// compile. The order of the steps is the core's, in one list; nothing here
+// decides who may call what.
 package executor
 
 import (
@@ -17,7 +21,6 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/limits"
-	"github.com/toolnexus/toolnexus/internal/panics"
 	"github.com/toolnexus/toolnexus/internal/truncation"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -36,31 +39,6 @@ func protocolIndex(p string) int {
 		return 1
 	}
 	return 0
-}
-
-// Allow decides whether the caller may use a tool; nil allows everything.
-type Allow func(name, source string) bool
-
-// Request is one call.
-type Request struct {
-	Name string
-	// Arguments is the arguments object as JSON; nil or empty means {}.
-	Arguments json.RawMessage
-	Answer    *tool.Answer
-	// Protocol is ProtocolGRPC or ProtocolMCP (the metrics label).
-	Protocol string
-	// Allow is the caller's allowlist (nil = every tool).
-	Allow Allow
-	// Owner is who calls (handed to the tool as tool.Call.Owner).
-	Owner tool.Owner
-	// Gate is the policy step's check of this call (nil = none).
-	Gate Gate
-	// Principal is the caller's name, for the per-principal concurrency
-	// caps ("" = the anonymous caller when auth is off).
-	Principal string
-	// Resumed marks a round of a call that the steps already admitted
-	// once (a relayed answer): the rate limit does not charge it again.
-	Resumed bool
 }
 
 // Executor runs calls against a registry under the configured limits.
@@ -83,9 +61,6 @@ type Executor struct {
 
 	// exemplars attaches the trace id to duration observations (tracing on).
 	exemplars bool
-
-	// handler is the composed steps of a call (Compose), set once.
-	handler Handler
 }
 
 // New makes an executor for reg and subscribes it to reg's changes, so its
@@ -97,7 +72,6 @@ func New(reg *registry.Registry, m Meter, lim limits.Limits, log *slog.Logger) *
 	x := &Executor{reg: reg, metrics: m, buckets: m.DurationBuckets(), log: log, sems: map[string]chan struct{}{}, psems: map[string]*principalSems{}, metas: map[string]*toolMeta{}}
 	x.unsubscribe = reg.Subscribe(func(_, next *registry.Snapshot) { x.rebuild(next) })
 	x.SetLimits(lim) // builds the first table from the current snapshot
-	x.Compose(x.DefaultSteps()...)
 	return x
 }
 
@@ -130,40 +104,72 @@ func (x *Executor) Snapshot() *registry.Snapshot {
 	return x.reg.Snapshot()
 }
 
-// Execute runs one call. It always returns a Result; a failure is a value.
-// The returned source is the label the call was counted under.
-func (x *Executor) Execute(ctx context.Context, req Request) (res tool.Result, source string) {
-	proto := protocolIndex(req.Protocol)
-	tab := x.table.Load()
-	st := tab.tools[req.Name]
-	if st == nil {
-		x.countUnknown(proto)
-		return registry.UnknownTool(req.Name), UnknownLabel
-	}
-	source = st.source
-	start := time.Now()
-	ss := st.sourceState
-	ss.inFlight[proto].Inc()
-	defer func() {
-		if v := recover(); v != nil {
-			// Anything around the tool itself (validation, truncation...)
-			// that panics is still a result, never a crashed call.
-			res = tool.FailureWith(tool.OutcomePanic, panics.Log(x.log, req.Name, v))
-		}
-		ss.inFlight[proto].Dec()
-		if x.exemplars {
-			now := time.Now()
-			observeTraced(ctx, ss.duration[proto], x.buckets, ss.exemplars[proto], now.Sub(start).Seconds(), now)
-		} else {
-			ss.duration[proto].Observe(time.Since(start).Seconds())
-		}
-		st.counter(x.metrics, proto, res.Resolved()).Inc()
-		if res.Refusal != tool.RefusalNone {
-			ss.refusals.Inc(res.Refusal)
-		}
-	}()
-	return x.handler(ctx, Call{Request: req, Entry: st.entry, Args: req.Arguments, st: st, tab: tab}), source
+// Prepared is the tool called name in the current table, nil when no tool
+// has that name: one atomic load and a map read. A call keeps the one it
+// started with, whatever snapshot is published meanwhile.
+func (x *Executor) Prepared(name string) *Prepared { return x.table.Load().tools[name] }
+
+// Record is one call's metrics while it runs (Start), recorded when it
+// ends (End). It is a value: starting one allocates nothing.
+type Record struct {
+	x     *Executor
+	p     *Prepared
+	proto int
+	start time.Time
 }
+
+// Start counts a call to p (nil: a name no tool has) in flight under
+// protocol's label.
+func (x *Executor) Start(p *Prepared, protocol string) Record {
+	r := Record{x: x, p: p, proto: protocolIndex(protocol)}
+	if p != nil {
+		p.sourceState.inFlight[r.proto].Inc()
+		r.start = time.Now()
+	}
+	return r
+}
+
+// End records the call's outcome: toolnexus_tool_calls_total (a name no
+// tool has under "unknown", so junk names add no series), the duration
+// histogram (with the trace id as an exemplar when tracing is on), the
+// in-flight gauge and the sandbox refusal, if any. It is the one place a
+// call's outcome is counted.
+func (r Record) End(ctx context.Context, o tool.Outcome, refusal tool.Refusal) {
+	p := r.p
+	if p == nil {
+		r.x.metrics.Calls(UnknownLabel, UnknownLabel, o.String(), protocols[r.proto]).Inc()
+		return
+	}
+	ss := p.sourceState
+	ss.inFlight[r.proto].Dec()
+	if r.x.exemplars {
+		now := time.Now()
+		observeTraced(ctx, ss.duration[r.proto], r.x.buckets, ss.exemplars[r.proto], now.Sub(r.start).Seconds(), now)
+	} else {
+		ss.duration[r.proto].Observe(time.Since(r.start).Seconds())
+	}
+	p.counter(r.x.metrics, r.proto, o).Inc()
+	if refusal != tool.RefusalNone {
+		ss.refusals.Inc(refusal)
+	}
+}
+
+// Count records an outcome no call through the pipeline produced: a panic
+// a front-end recovered while decoding or encoding (core.Recovered).
+func (x *Executor) Count(p *Prepared, protocol string, o tool.Outcome) {
+	proto := protocolIndex(protocol)
+	if p == nil {
+		x.metrics.Calls(UnknownLabel, UnknownLabel, o.String(), protocols[proto]).Inc()
+		return
+	}
+	p.counter(x.metrics, proto, o).Inc()
+}
+
+// Entry is the tool's registry entry (name, source, schema, annotations).
+func (p *Prepared) Entry() *registry.Entry { return p.entry }
+
+// Source is the tool's source label.
+func (p *Prepared) Source() string { return p.source }
 
 var emptyObject = json.RawMessage("{}")
 
@@ -227,16 +233,11 @@ func truncate(res tool.Result, limit int) tool.Result {
 	return res
 }
 
-func (x *Executor) countUnknown(proto int) {
-	x.metrics.Calls(UnknownLabel, UnknownLabel, tool.OutcomeUnknownTool.String(), protocols[proto]).Inc()
-}
-
-// table is everything Execute needs for one snapshot, built off the hot path.
+// table is everything a call needs for one snapshot, built off the hot path.
 type table struct {
 	snap    *registry.Snapshot
-	tools   map[string]*toolState
+	tools   map[string]*Prepared
 	sources map[string]*sourceState
-	global  chan struct{}
 }
 
 type sourceState struct {
@@ -248,15 +249,16 @@ type sourceState struct {
 	refusals RefusalCounter
 }
 
-// toolState is one tool's prepared call state in one table. A rebuild
-// makes them all in one slice (one allocation for any number of tools);
-// what is worth keeping across revisions lives in toolMeta.
-type toolState struct {
+// Prepared is one tool's call state in one table. A rebuild makes them all
+// in one slice (one allocation for any number of tools); what is worth
+// keeping across revisions lives in toolMeta.
+type Prepared struct {
 	entry     *registry.Entry
 	source    string
 	validate  bool
 	timeout   time.Duration
 	maxOutput int
+	global    chan struct{} // limits.maxConcurrency, shared by every tool; nil = none
 	sem       chan struct{}
 	psem      *principalSems // nil = no per-principal cap
 	meta      *toolMeta
@@ -284,11 +286,11 @@ type toolMeta struct {
 	schema     schemaChecker
 }
 
-func (s *toolState) check(args json.RawMessage) string { return s.meta.check(args) }
+func (s *Prepared) check(args json.RawMessage) string { return s.meta.check(args) }
 
 // counter returns the calls_total child for this tool, created on first use
 // so idle tools and unused outcomes add no series.
-func (s *toolState) counter(m Meter, proto int, o tool.Outcome) Counter {
+func (s *Prepared) counter(m Meter, proto int, o tool.Outcome) Counter {
 	if int(o) >= len(s.meta.counters[proto]) {
 		o = tool.OutcomeToolError
 	}
@@ -311,11 +313,10 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 	entries := snap.Entries()
 	t := &table{
 		snap:    snap,
-		tools:   make(map[string]*toolState, len(entries)),
+		tools:   make(map[string]*Prepared, len(entries)),
 		sources: map[string]*sourceState{},
-		global:  x.global,
 	}
-	states := make([]toolState, len(entries))
+	states := make([]Prepared, len(entries))
 	for i, e := range entries {
 		lim := x.limits.For(e.Tool.Name)
 		var sem chan struct{}
@@ -339,12 +340,13 @@ func (x *Executor) rebuild(snap *registry.Snapshot) {
 			meta = &toolMeta{name: e.Tool.Name, source: e.Tool.Source, schemaSrc: e.Tool.InputSchema, log: x.log}
 			x.metas[e.Tool.Name] = meta
 		}
-		states[i] = toolState{
+		states[i] = Prepared{
 			entry:     e,
 			source:    e.Tool.Source,
 			validate:  *lim.ValidateArguments,
 			timeout:   *lim.Timeout,
 			maxOutput: *lim.MaxOutputBytes,
+			global:    x.global,
 			sem:       sem,
 			psem:      psem,
 			meta:      meta,

@@ -67,8 +67,38 @@ func newRig(t testing.TB, limitsJSON string, native ...tool.Tool) *rig {
 }
 
 func (r *rig) call(name, args string) tool.Result {
-	res, _ := r.x.Execute(context.Background(), executor.Request{Name: name, Arguments: json.RawMessage(args)})
+	res, _ := run(context.Background(), r.x, name, json.RawMessage(args), "")
 	return res
+}
+
+// run takes one call through the executor's parts in the order the core's
+// pipeline uses them (internal/core/pipeline.go): resolve, record,
+// arguments, slots and timeout, run. It returns the source label the call
+// was counted under.
+func run(ctx context.Context, x *executor.Executor, name string, args json.RawMessage, principal string) (tool.Result, string) {
+	p := x.Prepared(name)
+	rec := x.Start(p, executor.ProtocolGRPC)
+	if p == nil {
+		res := registry.UnknownTool(name)
+		rec.End(ctx, res.Resolved(), res.Refusal)
+		return res, executor.UnknownLabel
+	}
+	res := runPrepared(ctx, p, args, principal)
+	rec.End(ctx, res.Resolved(), res.Refusal)
+	return res, p.Source()
+}
+
+func runPrepared(ctx context.Context, p *executor.Prepared, args json.RawMessage, principal string) tool.Result {
+	args, refused, ok := p.Arguments(args)
+	if !ok {
+		return refused
+	}
+	slot, refused, ok := p.Acquire(ctx, principal)
+	if !ok {
+		return refused
+	}
+	defer slot.Release()
+	return slot.Settle(ctx, p.Run(slot.Context(), tool.Call{Name: p.Entry().Tool.Name, Arguments: args, Owner: tool.Owner{Principal: principal}}))
 }
 
 // counted is a tool that records whether it ran.
@@ -210,7 +240,7 @@ func TestToolWithUncompilableSchemaStillRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if res, _ := x.Execute(context.Background(), executor.Request{Name: "odd", Arguments: json.RawMessage(`{"a":1}`)}); res.IsError {
+		if res, _ := run(context.Background(), x, "odd", json.RawMessage(`{"a":1}`), ""); res.IsError {
 			t.Fatalf("got %+v; a tool whose own schema is broken must stay usable", res)
 		}
 	}
@@ -275,7 +305,7 @@ func TestPerToolConcurrencyLimitHolds(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res[i], _ = r.x.Execute(context.Background(), executor.Request{Name: "held"})
+				res[i], _ = run(context.Background(), r.x, "held", nil, "")
 			}()
 		}
 		wg.Wait()
@@ -313,7 +343,7 @@ func TestGlobalConcurrencyLimitSpansTools(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, _ := r.x.Execute(context.Background(), executor.Request{Name: []string{"a", "b", "c"}[i%3]})
+			res, _ := run(context.Background(), r.x, []string{"a", "b", "c"}[i%3], nil, "")
 			results <- res
 		}()
 	}
@@ -338,13 +368,13 @@ func TestExcessCallWaitsUntilItsDeadlineThenFails(t *testing.T) {
 	r := newRig(t, `{"tools": {"held": {"maxConcurrency": 1}}}`, g.tool("held"))
 	first := make(chan tool.Result, 1)
 	go func() {
-		res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+		res, _ := run(context.Background(), r.x, "held", nil, "")
 		first <- res
 	}()
 	<-g.entered
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	res, src := r.x.Execute(ctx, executor.Request{Name: "held"})
+	res, src := run(ctx, r.x, "held", nil, "")
 	want := "held: not started: waited for its concurrency limit of 1 (limits.tools.held.maxConcurrency) until the call's deadline; retry later"
 	if !res.IsError || res.Outcome != tool.OutcomeTimeout || res.Output != want || src != "custom" {
 		t.Fatalf("got %+v from %q, want timeout %q", res, src, want)
@@ -352,7 +382,7 @@ func TestExcessCallWaitsUntilItsDeadlineThenFails(t *testing.T) {
 	// A cancelled waiter is "canceled", not "timeout".
 	cctx, ccancel := context.WithCancel(context.Background())
 	ccancel()
-	if res, _ := r.x.Execute(cctx, executor.Request{Name: "held"}); res.Outcome != tool.OutcomeCanceled {
+	if res, _ := run(cctx, r.x, "held", nil, ""); res.Outcome != tool.OutcomeCanceled {
 		t.Fatalf("cancelled waiter: %+v", res)
 	}
 	close(g.release)
@@ -370,12 +400,12 @@ func TestWaitingForASlotCountsAgainstTheTimeoutLimit(t *testing.T) {
 	r := newRig(t, `{"tools": {"held": {"maxConcurrency": 1, "timeout": 30}}}`, g.tool("held"))
 	first := make(chan tool.Result, 1)
 	go func() {
-		res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+		res, _ := run(context.Background(), r.x, "held", nil, "")
 		first <- res
 	}()
 	<-g.entered
 	// No caller deadline: the server's own timeout ends the wait.
-	res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+	res, _ := run(context.Background(), r.x, "held", nil, "")
 	if !res.IsError || res.Outcome != tool.OutcomeTimeout || !strings.Contains(res.Output, "not started: waited for its concurrency limit of 1") {
 		t.Fatalf("got %+v", res)
 	}
@@ -390,7 +420,7 @@ func TestLimitsSwapWhileCallsRun(t *testing.T) {
 	r := newRig(t, `{"tools": {"held": {"maxConcurrency": 1}}}`, g.tool("held"))
 	first := make(chan tool.Result, 1)
 	go func() {
-		res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+		res, _ := run(context.Background(), r.x, "held", nil, "")
 		first <- res
 	}()
 	<-g.entered
@@ -400,7 +430,7 @@ func TestLimitsSwapWhileCallsRun(t *testing.T) {
 	r.x.SetLimits(limits(t, `{"tools": {"held": {"maxConcurrency": 2}}}`))
 	second := make(chan tool.Result, 1)
 	go func() {
-		res, _ := r.x.Execute(context.Background(), executor.Request{Name: "held"})
+		res, _ := run(context.Background(), r.x, "held", nil, "")
 		second <- res
 	}()
 	<-g.entered
@@ -438,25 +468,17 @@ func TestOutputTruncation(t *testing.T) {
 	}
 }
 
-func TestTimeoutLimitAndDenial(t *testing.T) {
+func TestTimeoutLimitAndUnknown(t *testing.T) {
 	r := newRig(t, `{"tools": {"debug_sleep": {"timeout": 20}}}`)
 	if res := r.call("debug_sleep", `{"ms": 600000}`); res.Outcome != tool.OutcomeTimeout || res.Output != "debug_sleep: timed out after 20ms (limits.timeout)" {
 		t.Fatalf("timeout: %+v", res)
 	}
-	deny := func(name, source string) bool { return source != "debug" }
-	res, src := r.x.Execute(context.Background(), executor.Request{Name: "debug_echo", Allow: deny})
-	if res.Outcome != tool.OutcomeDenied || res.Output != `denied: your token does not allow the tool "debug_echo"` || src != "debug" {
-		t.Fatalf("denied: %+v %s", res, src)
-	}
-	res, src = r.x.Execute(context.Background(), executor.Request{Name: "nope"})
+	res, src := run(context.Background(), r.x, "nope", nil, "")
 	if res.Outcome != tool.OutcomeUnknownTool || src != metrics.UnknownLabel {
 		t.Fatalf("unknown: %+v %s", res, src)
 	}
 	if got := value(r.m.Calls.WithLabelValues("unknown", "unknown", "unknown_tool", "grpc")); got != 1 {
 		t.Fatalf("unknown counted %v times", got)
-	}
-	if got := value(r.m.Calls.WithLabelValues("debug", "debug_echo", "denied", "grpc")); got != 1 {
-		t.Fatalf("denied counted %v times", got)
 	}
 }
 
@@ -491,7 +513,7 @@ func BenchmarkExecuteValidated(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if res, _ := r.x.Execute(ctx, executor.Request{Name: "debug_sleep", Arguments: args}); res.IsError {
+		if res, _ := run(ctx, r.x, "debug_sleep", args, ""); res.IsError {
 			b.Fatal(res.Output)
 		}
 	}
@@ -506,7 +528,7 @@ func BenchmarkExecuteEcho(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if res, _ := r.x.Execute(ctx, executor.Request{Name: "debug_echo", Arguments: args, Protocol: executor.ProtocolGRPC}); res.IsError {
+		if res, _ := run(ctx, r.x, "debug_echo", args, ""); res.IsError {
 			b.Fatal(res.Output)
 		}
 	}
@@ -531,7 +553,7 @@ func benchEchoCapped(b *testing.B, limitsJSON string) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if res, _ := r.x.Execute(ctx, executor.Request{Name: "debug_echo", Arguments: args, Protocol: executor.ProtocolGRPC, Principal: "agent-a"}); res.IsError {
+		if res, _ := run(ctx, r.x, "debug_echo", args, "agent-a"); res.IsError {
 			b.Fatal(res.Output)
 		}
 	}
@@ -543,7 +565,7 @@ func BenchmarkExecuteInvalid(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if res, _ := r.x.Execute(ctx, executor.Request{Name: "debug_sleep", Arguments: args}); !res.IsError {
+		if res, _ := run(ctx, r.x, "debug_sleep", args, ""); !res.IsError {
 			b.Fatal("validated")
 		}
 	}

@@ -50,14 +50,9 @@ type ToolSpan struct {
 	attrs [len(protocols)][tool.OutcomePending + 1]atomicSlice
 }
 
-// Span is the prepared span data of the tool called name in the current
-// table; nil when no tool has that name. One atomic load and a map read.
-func (x *Executor) Span(name string) *ToolSpan {
-	st := x.table.Load().tools[name]
-	if st == nil {
-		return nil
-	}
-	m := st.meta
+// Span is the tool's prepared span data, made on its first traced call.
+func (p *Prepared) Span() *ToolSpan {
+	m := p.meta
 	if s := m.span.Load(); s != nil {
 		return s
 	}

@@ -27,10 +27,11 @@ import (
 // front is the gRPC front-end alone over a real core, served on loopback:
 // no pkg/server, no listeners of its own, no reload.
 type front struct {
-	core     *core.Core
-	registry pb.RegistryServiceClient
-	sources  pb.SourceServiceClient
-	sessions pb.SessionServiceClient
+	core      *core.Core
+	registry  pb.RegistryServiceClient
+	sources   pb.SourceServiceClient
+	sessions  pb.SessionServiceClient
+	approvals pb.ApprovalServiceClient
 }
 
 // reportTool reports progress twice, then returns: the native tool every
@@ -52,13 +53,22 @@ func startFront(t *testing.T, cfgJSON string) *front {
 // reloadJSON (config.Parse refusing it fails the reload, as a bad file does).
 func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
 	t.Helper()
+	return startFrontWith(t, cfgJSON, reloadJSON, core.Options{})
+}
+
+// startFrontWith is startFrontReloading over a core with these options
+// (its logger and the report tool added), e.g. OnStep or more native tools.
+func startFrontWith(t *testing.T, cfgJSON, reloadJSON string, opts core.Options) *front {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(cfgJSON), "", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	c, err := core.New(cfg, core.Options{Logger: log, Native: []tool.Tool{reportTool()}})
+	opts.Logger = log
+	opts.Native = append([]tool.Tool{reportTool()}, opts.Native...)
+	c, err := core.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +104,8 @@ func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
 			t.Error(err)
 		}
 	})
-	return &front{core: c, registry: pb.NewRegistryServiceClient(conn), sources: pb.NewSourceServiceClient(conn), sessions: pb.NewSessionServiceClient(conn)}
+	return &front{core: c, registry: pb.NewRegistryServiceClient(conn), sources: pb.NewSourceServiceClient(conn), sessions: pb.NewSessionServiceClient(conn),
+		approvals: pb.NewApprovalServiceClient(conn)}
 }
 
 func bearer(ctx context.Context, token string) context.Context {

@@ -23,6 +23,9 @@ type Core interface {
 	// Recovered records a panic the front-end caught while decoding or
 	// encoding, and returns the result the caller gets.
 	Recovered(ctx context.Context, name, protocol string, v any) tool.Result
+	// View is the caller's view of the tool set, which every listing,
+	// search and call consults (view.go).
+	View(caller *auth.Principal, protocol, name string) (core.View, error)
 	// Snapshot is the tool set calls run against (ListTools, GetTool, Export).
 	Snapshot() *registry.Snapshot
 	// Watch follows the tool set (WatchTools).
@@ -39,8 +42,8 @@ type Core interface {
 	Sources() []core.SourceInfo
 	Sandbox() sandbox.Status
 	Skills() ([]core.Skill, []core.SkippedSkill)
-	// SkillsPromptFor is the skills catalog as the caller may see it.
-	SkillsPromptFor(p *auth.Principal) string
+	// SkillsPromptFor is the skills catalog as the caller's view shows it.
+	SkillsPromptFor(v core.View) string
 	// Config is the config in force (server.limits.watchStreams).
 	Config() *config.Config
 	// Approvals and DecideApproval are ApprovalService.

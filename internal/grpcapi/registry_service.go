@@ -27,16 +27,20 @@ type registryService struct {
 	a *API
 }
 
-// filter is a ListTools/WatchTools/ExportTools selection plus the caller's
-// allowlist; a nil set means "any".
+// filter is a ListTools/WatchTools/ExportTools/SearchTools selection plus
+// the caller's view (view.go); a nil set means "any".
 type filter struct {
 	sources map[string]bool
 	names   map[string]bool
-	p       *auth.Principal
+	view    core.View
 }
 
-func newFilter(ctx context.Context, sources, names []string) filter {
-	f := filter{p: auth.From(ctx)}
+func (a *API) newFilter(ctx context.Context, sources, names []string) (filter, error) {
+	view, err := a.view(ctx)
+	if err != nil {
+		return filter{}, err
+	}
+	f := filter{view: view}
 	if len(sources) > 0 {
 		f.sources = make(map[string]bool, len(sources))
 		for _, s := range sources {
@@ -49,7 +53,7 @@ func newFilter(ctx context.Context, sources, names []string) filter {
 			f.names[n] = true
 		}
 	}
-	return f
+	return f, nil
 }
 
 func (f filter) match(e *registry.Entry) bool {
@@ -59,7 +63,7 @@ func (f filter) match(e *registry.Entry) bool {
 	if f.names != nil && !f.names[e.Tool.Name] {
 		return false
 	}
-	return f.p.Allows(e.Tool.Name, e.Tool.Source)
+	return f.view.Sees(e)
 }
 
 func (r *registryService) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
@@ -76,9 +80,12 @@ func (r *registryService) ListTools(ctx context.Context, req *pb.ListToolsReques
 	if err != nil {
 		return nil, err
 	}
+	f, err := r.a.newFilter(ctx, req.GetSources(), req.GetNames())
+	if err != nil {
+		return nil, err
+	}
 	snap := r.a.core.Snapshot()
 	pt := r.a.protos.get(snap)
-	f := newFilter(ctx, req.GetSources(), req.GetNames())
 	entries := snap.Entries()
 	start := 0
 	if after != "" {
@@ -123,9 +130,13 @@ func (r *registryService) GetTool(ctx context.Context, req *pb.GetToolRequest) (
 	if req.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is required")
 	}
+	view, err := r.a.view(ctx)
+	if err != nil {
+		return nil, err
+	}
 	snap := r.a.core.Snapshot()
 	e, ok := snap.Lookup(req.GetName())
-	if !ok || !auth.From(ctx).Allows(e.Tool.Name, e.Tool.Source) {
+	if !ok || !view.Sees(e) {
 		return nil, status.Errorf(codes.NotFound, "no tool named %q (ListTools shows the available names)", req.GetName())
 	}
 	return &pb.GetToolResponse{Tool: r.a.protos.get(snap).byName[e.Tool.Name]}, nil
@@ -133,6 +144,9 @@ func (r *registryService) GetTool(ctx context.Context, req *pb.GetToolRequest) (
 
 func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
 	call, err := callFromRequest(ctx, req)
+	if err == nil {
+		err = r.a.checkView(ctx, call.View)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +164,7 @@ func (r *registryService) Execute(ctx context.Context, req *pb.ExecuteRequest) (
 
 // callFromRequest decodes an ExecuteRequest into a core call, for Execute
 // and ExecuteStream alike: the name, the arguments, the answer, the caller
-// its auth step attached and the call id. A malformed request is a gRPC
+// its auth step attached, the view it chose and the call id. A malformed request is a gRPC
 // InvalidArgument; everything about the call itself is the core's.
 func callFromRequest(ctx context.Context, req *pb.ExecuteRequest) (core.Call, error) {
 	if req.GetName() == "" {
@@ -176,7 +190,7 @@ func callFromRequest(ctx context.Context, req *pb.ExecuteRequest) (core.Call, er
 		}
 	}
 	return core.Call{Name: req.GetName(), Arguments: args, Answer: answerFromProto(req.GetAnswer()),
-		Protocol: core.ProtocolGRPC, Caller: auth.From(ctx), CallID: req.GetCallId(), Session: sessionID(ctx)}, nil
+		Protocol: core.ProtocolGRPC, View: viewName(ctx), Caller: auth.From(ctx), CallID: req.GetCallId(), Session: sessionID(ctx)}, nil
 }
 
 func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.RegistryService_WatchToolsServer) error {
@@ -186,7 +200,10 @@ func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.Regist
 		return err
 	}
 	defer release()
-	f := newFilter(ctx, req.GetSources(), req.GetNames())
+	f, err := r.a.newFilter(ctx, req.GetSources(), req.GetNames())
+	if err != nil {
+		return err
+	}
 	w, snap := r.a.core.Watch()
 	defer w.Close()
 
@@ -227,7 +244,7 @@ func (r *registryService) WatchTools(req *pb.WatchToolsRequest, stream pb.Regist
 			msg.Added = f.names2(ch.Next, added)
 			msg.Removed = f.names2(ch.Prev, removed)
 			msg.Changed = f.names2(ch.Next, changed)
-			if len(msg.Added)+len(msg.Removed)+len(msg.Changed) == 0 && (f.sources != nil || f.names != nil || f.p != nil) {
+			if len(msg.Added)+len(msg.Removed)+len(msg.Changed) == 0 && (f.sources != nil || f.names != nil || f.view.Caller() != nil || f.view.Narrowed()) {
 				continue // nothing this watcher can see changed
 			}
 			pt := r.a.protos.get(ch.Next)
@@ -257,8 +274,11 @@ func (f filter) names2(snap *registry.Snapshot, names []string) []string {
 }
 
 func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRequest) (*pb.ExportToolsResponse, error) {
+	f, err := r.a.newFilter(ctx, req.GetSources(), req.GetNames())
+	if err != nil {
+		return nil, err
+	}
 	snap := r.a.core.Snapshot()
-	f := newFilter(ctx, req.GetSources(), req.GetNames())
 	var sel []*registry.Entry
 	for _, e := range snap.Entries() {
 		if f.match(e) {
@@ -266,7 +286,6 @@ func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRe
 		}
 	}
 	var out []byte
-	var err error
 	if req.GetDeferLoading() || len(req.GetPinned()) > 0 {
 		out, err = exportDeferred(req, sel) // export_defer.go
 	} else {
@@ -278,8 +297,12 @@ func (r *registryService) ExportTools(ctx context.Context, req *pb.ExportToolsRe
 	return &pb.ExportToolsResponse{Json: string(out)}, nil
 }
 
-// GetSkillsPrompt is the catalog of the skill tool, as the caller's
-// allowlist lets it see it.
+// GetSkillsPrompt is the catalog of the skill tool, as the caller's view
+// (its allowlist, and the named view it chose) lets it see it.
 func (r *registryService) GetSkillsPrompt(ctx context.Context, _ *pb.GetSkillsPromptRequest) (*pb.GetSkillsPromptResponse, error) {
-	return &pb.GetSkillsPromptResponse{Prompt: r.a.core.SkillsPromptFor(auth.From(ctx))}, nil
+	view, err := r.a.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetSkillsPromptResponse{Prompt: r.a.core.SkillsPromptFor(view)}, nil
 }

@@ -36,8 +36,11 @@ func (r *registryService) SearchTools(ctx context.Context, req *pb.SearchToolsRe
 	}
 	// One snapshot for the ranking and the protos: the response is the
 	// registry at exactly one revision, whatever reloads meanwhile.
+	f, err := r.a.newFilter(ctx, req.GetSources(), nil)
+	if err != nil {
+		return nil, err
+	}
 	snap := r.a.core.Snapshot()
-	f := newFilter(ctx, req.GetSources(), nil)
 	hits := r.a.search.For(snap).Search(q, size, f.match)
 	pt := r.a.protos.get(snap)
 	resp := &pb.SearchToolsResponse{Revision: snap.Revision(), Tools: make([]*pb.ScoredTool, len(hits))}

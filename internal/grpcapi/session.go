@@ -23,8 +23,11 @@ import (
 const SessionMetadata = "toolnexus-session"
 
 // sessionID is the session the request names, "" for none.
-func sessionID(ctx context.Context) string {
-	if v := metadata.ValueFromIncomingContext(ctx, SessionMetadata); len(v) > 0 {
+func sessionID(ctx context.Context) string { return metadataValue(ctx, SessionMetadata) }
+
+// metadataValue is the request's first value for key, "" for none.
+func metadataValue(ctx context.Context, key string) string {
+	if v := metadata.ValueFromIncomingContext(ctx, key); len(v) > 0 {
 		return v[0]
 	}
 	return ""

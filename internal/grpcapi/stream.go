@@ -19,6 +19,9 @@ import (
 func (r *registryService) ExecuteStream(req *pb.ExecuteRequest, stream grpc.ServerStreamingServer[pb.ExecuteEvent]) (err error) {
 	ctx := stream.Context()
 	call, err := callFromRequest(ctx, req)
+	if err == nil {
+		err = r.a.checkView(ctx, call.View)
+	}
 	if err != nil {
 		return err
 	}

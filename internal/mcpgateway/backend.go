@@ -18,6 +18,9 @@ type Core interface {
 	Execute(ctx context.Context, call core.Call) (tool.Result, string)
 	// Recovered records a panic the gateway caught around a call.
 	Recovered(ctx context.Context, name, protocol string, v any) tool.Result
+	// View is a caller's view of the tool set through /mcp: what tools/list,
+	// search_tools and every call show it.
+	View(caller *auth.Principal, protocol, name string) (core.View, error)
 	// Watch follows the tool set that tools/list mirrors.
 	Watch() (*registry.Watcher, *registry.Snapshot)
 	// Registry is read for its latest snapshot when server.mcp.tools

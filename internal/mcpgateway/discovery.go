@@ -77,8 +77,8 @@ type foundTool struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
-// searchTools answers search_tools with the tools the caller may call:
-// those server.mcp.tools serves and the caller's token allows.
+// searchTools answers search_tools with the tools the caller may call: its
+// view (what /mcp serves, narrowed by its token and its named view).
 func (g *Gateway) searchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct {
 		Query string `json:"query"`
@@ -93,13 +93,10 @@ func (g *Gateway) searchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp
 		limit = defaultSearchHits
 	}
 	limit = min(limit, maxSearchHits)
-	caller := callerFrom(req.Extra)
-	g.syncMu.Lock()
-	served := g.filter
-	g.syncMu.Unlock()
+	view := g.view(req.Extra)
 	snap := g.core.Registry().Snapshot()
 	hits := g.disc.index.For(snap).Search(in.Query, limit, func(e *registry.Entry) bool {
-		return !isDiscoveryTool(e.Tool.Name) && served.Allows(e.Tool.Name, e.Tool.Source) && caller.Allows(e.Tool.Name, e.Tool.Source)
+		return !isDiscoveryTool(e.Tool.Name) && view.Sees(e)
 	})
 	out := struct {
 		Tools []foundTool `json:"tools"`
@@ -114,7 +111,9 @@ func (g *Gateway) searchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 }
 
-// callByName answers call_tool: the named tool's ordinary tools/call.
+// callByName answers call_tool: the named tool's ordinary tools/call, which
+// the core runs under the caller's view like any (a tool /mcp does not
+// serve is unknown here too).
 func (g *Gateway) callByName(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct {
 		Name      string          `json:"name"`

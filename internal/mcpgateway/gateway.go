@@ -7,11 +7,15 @@
 //
 //   - tools/list is the SDK server's tool set, which a watcher keeps equal to
 //     the registry snapshot (names verbatim, schemas as registered, sorted in
-//     byte order), narrowed by server.mcp.tools. The SDK announces every
-//     change to connected clients with notifications/tools/list_changed.
-//   - tools/call goes through core.Execute with the request's context,
-//     so limits, validation, allowlists and the per-source metrics (with
-//     protocol="mcp") are exactly those of gRPC Execute.
+//     byte order) as /mcp serves it (server.mcp.tools), narrowed per request
+//     to the caller's view (core.View: its token's allowlist, and the named
+//     view of /mcp/NAME). The SDK announces every change to connected
+//     clients with notifications/tools/list_changed.
+//   - tools/call goes through core.Execute with the request's context, its
+//     door (protocol "mcp") and its view, so limits, validation, the view,
+//     policies and the per-source metrics are exactly those of gRPC
+//     Execute; the core, not the gateway, holds a call to what /mcp does
+//     not serve.
 //   - the same bearer tokens guard it: a request without a valid
 //     "Authorization: Bearer" header is refused with 401 before the SDK sees
 //     it, and the token's allowlist filters tools/list and denies calls.
@@ -51,9 +55,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,9 +135,7 @@ type Gateway struct {
 	syncMu    sync.Mutex
 	have      map[string]*tool.Tool // what the SDK server currently lists
 	syncedRev uint64
-	revision  atomic.Uint64   // syncedRev, read by tools/list without syncMu
-	filter    *auth.Principal // server.mcp.tools as an allowlist; nil = every tool
-	filterKey string
+	revision  atomic.Uint64 // syncedRev, read by tools/list without syncMu
 
 	watcher  *registry.Watcher
 	reconf   chan struct{}
@@ -161,8 +161,6 @@ type Gateway struct {
 type Options struct {
 	// Name and Version are the serverInfo sent at initialize.
 	Name, Version string
-	// Tools narrows what the gateway lists and runs (server.mcp.tools).
-	Tools []string
 	// MaxBodyBytes caps a request body (0: the SDK's default).
 	MaxBodyBytes int64
 	Logger       *slog.Logger
@@ -230,7 +228,6 @@ func New(c Core, opts Options) *Gateway {
 	if opts.Discovery == DiscoverySearch {
 		g.disc = newDiscovery(g, opts.Pinned)
 	}
-	g.setFilter(opts.Tools)
 	w, snap := c.Watch()
 	g.watcher = w
 	g.sync(snap)
@@ -288,36 +285,13 @@ func buildVersion() string {
 	return "dev"
 }
 
-// setFilter installs server.mcp.tools. A pattern that is not a valid glob
-// matches nothing; say so once instead of silently hiding every tool.
-func (g *Gateway) setFilter(patterns []string) bool {
-	key := strings.Join(patterns, "\x00")
-	g.syncMu.Lock()
-	defer g.syncMu.Unlock()
-	if g.filter != nil && key == g.filterKey || g.filter == nil && len(patterns) == 0 {
-		return false
-	}
-	for _, p := range patterns {
-		if _, err := path.Match(strings.TrimPrefix(p, "source:"), ""); err != nil {
-			g.log.Warn("server.mcp.tools: bad glob pattern; it matches nothing", "pattern", p, "error", err)
-		}
-	}
-	g.filterKey = key
-	g.filter = nil
-	if len(patterns) > 0 {
-		g.filter = auth.NewPrincipal("server.mcp.tools", patterns, false)
-	}
-	return true
-}
-
-// Reconfigure applies a reloaded server.mcp.tools; the other server.mcp
-// settings take a restart.
-func (g *Gateway) Reconfigure(tools []string) {
-	if g.setFilter(tools) {
-		select {
-		case g.reconf <- struct{}{}:
-		default: // a resync is already queued
-		}
+// Reconfigure re-checks the listed tools against what /mcp serves after a
+// reload (the core holds server.mcp.tools and server.mcp.views); the other
+// server.mcp settings take a restart.
+func (g *Gateway) Reconfigure() {
+	select {
+	case g.reconf <- struct{}{}:
+	default: // a resync is already queued
 	}
 }
 
@@ -334,16 +308,17 @@ func (g *Gateway) watch() {
 			g.sync(ch.Next)
 		case <-g.reconf:
 			g.syncMu.Lock()
-			g.syncedRev = 0 // the filter changed: re-check every tool
+			g.syncedRev = 0 // what /mcp serves may have changed: re-check every tool
 			g.syncMu.Unlock()
 			g.sync(g.core.Registry().Snapshot())
 		}
 	}
 }
 
-// sync makes the SDK's tools those of snap that pass the filter. It compares
-// by name with what the SDK has, so it is correct after a resync, a filter
-// change or a dropped event alike, and it only touches tools that changed:
+// sync makes the SDK's tools those of snap that /mcp serves (the core's
+// view of /mcp for no caller in particular). It compares by name with what
+// the SDK has, so it is correct after a resync, a reload or a dropped
+// event alike, and it only touches tools that changed:
 // every AddTool/RemoveTools makes the SDK schedule one (debounced)
 // notifications/tools/list_changed to every session.
 func (g *Gateway) sync(snap *registry.Snapshot) {
@@ -354,10 +329,11 @@ func (g *Gateway) sync(snap *registry.Snapshot) {
 	}
 	g.syncedRev = snap.Revision()
 	g.revision.Store(g.syncedRev)
+	served, _ := g.core.View(nil, core.ProtocolMCP, "")
 	want := make(map[string]bool, snap.Len())
 	for _, e := range snap.Entries() {
 		t := e.Tool
-		if !g.filter.Allows(t.Name, t.Source) || g.disc != nil && isDiscoveryTool(t.Name) {
+		if !served.Sees(e) || g.disc != nil && isDiscoveryTool(t.Name) {
 			continue
 		}
 		want[t.Name] = true
@@ -460,15 +436,15 @@ func (g *Gateway) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// filterList narrows tools/list to what the caller's token allows, so the
-// list shows exactly what tools/call permits.
+// filterList narrows tools/list to the caller's view, so the list shows
+// exactly what tools/call runs.
 func (g *Gateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if method != "tools/list" || err != nil {
 			return res, err
 		}
-		p := callerFrom(req.GetExtra())
+		view := g.view(req.GetExtra())
 		lr, ok := res.(*mcp.ListToolsResult)
 		if !ok {
 			return res, err
@@ -479,7 +455,7 @@ func (g *Gateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		lr = g.listRevision(lr)
-		if !p.Restricted() && g.disc == nil {
+		if !view.Narrowed() && g.disc == nil {
 			return lr, nil
 		}
 		kept := make([]*mcp.Tool, 0, len(lr.Tools))
@@ -488,7 +464,7 @@ func (g *Gateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 			if g.disc != nil && !g.disc.listed(t.Name, src) {
 				continue
 			}
-			if p.Allows(t.Name, src) || isDiscoveryTool(t.Name) && g.disc != nil {
+			if view.Allows(t.Name, src) || isDiscoveryTool(t.Name) && g.disc != nil {
 				kept = append(kept, t)
 			}
 		}
@@ -520,7 +496,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = nil // "arguments": null is an absent arguments object
 	}
-	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, Caller: callerFrom(req.Extra), Session: sessionOf(req), Relay: relayer(req)}
+	call := core.Call{Name: name, Arguments: args, Protocol: core.ProtocolMCP, View: viewOf(req.Extra), Caller: callerFrom(req.Extra),
+		Session: sessionOf(req), Relay: relayer(req)}
 	if a, ok := req.Params.Meta[MetaAnswer]; ok {
 		ans, err := answerFromMeta(a)
 		if err != nil {
@@ -637,8 +614,8 @@ func toCallToolResult(r tool.Result) *mcp.CallToolResult {
 // before the SDK sees the request: the same tokens as gRPC, refused with 401
 // and a message that says what to send.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != Path {
-		http.NotFound(w, r)
+	r, ok := g.routeView(w, r) // view.go
+	if !ok {
 		return
 	}
 	if r.Method == http.MethodPost {

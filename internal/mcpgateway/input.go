@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/plainjson"
+	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -78,13 +79,16 @@ func askedAs(kind string) string {
 	return kindElicitation
 }
 
-// bindings are the claims a requestState is bound to for this request.
+// bindings are the claims a requestState is bound to for this request:
+// the call's suspend.Bind. Arguments that do not bind (not one JSON value)
+// bind to nothing an issued state holds.
 func bindings(call core.Call) stateClaims {
-	c := stateClaims{Tool: call.Name, Args: argsDigest(call.Arguments), Session: call.Session}
+	who := ""
 	if call.Caller != nil {
-		c.Principal = call.Caller.Name
+		who = call.Caller.Name
 	}
-	return c
+	b, _ := suspend.Bind(who, call.Session, call.Name, call.Arguments)
+	return stateClaims{Tool: b.Tool, Args: b.Digest, Principal: b.Principal, Session: b.Session}
 }
 
 // modernInputRequest is the MCP input request for a pending request; nil

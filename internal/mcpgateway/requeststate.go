@@ -22,6 +22,8 @@ import (
 // the MAC makes them unforgeable, and the bindings make a state useless to
 // anyone else: another principal, another toolnexus session, another tool
 // or other arguments are all refused, as is a state past its expiry. The
+// binding is the one every suspended call has (suspend.Bind), so the same
+// arguments in another key order or spacing are the same call here too. The
 // key is server.mcp.stateKeyFile's content (the same on every replica of
 // sessions.shared, so a retry may reach any of them) or a random key of
 // this process.
@@ -29,7 +31,7 @@ type stateClaims struct {
 	Pending   string `json:"p"`           // the pending request's id
 	Kind      string `json:"k"`           // its kind, to read the client's answer
 	Tool      string `json:"t"`           // the tool called
-	Args      string `json:"a"`           // argsDigest of the arguments
+	Args      string `json:"a"`           // the arguments' canonical digest (suspend.Bind)
 	Principal string `json:"u,omitempty"` // the caller's principal name
 	Session   string `json:"s,omitempty"` // the toolnexus session
 	Expires   int64  `json:"x,omitempty"` // unix seconds; 0: the request does not expire
@@ -97,17 +99,4 @@ func (s *stateSigner) open(state string, want stateClaims, now time.Time) (state
 		return stateClaims{}, errStateExpired
 	}
 	return c, nil
-}
-
-// argsDigest is a short digest of a call's arguments in compact form, so a
-// state issued for one set of arguments does not resume a call with
-// another (whitespace aside).
-func argsDigest(args json.RawMessage) string {
-	var buf bytes.Buffer
-	if len(args) == 0 || json.Compact(&buf, args) != nil {
-		buf.Reset()
-		buf.Write(args)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return base64.RawURLEncoding.EncodeToString(sum[:12])
 }

@@ -6,15 +6,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus/internal/suspend"
 )
 
 func TestRequestStateBindings(t *testing.T) {
 	t.Parallel()
 	s := newStateSigner([]byte(strings.Repeat("k", 32)))
 	now := time.Unix(1_800_000_000, 0)
-	bound := stateClaims{Tool: "question", Args: argsDigest(json.RawMessage(`{"a": 1}`)), Principal: "alice", Session: "s1"}
+	bound := stateClaims{Tool: "question", Args: digestOf(json.RawMessage(`{"a": 1, "b": 2}`)), Principal: "alice", Session: "s1"}
 	issued := bound
-	issued.Pending, issued.Kind, issued.Expires = "question-1", kindQuestion, now.Add(time.Minute).Unix()
+	issued.Pending, issued.Kind, issued.Expires = "question_1", kindQuestion, now.Add(time.Minute).Unix()
 	state := s.sign(issued)
 
 	with := func(f func(*stateClaims)) stateClaims { c := bound; f(&c); return c }
@@ -25,12 +27,13 @@ func TestRequestStateBindings(t *testing.T) {
 		at    time.Time
 		err   error
 	}{
-		{"same call, whitespace aside", state, with(func(c *stateClaims) { c.Args = argsDigest(json.RawMessage(`{ "a" : 1 }`)) }), now, nil},
+		{"same call, whitespace aside", state, with(func(c *stateClaims) { c.Args = digestOf(json.RawMessage(`{ "a" : 1 ,"b":2}`)) }), now, nil},
+		{"same call, keys reordered", state, with(func(c *stateClaims) { c.Args = digestOf(json.RawMessage(`{"b":2,"a":1}`)) }), now, nil},
 		{"other principal", state, with(func(c *stateClaims) { c.Principal = "bob" }), now, errStateMoved},
 		{"no principal", state, with(func(c *stateClaims) { c.Principal = "" }), now, errStateMoved},
 		{"other session", state, with(func(c *stateClaims) { c.Session = "s2" }), now, errStateMoved},
 		{"other tool", state, with(func(c *stateClaims) { c.Tool = "bash" }), now, errStateMoved},
-		{"other arguments", state, with(func(c *stateClaims) { c.Args = argsDigest(json.RawMessage(`{"a":2}`)) }), now, errStateMoved},
+		{"other arguments", state, with(func(c *stateClaims) { c.Args = digestOf(json.RawMessage(`{"a":2,"b":2}`)) }), now, errStateMoved},
 		{"expired", state, bound, now.Add(2 * time.Minute), errStateExpired},
 		{"other key", newStateSigner([]byte(strings.Repeat("j", 32))).sign(issued), bound, now, errStateForged},
 		{"truncated mac", state[:len(state)-3], bound, now, errStateForged},
@@ -42,7 +45,7 @@ func TestRequestStateBindings(t *testing.T) {
 			if !errors.Is(err, tc.err) {
 				t.Fatalf("open: %v, want %v", err, tc.err)
 			}
-			if err == nil && (c.Pending != "question-1" || c.Kind != kindQuestion) {
+			if err == nil && (c.Pending != "question_1" || c.Kind != kindQuestion) {
 				t.Fatalf("claims: %+v", c)
 			}
 		})
@@ -56,11 +59,11 @@ func TestRequestStateBindings(t *testing.T) {
 func BenchmarkRequestState(b *testing.B) {
 	s := newStateSigner(nil)
 	args := json.RawMessage(`{"questions":[{"question":"Pick a color?","header":"Color","options":["red","green"]},{"question":"Why?"}]}`)
-	c := stateClaims{Pending: "question-0123456789abcdef", Kind: kindQuestion, Tool: "question", Args: argsDigest(args), Principal: "alice", Session: "s1", Expires: time.Now().Add(time.Hour).Unix()}
+	c := stateClaims{Pending: "question_0123456789abcdef", Kind: kindQuestion, Tool: "question", Args: digestOf(args), Principal: "alice", Session: "s1", Expires: time.Now().Add(time.Hour).Unix()}
 	b.ReportAllocs()
 	for b.Loop() {
 		st := s.sign(c)
-		if _, err := s.open(st, stateClaims{Tool: "question", Args: argsDigest(args), Principal: "alice", Session: "s1"}, time.Now()); err != nil {
+		if _, err := s.open(st, stateClaims{Tool: "question", Args: digestOf(args), Principal: "alice", Session: "s1"}, time.Now()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -79,4 +82,10 @@ func BenchmarkRequestStateBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// digestOf is the arguments' digest as bindings takes it.
+func digestOf(args json.RawMessage) string {
+	d, _ := suspend.Digest(args)
+	return d
 }

@@ -30,7 +30,7 @@ import (
 // archive, its comment saying what it shows, its files in order:
 //
 //	-- config.json --        the core's config (config.Parse)
-//	-- gateway.json --       optional: {"name", "version", "tools"} (Options)
+//	-- gateway.json --       optional: {"name", "version"} (Options)
 //	-- post [token=T] [header=K:V] --
 //	<one JSON-RPC message>
 //	-- want [status=N] --
@@ -110,6 +110,13 @@ func startScriptServer(t *testing.T, ar *txtar.Archive) *scriptServer {
 	if opts.Version == "" {
 		opts.Version = "test"
 	}
+	return &scriptServer{url: serveGateway(t, c, opts) + mcpgateway.Path}
+}
+
+// serveGateway serves a gateway over c on loopback until the test ends,
+// then closes it and c; it returns the server's URL.
+func serveGateway(t *testing.T, c *core.Core, opts mcpgateway.Options) string {
+	t.Helper()
 	g := mcpgateway.New(c, opts)
 	hs := httptest.NewServer(g)
 	t.Cleanup(func() {
@@ -119,7 +126,7 @@ func startScriptServer(t *testing.T, ar *txtar.Archive) *scriptServer {
 			t.Error(err)
 		}
 	})
-	return &scriptServer{url: hs.URL + mcpgateway.Path}
+	return hs.URL
 }
 
 func runScript(t *testing.T, ar *txtar.Archive) {

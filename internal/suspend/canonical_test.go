@@ -3,11 +3,10 @@ package suspend_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"sort"
 	"testing"
 
 	"github.com/toolnexus/toolnexus/internal/suspend"
+	"github.com/toolnexus/toolnexus/internal/suspend/suspendtest"
 )
 
 func TestCanonical(t *testing.T) {
@@ -46,16 +45,12 @@ func FuzzDigestKeyOrder(f *testing.F) {
 		if err != nil || len(bytes.TrimSpace(in)) == 0 {
 			return // refused, or no arguments (which digest as {})
 		}
-		d := json.NewDecoder(bytes.NewReader(in))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
+		re, err := suspendtest.Reordered(in)
+		if err != nil {
 			t.Fatalf("Digest accepted what does not decode: %v", err)
 		}
-		var buf bytes.Buffer
-		reversed(&buf, v)
-		if got, err := suspend.Digest(buf.Bytes()); err != nil || got != want {
-			t.Fatalf("reordered %s: digest %s, %v; want %s", buf.Bytes(), got, err, want)
+		if got, err := suspend.Digest(re); err != nil || got != want {
+			t.Fatalf("reordered %s: digest %s, %v; want %s", re, got, err, want)
 		}
 		canon, _ := suspend.Canonical(in)
 		again, err := suspend.Canonical(canon)
@@ -63,45 +58,4 @@ func FuzzDigestKeyOrder(f *testing.F) {
 			t.Fatalf("Canonical not a fixed point: %s then %s (%v)", canon, again, err)
 		}
 	})
-}
-
-// reversed writes v with every object's keys in reverse sorted order and
-// spaces between tokens.
-func reversed(buf *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Sort(sort.Reverse(sort.StringSlice(keys)))
-		buf.WriteString("{ ")
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteString(" , ")
-			}
-			kb, _ := json.Marshal(k)
-			buf.Write(kb)
-			buf.WriteString(" : ")
-			reversed(buf, x[k])
-		}
-		buf.WriteString(" }")
-	case []any:
-		buf.WriteString("[ ")
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteString(" , ")
-			}
-			reversed(buf, e)
-		}
-		buf.WriteString(" ]")
-	case json.Number:
-		buf.WriteString(string(x))
-	default:
-		b, err := json.Marshal(x)
-		if err != nil {
-			panic(fmt.Sprint(err))
-		}
-		buf.Write(b)
-	}
 }

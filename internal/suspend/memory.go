@@ -223,6 +223,18 @@ func (m *Memory) List(_ context.Context, f Filter) ([]Entry, error) {
 	return out, nil
 }
 
+// Lookup implements Store.
+func (m *Memory) Lookup(_ context.Context, k Kind, b Binding) (Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expireDue(m.now())
+	e, ok := m.entries[m.open[openKey{k, b}]]
+	if !ok || !e.Open() {
+		return Entry{}, ErrUnknown
+	}
+	return copyEntry(e.Entry), nil
+}
+
 // Withdraw implements Store.
 func (m *Memory) Withdraw(_ context.Context, id string) (bool, error) {
 	m.mu.Lock()

@@ -3,8 +3,13 @@
 // elicitation or sampling request, or an A2A agent's input request.
 //
 // Every such call is an Entry bound to one exact call (Binding: principal,
-// session, tool and the canonical digest of its arguments), of one Kind,
-// answerable once until it expires. The Store interface is small and takes
+// session, tool and the canonical digest of its arguments, made by Bind and
+// by nothing else), of one Kind, answerable once until it expires: an
+// approval, a question, an upstream's elicitation, sampling or input
+// request, a run_code script waiting on one of those. Whatever a kind needs
+// to resume goes in the entry's Data, so a shared store lets any replica
+// resume it; only a live connection's request stays with the process that
+// holds the connection (package pending forwards its answer there). The Store interface is small and takes
 // a context on every method so that a network-backed implementation (a
 // shared control plane) fits it as well as the in-memory one (NewMemory);
 // package suspendtest holds the contract every implementation passes.
@@ -25,6 +30,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -40,7 +46,14 @@ const (
 	KindElicitation Kind = "elicitation" // an MCP server's elicitation/create
 	KindSampling    Kind = "sampling"    // an MCP server's sampling/createMessage
 	KindInput       Kind = "input"       // an A2A agent's input-required task
+	// KindRun is a run_code script suspended on one of its inner calls
+	// (whose own entry is of one of the kinds above): its Data is the
+	// record the script is replayed from when the caller resumes it.
+	KindRun Kind = "run"
 )
+
+// kinds are every Kind, for KindOf.
+var kinds = []Kind{KindApproval, KindQuestion, KindElicitation, KindSampling, KindInput, KindRun}
 
 // State is where an entry stands.
 type State string
@@ -64,6 +77,21 @@ type Binding struct {
 	Tool    string
 	// Digest is the hex SHA-256 of the canonical arguments (Digest).
 	Digest string
+}
+
+// Bind is the binding of a call: who made it (principal and session), to
+// which tool, with which arguments (their canonical digest, so key order,
+// whitespace and escapes do not matter; {"a":1,"b":2} and {"b":2,"a":1}
+// are the same call). Every suspended kind binds its calls with Bind, so
+// an approval, an answer, a requestState and a resumed script agree on
+// what "the same call" is. It fails only for arguments that are not one
+// JSON value or repeat a key.
+func Bind(principal, session, tool string, args json.RawMessage) (Binding, error) {
+	d, err := Digest(args)
+	if err != nil {
+		return Binding{}, err
+	}
+	return Binding{Principal: principal, Session: session, Tool: tool, Digest: d}, nil
 }
 
 // Request is a new entry.
@@ -153,6 +181,12 @@ type Store interface {
 	// Withdraw removes an entry whose call went away; waiters wake with
 	// ErrUnknown. It reports whether the entry was still pending.
 	Withdraw(ctx context.Context, id string) (bool, error)
+	// Lookup is the open entry (pending, or approved and not claimed) of
+	// kind k bound to exactly b, the newest when several were created;
+	// ErrUnknown when there is none. It finds what a call suspended on
+	// when the caller names the call, not the entry (a resumed run_code
+	// names its inner call's id).
+	Lookup(ctx context.Context, k Kind, b Binding) (Entry, error)
 }
 
 // The errors every Store returns. Their texts are written for a caller.
@@ -167,6 +201,20 @@ var (
 	ErrClaimed         = errors.New("the approval was already used: it runs its call once")
 	ErrInvalid         = errors.New("invalid request to the suspended-call store")
 )
+
+// Phrase is err said for one kind of caller: its own text, and
+// errors.Is(Phrase(err, text), err) holds, so the layers over the store
+// (approvals, pending requests, suspended scripts) speak the store's one
+// vocabulary in their own words.
+func Phrase(err error, text string) error { return &phrased{text: text, err: err} }
+
+type phrased struct {
+	text string
+	err  error
+}
+
+func (p *phrased) Error() string { return p.text }
+func (p *phrased) Unwrap() error { return p.err }
 
 // CapError says which cap refused a Create; errors.Is(err, ErrCapped).
 type CapError struct {
@@ -210,7 +258,7 @@ func NewID(k Kind) (string, error) {
 // KindOf is the kind an id names by its prefix, or "" when it is not an id
 // of this scheme. It lets a gate tell an id it owns without a lookup.
 func KindOf(id string) Kind {
-	for _, k := range []Kind{KindApproval, KindQuestion, KindElicitation, KindSampling, KindInput} {
+	for _, k := range kinds {
 		p := string(k)
 		if k == KindApproval {
 			p = "apr"

@@ -151,6 +151,7 @@ func (s *Server) serveMCP(errc chan<- error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, s.mcp)
+	mux.Handle(MCPPath+"/", s.mcp) // the named views, /mcp/NAME (server.mcp.views)
 	mux.Handle(mcpgateway.ResourceMetadataPath, s.mcp.ResourceMetadata())
 	mux.Handle(mcpgateway.ResourceMetadataPath+MCPPath, s.mcp.ResourceMetadata())
 	s.mcp.SetBaseURL(mcpBaseURL(lis.Addr().String(), s.core.Config().Server.TLS.Enabled()))

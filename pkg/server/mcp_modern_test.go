@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -180,7 +181,7 @@ func TestMCPGatewayModernQuestionIsInputRequired(t *testing.T) {
 		for k, v := range res.InputRequests {
 			id, ep, _ = k, v.(*mcp.ElicitParams), true
 		}
-		if ep == nil || !strings.HasPrefix(id, "question-") || !strings.Contains(ep.Message, "Pick a color?") {
+		if ep == nil || !strings.HasPrefix(id, "question_") || !strings.Contains(ep.Message, "Pick a color?") {
 			t.Fatalf("input request %q: %+v", id, ep)
 		}
 		schema, _ := json.Marshal(ep.RequestedSchema)
@@ -328,13 +329,15 @@ func TestMCPGatewayModernRequestStateAttacks(t *testing.T) {
 }
 
 // TestMCPGatewayModernResumeOnAnotherReplica: two replicas with
-// sessions.shared and one server.mcp.stateKeyFile. A question suspended on
-// one is resumed on the other, directly and through nginx round robin
-// (where each request of the client lands on the next replica); a replica
-// with another key refuses the state.
+// sessions.shared, one server.mcp.stateKeyFile and one store of suspended
+// calls (cluster.redis: a question is an entry of it). A question
+// suspended on one is resumed on the other, directly and through nginx
+// round robin (where each request of the client lands on the next
+// replica); a replica with another key refuses the state.
 func TestMCPGatewayModernResumeOnAnotherReplica(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	redis := testutil.StartRedis(t)
 	keyFile, otherKey := filepath.Join(dir, "state.key"), filepath.Join(dir, "other.key")
 	for _, f := range []string{keyFile, otherKey} {
 		if err := os.WriteFile(f, []byte(rand.Text()+rand.Text()), 0o600); err != nil {
@@ -343,7 +346,8 @@ func TestMCPGatewayModernResumeOnAnotherReplica(t *testing.T) {
 	}
 	var grpcAddrs, mcpAddrs []string
 	for i, key := range []string{keyFile, keyFile, otherKey} {
-		cfg := fmt.Sprintf(`{"builtins": true, "skills": [], "sessions": {"shared": true, "root": %q}, "server": {"mcp": {"stateKeyFile": %q}}}`, dir, key)
+		cfg := fmt.Sprintf(`{"builtins": true, "skills": [], "sessions": {"shared": true, "root": %q}, "server": {"mcp": {"stateKeyFile": %q}},
+			"cluster": {"redis": {"url": %q, "timeout": 2000}}}`, dir, key, redis.URL)
 		srv, _, _ := launch(t, cfg, func(o *server.Options) {
 			o.MetricsListen = "-"
 			o.MCPListen = "127.0.0.1:0"

@@ -71,7 +71,7 @@ func (s *Server) reload(ctx context.Context, trigger string) (rep core.Report, e
 	}
 	s.heapFloor.Load().Set(cfg.Server.GCHeapFloor)
 	if s.mcp != nil {
-		s.mcp.Reconfigure(cfg.Server.MCP.Tools)
+		s.mcp.Reconfigure()
 	}
 	s.refreshReadiness()
 	s.log.Info("config reloaded", "rebuilt", len(rep.Started), "removed", len(rep.Removed), "failed", len(rep.Failed), "revision", rep.Revision)

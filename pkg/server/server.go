@@ -199,7 +199,7 @@ func New(opts Options) (*Server, error) {
 		if mcpKey == nil && cfg.Sessions.Shared {
 			log.Warn("server.mcp.stateKeyFile is unset: a 2026-07-28 client's retry of a suspended call is refused on any replica but the one that suspended it; give every replica the same key file")
 		}
-		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Tools: gc.Tools, Discovery: gc.Discovery, Pinned: gc.Pinned,
+		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Discovery: gc.Discovery, Pinned: gc.Pinned,
 			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil,
 			Stateless: cfg.Sessions.Shared, StateKey: mcpKey})
 	}

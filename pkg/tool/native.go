@@ -44,13 +44,20 @@ func Typed[T any](name string, fn func(ctx context.Context, args T) (any, error)
 		return Tool{}, fmt.Errorf("tool %q: %w", name, err)
 	}
 	opts = append([]Option{WithInputSchema(schema)}, opts...)
-	return New(name, func(ctx context.Context, call Call) Result {
-		var args T
-		if err := decodeStrict(call.Arguments, &args); err != nil {
-			return FailureWith(OutcomeInvalidArguments, err.Error())
-		}
-		return valueResult(fn(ctx, args))
-	}, opts...)
+	return New(name, func(ctx context.Context, call Call) Result { return RunTyped(ctx, call, fn) }, opts...)
+}
+
+// RunTyped runs fn on the call's arguments decoded into T, exactly as a
+// Typed tool runs its function: arguments that do not decode are invalid
+// arguments naming the field, and the value fn returns becomes the result.
+// It is for a caller that hands fn more than the call itself (the core's
+// own code-mode tools also get the call they run for).
+func RunTyped[T any](ctx context.Context, call Call, fn func(ctx context.Context, args T) (any, error)) Result {
+	var args T
+	if err := decodeStrict(call.Arguments, &args); err != nil {
+		return FailureWith(OutcomeInvalidArguments, err.Error())
+	}
+	return valueResult(fn(ctx, args))
 }
 
 func valueResult(v any, err error) Result {

@@ -138,9 +138,14 @@ type Throttle struct {
 
 // ContextResult is the failure for a call stopped by its context: outcome
 // OutcomeTimeout for a deadline, OutcomeCanceled for a cancellation. what
-// names the tool in the text ("bash: canceled").
+// names the tool in the text ("bash: canceled"). A deadline with a cause
+// of its own (context.WithDeadlineCause: the server's limits.timeout) is
+// named by it ("bash: timed out after 20ms (limits.timeout)").
 func ContextResult(ctx context.Context, what string) Result {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
+		if cause := context.Cause(ctx); cause != nil && cause != err {
+			return FailureWith(OutcomeTimeout, what+": "+cause.Error())
+		}
 		return FailureWith(OutcomeTimeout, what+": deadline exceeded")
 	}
 	return FailureWith(OutcomeCanceled, what+": canceled")

@@ -28,14 +28,6 @@ type Remote interface {
 	Forward(ctx context.Context, owner string, req []byte) ([]byte, error)
 }
 
-// Resumer is implemented by an opener's resume state (Entry.Resume) that
-// can take an answer forwarded from another replica: it resumes the call
-// as the opener's own answer path does and returns what the call does
-// next.
-type Resumer interface {
-	ResumeForwarded(ctx context.Context, call tool.Call) tool.Result
-}
-
 // elsewhere is ErrElsewhere naming the replica that holds the request.
 type elsewhere struct{ owner string }
 
@@ -58,7 +50,7 @@ type forwardedCall struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 }
 
-// Forward answers call, whose request Peek said another replica holds
+// Forward answers call, whose live request Peek said another replica holds
 // (err, from Peek), on that replica, and returns the result. When the
 // holder is gone the result is an is_error saying so at once; label
 // starts each error text (the tool's name).
@@ -124,16 +116,15 @@ func (s *Store) ServeForwarded(ctx context.Context, req []byte) []byte {
 }
 
 func (s *Store) resumeForwarded(ctx context.Context, call tool.Call) tool.Result {
-	e, err := s.Peek(call, call.Answer.ID)
+	e, err := s.peek(ctx, call, call.Answer.ID)
 	if errors.Is(err, ErrElsewhere) {
 		err = ErrUnknown // forwarded once only: never on to a third replica
 	}
 	if err != nil {
 		return tool.Failure(call.Name+": "+err.Error(), nil)
 	}
-	rs, ok := e.Resume.(Resumer)
-	if !ok {
+	if e.Resume == nil { // a portable request is resumed where the answer arrived, never forwarded
 		return tool.Failure(call.Name+": "+ErrUnknown.Error(), nil)
 	}
-	return rs.ResumeForwarded(ctx, call)
+	return e.Resume.Resume(ctx, e, call)
 }

@@ -34,13 +34,9 @@ func (r remote) Forward(ctx context.Context, owner string, req []byte) ([]byte, 
 
 // answerer resumes as a source does: it takes the answer and returns what
 // the call does next (here: the answer, said back).
-type answerer struct{ store **pending.Store }
+type answerer struct{}
 
-func (a answerer) ResumeForwarded(_ context.Context, c tool.Call) tool.Result {
-	e, err := (*a.store).Peek(c, c.Answer.ID)
-	if err != nil {
-		return tool.Failure(err.Error(), nil)
-	}
+func (answerer) Resume(_ context.Context, e *pending.Entry, c tool.Call) tool.Result {
 	if err := e.Deliver(*c.Answer); err != nil {
 		return tool.Failure(err.Error(), nil)
 	}
@@ -56,15 +52,14 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	a.SetRemote(remote{"a", all})
 	b.SetRemote(remote{"b", all})
 	forward := func(c tool.Call) tool.Result {
-		_, err := b.Peek(c, c.Answer.ID)
-		return b.Forward(context.Background(), c, err, "t", nil)
+		return b.Answer(context.Background(), c, pending.Answering{Label: "t"})
 	}
 	answered := func(c tool.Call, id string, data any) tool.Call {
 		c.Answer = &tool.Answer{ID: id, OK: true, Data: data}
 		return c
 	}
 
-	e, err := a.Open(call("p", "s", `{"x": 1}`), "elicitation", answerer{&a}, nil)
+	e, err := a.Open(call("p", "s", `{"x": 1}`), "elicitation", answerer{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +83,7 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 	}
 
 	t.Run("owner gone", func(t *testing.T) {
-		e, err := a.Open(call("p", "s", `{}`), "elicitation", answerer{&a}, nil)
+		e, err := a.Open(call("p", "s", `{}`), "elicitation", answerer{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +99,7 @@ func TestForwardedAnswerResumesOnTheOwner(t *testing.T) {
 // deadlineSeer says back the deadline the owner resumes under.
 type deadlineSeer struct{}
 
-func (deadlineSeer) ResumeForwarded(ctx context.Context, _ tool.Call) tool.Result {
+func (deadlineSeer) Resume(ctx context.Context, _ *pending.Entry, _ tool.Call) tool.Result {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return tool.Failure("no deadline", nil)
@@ -132,8 +127,7 @@ func TestForwardedAnswerKeepsTheCallersDeadline(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	_, perr := b.Peek(c, e.ID)
-	r := b.Forward(ctx, c, perr, "t", nil)
+	r := b.Answer(ctx, c, pending.Answering{Label: "t"})
 	if r.IsError || r.Output != deadline.UTC().Format(time.RFC3339Nano) {
 		t.Fatalf("owner resumed under %q, want the caller's deadline %v", r.Output, deadline.UTC())
 	}

@@ -47,7 +47,7 @@ func TestAnswerReachesTheWaiter(t *testing.T) {
 	if !ok || a.Data != "yes" {
 		t.Fatalf("wait = %+v %v", a, ok)
 	}
-	if err := e.Deliver(tool.Answer{}); !errors.Is(err, pending.ErrExpired) {
+	if err := e.Deliver(tool.Answer{}); !errors.Is(err, pending.ErrUnknown) {
 		t.Fatalf("second delivery: %v", err)
 	}
 	if s.Len() != 0 {

@@ -122,6 +122,17 @@ if st == 'pending' then return reply(KEYS[1], 'notyet') end
 return reply(KEYS[1], 'already')
 `)
 
+// KEYS: open. ARGV: P.
+var lookupScript = redis.NewScript(luaPrelude + `
+local id = redis.call('GET', KEYS[1])
+if not id then return {'unknown'} end
+local key = ARGV[1]..'e:'..id
+if not expire(ARGV[1], key, nowms()) then return {'unknown'} end
+local st = redis.call('HGET', key, 'state')
+if st ~= 'pending' and st ~= 'approved' then return {'unknown'} end
+return reply(key, 'ok')
+`)
+
 // KEYS: entry. ARGV: P, id.
 var withdrawScript = redis.NewScript(luaPrelude + `
 if not expire(ARGV[1], KEYS[1], nowms()) then return {'gone'} end

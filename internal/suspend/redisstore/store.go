@@ -317,6 +317,19 @@ func (r *Redis) List(ctx context.Context, f Filter) ([]Entry, error) {
 	return out, nil
 }
 
+// Lookup implements Store: the open key of the kind and binding names the
+// newest entry created for it.
+func (r *Redis) Lookup(ctx context.Context, k Kind, b Binding) (Entry, error) {
+	res, err := r.run(ctx, lookupScript, []string{r.openKey(k, b)}, r.key(""))
+	if err != nil {
+		return Entry{}, err
+	}
+	if status(res) == "unknown" {
+		return Entry{}, suspend.ErrUnknown
+	}
+	return entryFrom(res[1:])
+}
+
 // Withdraw implements Store.
 func (r *Redis) Withdraw(ctx context.Context, id string) (bool, error) {
 	res, err := r.run(ctx, withdrawScript, []string{r.key("e:" + id)}, r.key(""), id)

@@ -41,6 +41,8 @@ func Run(t *testing.T, newStore func(t *testing.T) suspend.Store) {
 		{"WaitEndsWithContext", waitContext},
 		{"WithdrawWakesWaiters", withdraw},
 		{"ListNewestFirstFiltered", list},
+		{"LookupByBinding", lookup},
+		{"LookupEndsWithTheEntry", lookupEnds},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
 	}
@@ -73,7 +75,7 @@ func wantErr(t *testing.T, what string, err, want error) {
 func createAndGet(t *testing.T, s suspend.Store) {
 	ctx := context.Background()
 	seen := map[string]bool{}
-	for _, k := range []suspend.Kind{suspend.KindApproval, suspend.KindQuestion, suspend.KindElicitation, suspend.KindSampling, suspend.KindInput} {
+	for _, k := range []suspend.Kind{suspend.KindApproval, suspend.KindQuestion, suspend.KindElicitation, suspend.KindSampling, suspend.KindInput, suspend.KindRun} {
 		e := mustCreate(t, s, req(k, "alice"))
 		if seen[e.ID] || suspend.KindOf(e.ID) != k {
 			t.Fatalf("id %q: duplicate or KindOf %q, want %q", e.ID, suspend.KindOf(e.ID), k)
@@ -518,4 +520,76 @@ func list(t *testing.T, s suspend.Store) {
 			}
 		})
 	}
+}
+
+// lookup: the open entry of a kind and binding is found by them, the
+// newest when there are several, and nothing of another kind, principal,
+// session, tool or arguments is.
+func lookup(t *testing.T, s suspend.Store) {
+	ctx := context.Background()
+	r := req(suspend.KindRun, "alice")
+	first := mustCreate(t, s, r)
+	got, err := s.Lookup(ctx, suspend.KindRun, r.Binding)
+	if err != nil || got.ID != first.ID || string(got.Data) != string(r.Data) {
+		t.Fatalf("Lookup = %+v, %v; want %s", got, err, first.ID)
+	}
+	newer := mustCreate(t, s, r)
+	if got, err := s.Lookup(ctx, suspend.KindRun, r.Binding); err != nil || got.ID != newer.ID {
+		t.Fatalf("Lookup after a second entry = %+v, %v; want the newer %s", got, err, newer.ID)
+	}
+	others := map[string]func(*suspend.Binding){
+		"principal": func(b *suspend.Binding) { b.Principal = "mallory" },
+		"session":   func(b *suspend.Binding) { b.Session = "s2" },
+		"tool":      func(b *suspend.Binding) { b.Tool = "bash" },
+		"arguments": func(b *suspend.Binding) { b.Digest = "d2" },
+	}
+	for what, change := range others {
+		b := r.Binding
+		change(&b)
+		_, err := s.Lookup(ctx, suspend.KindRun, b)
+		wantErr(t, "Lookup with another "+what, err, suspend.ErrUnknown)
+	}
+	_, err = s.Lookup(ctx, suspend.KindApproval, r.Binding)
+	wantErr(t, "Lookup of another kind", err, suspend.ErrUnknown)
+}
+
+// lookupEnds: an answered, claimed, withdrawn or expired entry is no
+// longer found; an approved one is, until it is claimed.
+func lookupEnds(t *testing.T, s suspend.Store) {
+	ctx := context.Background()
+	gone := func(what string, k suspend.Kind, b suspend.Binding) {
+		t.Helper()
+		_, err := s.Lookup(ctx, k, b)
+		wantErr(t, "Lookup "+what, err, suspend.ErrUnknown)
+	}
+	answered := mustCreate(t, s, req(suspend.KindRun, "alice"))
+	if _, err := s.Resolve(ctx, answered.ID, suspend.Resolution{To: suspend.Answered, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	gone("after an answer", suspend.KindRun, bind("alice"))
+
+	apr := req(suspend.KindApproval, "bob")
+	e := mustCreate(t, s, apr)
+	if _, err := s.Resolve(ctx, e.ID, suspend.Resolution{To: suspend.Approved, By: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Lookup(ctx, suspend.KindApproval, apr.Binding); err != nil || got.ID != e.ID {
+		t.Fatalf("approved, unclaimed: %+v, %v", got, err)
+	}
+	if _, err := s.Claim(ctx, e.ID, apr.Binding); err != nil {
+		t.Fatal(err)
+	}
+	gone("after the claim", suspend.KindApproval, apr.Binding)
+
+	w := mustCreate(t, s, req(suspend.KindRun, "carol"))
+	if _, err := s.Withdraw(ctx, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	gone("after a withdrawal", suspend.KindRun, bind("carol"))
+
+	short := req(suspend.KindRun, "dave")
+	short.TTL = 20 * time.Millisecond
+	x := mustCreate(t, s, short)
+	waitExpiry(t, s, x.ID)
+	gone("after expiry", suspend.KindRun, bind("dave"))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -50,18 +51,12 @@ func (s *Source) execute(parent context.Context, c *client, tc tool.Call) tool.R
 	}
 	defer s.calls.Done()
 
-	m := textMessage(*args.Task)
 	if tc.Answer != nil {
-		w, next, refused := s.takeAnswer(parent, tc)
-		if refused != nil {
-			return *refused
-		}
-		if !tc.Answer.OK {
-			return s.declined(parent, c, w)
-		}
-		m = next
+		// The task's wait resumes it (inputWait.Resume), here or, forwarded,
+		// on the replica holding the wait.
+		return s.pending.Answer(parent, tc, pending.Answering{Label: tc.Name, Meta: map[string]any{"agent": s.id}})
 	}
-	return s.run(parent, c, tc, m)
+	return s.run(parent, c, tc, textMessage(*args.Task))
 }
 
 // run sends m and follows the task it starts or continues.

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
@@ -71,25 +72,22 @@ func (s *Source) open(tc tool.Call, w *inputWait) (*pending.Entry, error) {
 	return e, err
 }
 
-// takeAnswer finds the task an answer is for and hands the answer over;
-// next is the message that carries it to the agent. An answer the agent
-// could not take (data that is neither text nor parts) is refused with
-// the request left open, so the caller can correct it.
-func (s *Source) takeAnswer(ctx context.Context, tc tool.Call) (w *inputWait, next outgoing, refused *tool.Result) {
-	fail := func(msg string) (*inputWait, outgoing, *tool.Result) {
-		return nil, outgoing{}, ptr(tool.Failure(tc.Name+": "+msg, map[string]any{"agent": s.id}))
-	}
-	e, err := s.pending.Peek(tc, tc.Answer.ID)
-	if errors.Is(err, pending.ErrElsewhere) {
-		return nil, outgoing{}, ptr(s.pending.Forward(ctx, tc, err, tc.Name, map[string]any{"agent": s.id}))
-	}
-	if err != nil {
-		return fail(err.Error())
-	}
-	w, ok := e.Resume.(*inputWait)
-	if !ok || !s.holds(w) {
+// Resume takes the caller's answer to the task's request for input
+// (pending.Resumer) and sends it to the agent as the task's next message,
+// following the task from there; a declined request cancels the task. An
+// answer the agent could not take (data that is neither text nor parts)
+// is refused with the request left open, so the caller can correct it.
+func (w *inputWait) Resume(ctx context.Context, e *pending.Entry, tc tool.Call) tool.Result {
+	s := w.src
+	fail := func(msg string) tool.Result { return tool.Failure(tc.Name+": "+msg, map[string]any{"agent": s.id}) }
+	if !s.holds(w) {
 		return fail(pending.ErrUnknown.Error())
 	}
+	if !s.enter() { // an answer forwarded here reaches the wait without Execute
+		return tool.FailureWith(tool.OutcomeCanceled, fmt.Sprintf("A2A agent %s is shut down; retry the call", s.id))
+	}
+	defer s.calls.Done()
+	var next outgoing
 	if tc.Answer.OK {
 		parts, err := answerParts(tc.Answer.Data)
 		if err != nil {
@@ -103,14 +101,10 @@ func (s *Source) takeAnswer(ctx context.Context, tc tool.Call) (w *inputWait, ne
 	s.mu.Lock()
 	delete(s.waits, w)
 	s.mu.Unlock()
-	return w, next, nil
-}
-
-// ResumeForwarded takes an answer another replica forwarded here, the
-// replica whose source holds the task's wait (pending.Resumer): the task
-// goes on from this replica, with this replica's client to the agent.
-func (w *inputWait) ResumeForwarded(ctx context.Context, call tool.Call) tool.Result {
-	return w.src.execute(ctx, w.c, call)
+	if !tc.Answer.OK {
+		return s.declined(ctx, w.c, w)
+	}
+	return s.run(ctx, w.c, tc, next)
 }
 
 func (s *Source) holds(w *inputWait) bool {

@@ -46,10 +46,14 @@
 //
 // # question
 //
-// question returns a pending result (outcome PENDING, kind "question") whose
-// ID is derived from the arguments, so the same questions give the same ID
-// and no state is kept. Executing the tool again with Call.Answer set
-// returns the answer's data as compact JSON.
+// question returns a pending result (outcome PENDING, kind "question"): an
+// entry of the suspended-call store (sources.Env.Pending) bound to the call
+// (principal, session, tool, canonical arguments), so it counts against
+// limits.maxPending, expires at limits.pendingTimeout, and is answered
+// once, by the call that asked, on any replica sharing the store. The same
+// call asking again while it is open gets the same ID. Executing the tool
+// again with the same arguments and Call.Answer set returns the answer's
+// data as compact JSON.
 //
 // # Config
 //

@@ -46,11 +46,12 @@ func Example() {
 	fmt.Println(call("bash", `{"command": "exit 2"}`).Metadata["exitCode"])
 
 	// question suspends; the same call with an answer finishes it.
-	q := call("question", `{"questions": [{"question": "Pick a color?", "options": ["red", "green"]}]}`)
+	const asked = `{"questions": [{"question": "Pick a color?", "options": ["red", "green"]}]}`
+	q := call("question", asked)
 	fmt.Println(q.Resolved(), q.Pending.Prompt)
 	qt, _ := reg.Snapshot().Lookup("question")
-	answered := qt.Tool.Execute(ctx, tool.Call{Name: "question", Arguments: json.RawMessage(`{}`),
-		Answer: &tool.Answer{OK: true, Data: map[string]any{"answers": []any{"red"}}}})
+	answered := qt.Tool.Execute(ctx, tool.Call{Name: "question", Arguments: json.RawMessage(asked),
+		Answer: &tool.Answer{ID: q.Pending.ID, OK: true, Data: map[string]any{"answers": []any{"red"}}}})
 	fmt.Println(answered.Output)
 	// Output:
 	// warnings: 0

@@ -1,14 +1,12 @@
 package builtin
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -25,14 +23,16 @@ type questionArgs struct {
 
 // question suspends the call until a person answers. The first call returns
 // a pending result; the caller shows the prompt, collects the answer and
-// executes the tool again with Call.Answer set, which finishes it.
+// executes the tool again with the same arguments and Call.Answer set,
+// which finishes it.
 //
-// The pending ID is derived from the arguments ("question-" and 16 hex
-// digits of their SHA-256), so it is stable: the same questions asked again
-// get the same ID, and no state is kept between the two calls.
-func (t *toolset) question(_ context.Context, c tool.Call) tool.Result {
+// The question is an entry of the suspended-call store, bound to the call
+// that asked (principal, session, tool, canonical arguments), so only that
+// call's answer finishes it, once, on whichever replica it reaches; the
+// same call asking again while it is open gets the same entry back.
+func (t *toolset) question(ctx context.Context, c tool.Call) tool.Result {
 	if c.Answer != nil {
-		return answered(c.Answer)
+		return t.pending.Answer(ctx, c, pending.Answering{Label: "question", Restore: restoreQuestion})
 	}
 	var a questionArgs
 	if r := decodeArgs("question", c, &a); r != nil {
@@ -59,12 +59,31 @@ func (t *toolset) question(_ context.Context, c tool.Call) tool.Result {
 	if err := json.Unmarshal(c.Arguments, &raw); err != nil {
 		return fail("question: %v", err)
 	}
+	e, err := t.pending.OpenPortable(ctx, c, "question", nil, true)
+	if err != nil {
+		return fail("question: %v", err)
+	}
 	return tool.Suspend(tool.Pending{
-		ID:     pendingID(c.Arguments),
-		Kind:   "question",
-		Prompt: strings.Join(lines, "\n"),
-		Data:   map[string]any{"questions": raw.Questions},
+		ID:        e.ID,
+		Kind:      "question",
+		Prompt:    strings.Join(lines, "\n"),
+		Data:      map[string]any{"questions": raw.Questions},
+		ExpiresAt: e.ExpiresAt,
 	})
+}
+
+// questionAnswer finishes a question (pending.Resumer): a question keeps
+// nothing but its entry, so any replica restores it.
+type questionAnswer struct{}
+
+func restoreQuestion(*pending.Entry) (pending.Resumer, error) { return questionAnswer{}, nil }
+
+// Resume takes the answer once and returns it to the model.
+func (questionAnswer) Resume(_ context.Context, e *pending.Entry, c tool.Call) tool.Result {
+	if err := e.Deliver(*c.Answer); err != nil {
+		return fail("question: %v", err)
+	}
+	return answered(c.Answer)
 }
 
 // answered finishes a resumed question: the output is the answer's data as
@@ -89,14 +108,4 @@ func answered(a *tool.Answer) tool.Result {
 		return fail("question: the answer is not JSON-encodable: %v", err)
 	}
 	return tool.Success(string(b), nil)
-}
-
-func pendingID(args json.RawMessage) string {
-	var buf bytes.Buffer
-	if json.Compact(&buf, args) != nil {
-		buf.Reset()
-		buf.Write(args)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return "question-" + hex.EncodeToString(sum[:8])
 }

@@ -26,11 +26,11 @@ func TestQuestionSuspendsThenAnswers(t *testing.T) {
 	if want := `{"questions":[{"header":"Color","options":["red","green"],"question":"Pick a color?"},{"question":"Confirm?"}]}`; jsonOf(t, p.Data) != want {
 		t.Errorf("data = %s, want %s", jsonOf(t, p.Data), want)
 	}
-	if !strings.HasPrefix(p.ID, "question-") {
+	if !strings.HasPrefix(p.ID, "question_") {
 		t.Errorf("id = %q", p.ID)
 	}
-	// Stable: the same arguments give the same ID (whitespace aside);
-	// different ones a different ID.
+	// Asked again while open, by the same call (whitespace and key order
+	// aside): the same question; other questions are another.
 	again := k.run("question", strings.ReplaceAll(args, ",", ", "))
 	if again.Pending == nil || again.Pending.ID != p.ID {
 		t.Errorf("second ID = %+v, want %q", again.Pending, p.ID)
@@ -40,27 +40,36 @@ func TestQuestionSuspendsThenAnswers(t *testing.T) {
 		t.Errorf("other question got the same ID %q", p.ID)
 	}
 
-	// The resumed call: the answer's data comes back as compact JSON.
-	tl := k.tools["question"]
 	var data any
 	must(t, json.Unmarshal([]byte(`{"answers": ["red"]}`), &data))
-	done := tl.Execute(context.Background(), tool.Call{Name: "question", Arguments: json.RawMessage(args),
-		Answer: &tool.Answer{ID: p.ID, OK: true, Data: data}})
-	check(t, done, want{output: `{"answers":["red"]}`, outcome: tool.OutcomeOK})
+	// The resumed call: the answer's data comes back as compact JSON, once.
+	check(t, k.answer(args, p.ID, tool.Answer{OK: true, Data: data}), want{output: `{"answers":["red"]}`, outcome: tool.OutcomeOK})
+	check(t, k.answer(args, p.ID, tool.Answer{OK: true, Data: data}),
+		want{output: "question: no pending request has this id; it was already answered, or never existed", isError: true, outcome: tool.OutcomeToolError})
 
-	empty := tl.Execute(context.Background(), tool.Call{Name: "question", Arguments: json.RawMessage(args),
-		Answer: &tool.Answer{ID: p.ID, OK: true}})
-	check(t, empty, want{output: "{}", outcome: tool.OutcomeOK})
+	for _, c := range []struct {
+		name string
+		a    tool.Answer
+		want want
+	}{
+		{"empty", tool.Answer{OK: true}, want{output: "{}", outcome: tool.OutcomeOK}},
+		{"declined", tool.Answer{Reason: "not now"}, want{output: "question: the user declined to answer: not now", isError: true, outcome: tool.OutcomeToolError}},
+		// Data without ok is still an answer: a caller that forgot the
+		// flag must not turn a real answer into a decline.
+		{"data without ok", tool.Answer{Data: data}, want{output: `{"answers":["red"]}`, outcome: tool.OutcomeOK}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := k.run("question", args).Pending
+			check(t, k.answer(args, p.ID, c.a), c.want)
+		})
+	}
+}
 
-	declined := tl.Execute(context.Background(), tool.Call{Name: "question", Arguments: json.RawMessage(args),
-		Answer: &tool.Answer{ID: p.ID, Reason: "not now"}})
-	check(t, declined, want{output: "question: the user declined to answer: not now", isError: true, outcome: tool.OutcomeToolError})
-
-	// Data without ok is still an answer: a caller that forgot the flag
-	// must not turn a real answer into a decline.
-	noFlag := tl.Execute(context.Background(), tool.Call{Name: "question", Arguments: json.RawMessage(args),
-		Answer: &tool.Answer{ID: p.ID, Data: data}})
-	check(t, noFlag, want{output: `{"answers":["red"]}`, outcome: tool.OutcomeOK})
+// answer executes the question tool with args and an answer to id.
+func (k *kit) answer(args, id string, a tool.Answer) tool.Result {
+	a.ID = id
+	tl := k.tools["question"]
+	return tl.Execute(context.Background(), tool.Call{Name: "question", Arguments: json.RawMessage(args), Answer: &a})
 }
 
 func TestQuestionErrors(t *testing.T) {

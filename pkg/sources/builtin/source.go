@@ -13,6 +13,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/childenv"
 	"github.com/toolnexus/toolnexus/internal/confine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
@@ -92,6 +93,8 @@ type toolset struct {
 	// sandbox confines bash (bash_sandbox.go); nil runs it unconfined.
 	sandbox *sandbox.Runner
 	flavor  sandbox.ShellFlavor
+	// pending holds the questions asked (question.go).
+	pending *pending.Store
 }
 
 func newToolset(ws *Workspace, env sources.Env, box *sandbox.Runner) *toolset {
@@ -105,7 +108,17 @@ func newToolset(ws *Workspace, env sources.Env, box *sandbox.Runner) *toolset {
 		bashEnv: childenv.Build(nil),
 		sandbox: box,
 		flavor:  sandbox.FlavorOf(shellPath()),
+		pending: pendingStore(env),
 	}
+}
+
+// pendingStore is the engine's shared store of pending requests, or one of
+// the toolset's own when used without an engine.
+func pendingStore(env sources.Env) *pending.Store {
+	if env.Pending != nil {
+		return env.Pending
+	}
+	return pending.NewLocal(pending.Limits{})
 }
 
 type spec struct {

@@ -4,6 +4,8 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"sort"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,8 +20,13 @@ import (
 // call again with inputResponses. The SDK's automatic retry is off
 // (connect.go), so such a call suspends as nothing but a pending entry: no
 // goroutine, no open request to the upstream. Each input request is shown
-// to the caller in turn; when all are answered, resume calls the tool again
+// to the caller in turn; when all are answered, the tool is called again
 // with the answers and the upstream's requestState.
+//
+// The upstream keeps no session between rounds, so nothing of the call
+// needs this process: the whole round trip (roundTrip) is the entry's
+// portable state in the suspended-call store, and whichever replica the
+// answer reaches restores it and makes the retry itself.
 
 // modernVersion is the first protocol whose servers ask by input_required.
 const modernVersion = "2026-07-28"
@@ -28,15 +35,17 @@ const modernVersion = "2026-07-28"
 const maxRoundTrips = 10
 
 // roundTrip is a call suspended on an upstream's input_required: what the
-// retry needs, kept in the pending entry (its Resume).
+// retry needs, kept in the pending entry's state (as JSON, so any replica
+// reads it).
 type roundTrip struct {
-	sess      *session
-	params    sdk.CallToolParams // name, arguments, _meta of the first call
-	state     string             // the upstream's requestState, echoed as is
-	requests  sdk.InputRequestMap
-	responses sdk.InputResponseMap
-	asking    string // the input request id the open entry shows
-	rounds    int
+	Tool      string               `json:"tool"` // the upstream's name of the tool
+	Arguments json.RawMessage      `json:"arguments,omitempty"`
+	Meta      sdk.Meta             `json:"meta,omitempty"`  // the first call's _meta (its trace)
+	State     string               `json:"state,omitempty"` // the upstream's requestState, echoed as is
+	Requests  sdk.InputRequestMap  `json:"requests"`
+	Responses sdk.InputResponseMap `json:"responses,omitempty"`
+	Asking    string               `json:"asking"` // the input request id the open entry shows
+	Rounds    int                  `json:"rounds"`
 }
 
 // speaksModern reports whether the session negotiated 2026-07-28 or later.
@@ -52,51 +61,96 @@ func (s *Source) callRoundTrip(ctx context.Context, sess *session, params *sdk.C
 	if err != nil || res == nil || !res.NeedsInput() {
 		return s.finish(ctx, sess, name, res, err)
 	}
-	rt := &roundTrip{sess: sess, params: *params, rounds: 1}
-	return s.inputRequired(call, rt, res, name)
+	rt := &roundTrip{Tool: params.Name, Arguments: call.Arguments, Meta: params.Meta, Rounds: 1}
+	return s.inputRequired(ctx, call, rt, res, name)
 }
 
 // inputRequired turns an input_required result into the next pending
 // request (or a failure the caller can act on).
-func (s *Source) inputRequired(call tool.Call, rt *roundTrip, res *sdk.CallToolResult, name string) tool.Result {
+func (s *Source) inputRequired(ctx context.Context, call tool.Call, rt *roundTrip, res *sdk.CallToolResult, name string) tool.Result {
 	if !s.suspends() {
 		return tool.Failure(name+": the MCP server asked for input, but its config turns elicitation and sampling off (set elicitation or sampling to true to pass its requests on)", s.meta)
 	}
 	if len(res.InputRequests) == 0 {
 		return tool.Failure(name+": the MCP server is busy (input_required with no input requests); retry the call later", s.meta)
 	}
-	if rt.rounds > maxRoundTrips {
+	if rt.Rounds > maxRoundTrips {
 		return tool.Failure(name+": the MCP server asked for input more than 10 times in one call; the call was stopped", s.meta)
 	}
-	rt.state, rt.requests, rt.responses = res.RequestState, res.InputRequests, sdk.InputResponseMap{}
-	call.Arguments = append([]byte(nil), call.Arguments...)
-	return s.askNext(call, rt, name)
+	rt.State, rt.Requests, rt.Responses = res.RequestState, res.InputRequests, sdk.InputResponseMap{}
+	return s.askNext(ctx, call, rt, name)
 }
 
 // askNext opens a pending entry for the first input request not answered
-// yet (in id order, so the caller sees a stable sequence).
-func (s *Source) askNext(call tool.Call, rt *roundTrip, name string) tool.Result {
-	ids := make([]string, 0, len(rt.requests))
-	for id := range rt.requests {
-		if _, done := rt.responses[id]; !done {
+// yet (in id order, so the caller sees a stable sequence), with the round
+// trip as its portable state.
+func (s *Source) askNext(ctx context.Context, call tool.Call, rt *roundTrip, name string) tool.Result {
+	ids := make([]string, 0, len(rt.Requests))
+	for id := range rt.Requests {
+		if _, done := rt.Responses[id]; !done {
 			ids = append(ids, id)
 		}
 	}
 	sort.Strings(ids)
-	p, check, ok := pendingOf(rt.requests[ids[0]])
+	p, _, ok := pendingOf(rt.Requests[ids[0]])
 	if !ok {
 		return tool.Failure(name+": the MCP server asked for input of a kind toolnexus does not pass on (only elicitation and sampling; roots are not offered)", s.meta)
 	}
-	rt.asking = ids[0]
-	e, err := s.pending.Open(call, p.Kind, rt, nil)
+	rt.Asking = ids[0]
+	state, err := json.Marshal(rt)
+	if err != nil {
+		return tool.Failure(name+": the MCP server's input requests cannot be kept for the answer: "+err.Error(), s.meta)
+	}
+	e, err := s.pending.OpenPortable(ctx, call, p.Kind, state, false)
 	if err != nil {
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
-	e.Check = check
 	p.ID, p.ExpiresAt = e.ID, e.ExpiresAt
 	r := tool.Suspend(p)
 	r.Metadata = s.meta
 	return r
+}
+
+// restoreRoundTrip is the source's pending.Answering.Restore: the round
+// trip an answer resumes, read back from its entry, on whichever replica
+// the answer reached.
+func (s *Source) restoreRoundTrip(name string) func(*pending.Entry) (pending.Resumer, error) {
+	return func(e *pending.Entry) (pending.Resumer, error) {
+		var rt roundTrip
+		if err := json.Unmarshal(e.State, &rt); err != nil {
+			return nil, err
+		}
+		ir, ok := rt.Requests[rt.Asking]
+		if !ok {
+			return nil, errors.New("it names no open input request")
+		}
+		if rt.Responses == nil { // none yet: omitted from the JSON
+			rt.Responses = sdk.InputResponseMap{}
+		}
+		_, e.Check, _ = pendingOf(ir)
+		return roundTripResume{src: s, name: name, rt: &rt}, nil
+	}
+}
+
+// roundTripResume resumes a restored round trip (pending.Resumer).
+type roundTripResume struct {
+	src  *Source
+	name string
+	rt   *roundTrip
+}
+
+// Resume checks the answer against the input request it answers (refused
+// with the request left open), closes the entry and goes on: the next
+// input request, or the retry.
+func (r roundTripResume) Resume(ctx context.Context, e *pending.Entry, call tool.Call) tool.Result {
+	s := r.src
+	if msg := checkAnswer(e, *call.Answer); msg != "" {
+		return tool.Failure(r.name+": "+msg, s.meta)
+	}
+	if err := e.Deliver(*call.Answer); err != nil {
+		return tool.Failure(r.name+": "+err.Error(), s.meta)
+	}
+	return s.resumeRoundTrip(ctx, call, r.rt, *call.Answer, r.name)
 }
 
 // pendingOf is how an input request is shown to the caller: the same
@@ -127,30 +181,29 @@ func pendingOf(ir sdk.InputRequest) (p tool.Pending, check any, ok bool) {
 }
 
 // resumeRoundTrip takes the caller's answer (already checked and the entry
-// closed) and either asks the next input request or retries the call.
+// closed) and either asks the next input request or retries the call, on
+// the session a new call would take (the caller's own with tokenExchange).
 func (s *Source) resumeRoundTrip(ctx context.Context, call tool.Call, rt *roundTrip, a tool.Answer, name string) tool.Result {
-	resp, msg := inputResponse(rt.requests[rt.asking], a)
+	resp, msg := inputResponse(rt.Requests[rt.Asking], a)
 	if msg != "" {
 		return tool.Failure(name+": "+msg, s.meta)
 	}
-	rt.responses[rt.asking] = resp
-	if len(rt.responses) < len(rt.requests) {
-		return s.askNext(call, rt, name)
+	rt.Responses[rt.Asking] = resp
+	if len(rt.Responses) < len(rt.Requests) {
+		return s.askNext(ctx, call, rt, name)
 	}
-	sess := rt.sess
-	if live := s.live.Load(); s.callers == nil && live != nil {
-		// The upstream keeps no session between rounds: the retry may go
-		// out on the connection that replaced the one the call began on.
-		sess = live
+	sess, release, down := s.callSession(ctx)
+	if sess == nil {
+		return tool.Failure(down, s.meta)
 	}
-	params := rt.params
-	params.InputResponses, params.RequestState = rt.responses, rt.state
-	res, err := sess.cs.CallTool(ctx, &params)
+	defer release()
+	params := &sdk.CallToolParams{Meta: rt.Meta, Name: rt.Tool, Arguments: rt.Arguments, InputResponses: rt.Responses, RequestState: rt.State}
+	res, err := sess.cs.CallTool(ctx, params)
 	if err != nil || res == nil || !res.NeedsInput() {
 		return s.finish(ctx, sess, name, res, err)
 	}
-	rt.rounds++
-	return s.inputRequired(call, rt, res, name)
+	rt.Rounds++
+	return s.inputRequired(ctx, call, rt, res, name)
 }
 
 // inputResponse is the caller's answer as the upstream expects it.
@@ -172,17 +225,6 @@ func inputResponse(ir sdk.InputRequest, a tool.Answer) (sdk.InputResponse, strin
 	}
 	content, _ := plainjson.Of(a.Data).(map[string]any)
 	return &sdk.ElicitResult{Action: actionAccept, Content: content}, ""
-}
-
-// answerRoundTrip is resume's path for an entry a round trip opened.
-func (s *Source) answerRoundTrip(ctx context.Context, call tool.Call, e *pending.Entry, rt *roundTrip, name string) tool.Result {
-	if msg := checkAnswer(e, *call.Answer); msg != "" {
-		return tool.Failure(name+": "+msg, s.meta)
-	}
-	if err := e.Deliver(*call.Answer); err != nil {
-		return tool.Failure(name+": "+err.Error(), s.meta)
-	}
-	return s.resumeRoundTrip(ctx, call, rt, *call.Answer, name)
 }
 
 // lastUserTextV2 is lastUserText for a sampling request with array content.

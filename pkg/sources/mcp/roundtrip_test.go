@@ -15,8 +15,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -67,7 +69,8 @@ func jsonOf(v any) string {
 // requestState.
 func TestModernUpstreamSuspendsWithoutGoroutines(t *testing.T) {
 	const n = 200
-	store := pending.NewLocal(pending.Limits{MaxPerPrincipal: 2 * n})
+	shared := suspend.NewMemory(nil, 0)
+	store := pending.New(shared, pending.Limits{MaxPerPrincipal: 2 * n})
 	reg, _ := startEnv(t, "up", remoteConfig(modernServer(t)), sources.Env{Pending: store})
 	ctx := context.Background()
 	owner := tool.Owner{Principal: "p"}
@@ -104,8 +107,9 @@ func TestModernUpstreamSuspendsWithoutGoroutines(t *testing.T) {
 			t.Fatalf("answer %d: %+v", i, r)
 		}
 	}
-	if store.Len() != 1 { // the warm-up call is still open
-		t.Fatalf("open entries after answering: %d, want 1", store.Len())
+	// The suspended calls were entries of the store and nothing else.
+	if open, err := shared.List(ctx, suspend.Filter{Open: true}); err != nil || len(open) != 1 || store.Len() != 0 { // the warm-up call is still open
+		t.Fatalf("open entries after answering: %d (%v), held by this process %d; want 1 and 0", len(open), err, store.Len())
 	}
 }
 
@@ -196,5 +200,62 @@ func BenchmarkPendingThousandModern(b *testing.B) {
 				b.Fatalf("decline %d: %+v", i, r)
 			}
 		}
+	}
+}
+
+// replicaRemote carries forwarded answers between pending stores in one
+// process, as the control plane does between replicas.
+type replicaRemote struct {
+	id  string
+	all map[string]*pending.Store
+}
+
+func (r replicaRemote) Replica() string { return r.id }
+
+func (r replicaRemote) Forward(ctx context.Context, owner string, req []byte) ([]byte, error) {
+	s, ok := r.all[owner]
+	if !ok {
+		return nil, pending.ErrOwnerGone
+	}
+	return s.ServeForwarded(ctx, req), nil
+}
+
+// TestModernUpstreamResumesOnAnotherReplica: two replicas (each its own
+// source and pending layer, forwarding to each other) share one store of
+// suspended calls. A 2026-07-28 upstream's input_required, suspended on
+// one, is answered on the other: that replica resumes it itself from the
+// store (the upstream keeps no session between rounds), and it is answered
+// once. It used to be forwarded to the first replica, whose answer was
+// that the request "never existed" while it was open.
+func TestModernUpstreamResumesOnAnotherReplica(t *testing.T) {
+	url := modernServer(t)
+	shared := suspend.NewMemory(nil, 0)
+	all := map[string]*pending.Store{}
+	var regs []*registry.Registry
+	for _, id := range []string{"a", "b"} {
+		p := pending.New(shared, pending.Limits{})
+		p.SetRemote(replicaRemote{id: id, all: all})
+		all[id] = p
+		reg, _ := startEnv(t, "up", remoteConfig(url), sources.Env{Pending: p})
+		regs = append(regs, reg)
+	}
+	ctx := context.Background()
+	exec := func(reg *registry.Registry, args, who string, a *tool.Answer) tool.Result {
+		return (testutil.Direct{Reg: reg}).Execute(ctx, "up_confirm", tool.Call{Arguments: json.RawMessage(args), Owner: tool.Owner{Principal: who}, Answer: a})
+	}
+	p := exec(regs[0], `{"k":1,"j":2}`, "p", nil).Pending
+	if p == nil {
+		t.Fatal("no PENDING")
+	}
+	answer := &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"reason": "elsewhere"}}
+	if r := exec(regs[1], `{"k":1,"j":2}`, "intruder", answer); !r.IsError || !strings.Contains(r.Output, pending.ErrUnknown.Error()) {
+		t.Fatalf("another principal on the other replica: %+v", r)
+	}
+	// The same arguments in another key order are the same call.
+	if r := exec(regs[1], `{"j":2,"k":1}`, "p", answer); r.IsError || r.Output != "accept:elsewhere" {
+		t.Fatalf("answered on the other replica: %+v", r)
+	}
+	if r := exec(regs[0], `{"k":1,"j":2}`, "p", answer); !r.IsError || !strings.Contains(r.Output, "already answered") {
+		t.Fatalf("answered twice: %+v", r)
 	}
 }

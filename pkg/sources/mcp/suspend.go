@@ -160,38 +160,27 @@ func (s *Source) await(ctx context.Context, f *flight, name string) tool.Result 
 	}
 }
 
-// resume hands an answer to the request it names and waits for what the
-// call does next. An answer the server would refuse (elicitation content
-// that does not match requestedSchema) is refused here instead, with the
-// request left open, so the caller can correct it.
+// resume hands an answer to the request it names and returns what the
+// call does next (pending.Store.Answer: a live request another replica
+// holds is forwarded there, a round trip is restored wherever it is).
 func (s *Source) resume(ctx context.Context, call tool.Call, name string) tool.Result {
-	e, err := s.pending.Peek(call, call.Answer.ID)
-	if errors.Is(err, pending.ErrElsewhere) {
-		return s.pending.Forward(ctx, call, err, name, s.meta)
-	}
-	if err != nil {
-		return tool.Failure(name+": "+err.Error(), s.meta)
-	}
-	if rt, ok := e.Resume.(*roundTrip); ok {
-		return s.answerRoundTrip(ctx, call, e, rt, name)
-	}
-	f, ok := e.Resume.(*flight)
-	if !ok {
-		return tool.Failure(name+": "+pending.ErrUnknown.Error(), s.meta)
-	}
-	if msg := checkAnswer(e, *call.Answer); msg != "" {
-		return tool.Failure(name+": "+msg, s.meta)
-	}
-	if err := e.Deliver(*call.Answer); err != nil {
-		return tool.Failure(name+": "+err.Error(), s.meta)
-	}
-	return s.await(ctx, f, name)
+	return s.pending.Answer(ctx, call, pending.Answering{Label: name, Meta: s.meta, Restore: s.restoreRoundTrip(name)})
 }
 
-// ResumeForwarded takes an answer another replica forwarded here, the
-// replica whose connection holds the server's request (pending.Resumer).
-func (f *flight) ResumeForwarded(ctx context.Context, call tool.Call) tool.Result {
-	return f.src.resume(ctx, call, f.name)
+// Resume takes the answer to the server request this flight holds
+// (pending.Resumer) and waits for what the call does next. An answer the
+// server would refuse (elicitation content that does not match
+// requestedSchema) is refused here instead, with the request left open,
+// so the caller can correct it.
+func (f *flight) Resume(ctx context.Context, e *pending.Entry, call tool.Call) tool.Result {
+	s := f.src
+	if msg := checkAnswer(e, *call.Answer); msg != "" {
+		return tool.Failure(f.name+": "+msg, s.meta)
+	}
+	if err := e.Deliver(*call.Answer); err != nil {
+		return tool.Failure(f.name+": "+err.Error(), s.meta)
+	}
+	return s.await(ctx, f, f.name)
 }
 
 // serverAsk is what the elicitation and sampling handlers share: find the

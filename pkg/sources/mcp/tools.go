@@ -105,19 +105,11 @@ func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 		if call.Answer != nil {
 			return out.check(s.resume(ctx, call, name))
 		}
-		sess := s.live.Load()
-		if s.callers != nil {
-			// tokenExchange: the call goes out on the caller's own session.
-			c, msg := s.callerSession(ctx)
-			if c == nil {
-				return tool.Failure(msg, meta)
-			}
-			defer s.callers.release(c)
-			sess = c.sess
-		} else if sess == nil {
-			// Down: answer now rather than wait for a timeout.
-			return tool.Failure(s.downText(), meta)
+		sess, release, msg := s.callSession(ctx)
+		if sess == nil {
+			return tool.Failure(msg, meta)
 		}
+		defer release()
 		params := &sdk.CallToolParams{Name: original, Arguments: call.Arguments}
 		sess.relay.calls.Add(1)
 		defer sess.relay.calls.Add(-1)
@@ -139,6 +131,24 @@ func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 		res, err := sess.cs.CallTool(ctx, params)
 		return out.check(s.finish(ctx, sess, name, res, err))
 	}
+}
+
+// callSession is the session a call goes out on: with tokenExchange the
+// caller's own, else the live one; release ends the call's hold on it.
+// When there is none, msg says why (down: answered now rather than after
+// a timeout).
+func (s *Source) callSession(ctx context.Context) (sess *session, release func(), msg string) {
+	if s.callers != nil {
+		c, msg := s.callerSession(ctx)
+		if c == nil {
+			return nil, nil, msg
+		}
+		return c.sess, func() { s.callers.release(c) }, ""
+	}
+	if sess = s.live.Load(); sess == nil {
+		return nil, nil, s.downText()
+	}
+	return sess, func() {}, ""
 }
 
 // finish turns what CallTool returned into the call's result.
