@@ -8,8 +8,12 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/grpcapi"
 )
 
 const weatherOverride = `, "overrides": {"up_get": {"name": "weather", "description": "Today's weather in one city.",
@@ -119,5 +123,55 @@ func TestNewServerShadowingAPinnedToolIsHeld(t *testing.T) {
 	tl, err := d.reg.GetTool(as(agentToken), &pb.GetToolRequest{Name: "up_get"})
 	if err != nil || tl.GetTool().GetDescription() != "Get the weather." {
 		t.Fatalf("callers must keep the pinned tool: %v %v", tl, err)
+	}
+}
+
+// Views see the catalog's names: a view naming the renamed tool serves it
+// at /mcp/NAME and over gRPC (toolnexus-view), and nothing else. Attack
+// (caller): naming a view never widens the token's allowlist, and a view
+// the server does not have is refused.
+func TestViewsServeTheCatalogsNames(t *testing.T) {
+	up := startUpstream(t)
+	up.addWave()
+	cfg := catalogConfig(t, t.TempDir(), up.url, weatherOverride+`, "server": {"mcp": {"views": {"forecast": {"tools": ["weather"]}, "all": {"tools": ["*"]}}}}`)
+	narrow := cfg.Auth.Tokens[0]
+	narrow.Name, narrow.Value, narrow.Tools = "narrow", "catalog-narrow-token", []string{"up_wave"}
+	cfg.Auth.Tokens = append(cfg.Auth.Tokens, narrow)
+	d := startDoors(t, cfg)
+	d.await(t, "both tools", func(n []string) bool { return has("weather")(n) && has("up_wave")(n) })
+
+	cs := mcpClient(t, strings.TrimSuffix(d.mcpURL, "/mcp")+"/mcp/forecast", "2025-11-25")
+	lr, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(lr.Tools) != 1 || lr.Tools[0].Name != "weather" || lr.Tools[0].Description != "Today's weather in one city." {
+		t.Fatalf("/mcp/forecast lists %v %v", lr, err)
+	}
+	if s := mcpAnswer(cs, "weather", map[string]any{"city": "Rome"}); s != "sunny in Rome (metric)" {
+		t.Fatalf("/mcp/forecast weather: %q", s)
+	}
+	if s := mcpAnswer(cs, "up_wave", nil); !strings.Contains(s, "unknown tool") {
+		t.Fatalf("/mcp/forecast up_wave: %q", s)
+	}
+
+	view := func(token, name string) context.Context {
+		return metadata.AppendToOutgoingContext(as(token), grpcapi.ViewMetadata, name)
+	}
+	list, err := d.reg.ListTools(view(agentToken, "forecast"), &pb.ListToolsRequest{})
+	if err != nil || len(list.GetTools()) != 1 || list.GetTools()[0].GetName() != "weather" {
+		t.Fatalf("gRPC view forecast: %v %v", list, err)
+	}
+	r, err := d.reg.Execute(view(agentToken, "forecast"), &pb.ExecuteRequest{Name: "up_wave"})
+	if err != nil || r.GetResult().GetOutcome() != pb.Outcome_OUTCOME_UNKNOWN_TOOL {
+		t.Fatalf("gRPC view forecast, up_wave: %v %v", r, err)
+	}
+	list, err = d.reg.ListTools(view("catalog-narrow-token", "all"), &pb.ListToolsRequest{})
+	if err != nil || len(list.GetTools()) != 1 || list.GetTools()[0].GetName() != "up_wave" {
+		t.Fatalf("a view widened a token's allowlist: %v %v", list, err)
+	}
+	r, err = d.reg.Execute(view("catalog-narrow-token", "all"), &pb.ExecuteRequest{Name: "weather", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"city": "Rome"}`}})
+	if err != nil || r.GetResult().GetOutcome() != pb.Outcome_OUTCOME_UNKNOWN_TOOL {
+		t.Fatalf("a view let a token call outside its allowlist: %v %v", r, err)
+	}
+	if _, err := d.reg.ListTools(view(agentToken, "secret"), &pb.ListToolsRequest{}); status.Code(err) == codes.OK {
+		t.Fatal("a view the server does not have was accepted")
 	}
 }

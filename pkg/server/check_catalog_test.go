@@ -42,6 +42,33 @@ func TestCheckCatalogWarnings(t *testing.T) {
 	}
 }
 
+// --check explains a named view whose globs match no tool a configured
+// source offers; globs a source may satisfy at run time are not reported.
+func TestCheckViewMatchingNothing(t *testing.T) {
+	t.Parallel()
+	dir, write := checkDir(t)
+	path := write("views.json", `{"mcpServers": {"gh": {"url": "https://gh.example.test/mcp"}},
+		"overrides": {"read": {"name": "read_file"}},
+		"server": {"mcp": {"views": {"typo": {"tools": ["bsh"]}, "old-name": {"tools": ["read"]},
+			"new-name": {"tools": ["read_file"]}, "by-source": {"tools": ["source:mcp"]}, "mcp-prefix": {"tools": ["gh_create_*"]},
+			"no-source": {"tools": ["source:a2a"]}}}}}`)
+	r, err := server.CheckReport(server.Options{ConfigPath: path, Workspace: filepath.Join(dir, "ws")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(r.Warnings, "\n")
+	for _, v := range []string{"typo", "old-name", "no-source"} {
+		if !strings.Contains(all, "server.mcp.views."+v+".tools: ") || !strings.Contains(all, "/mcp/"+v+" and the gRPC view") {
+			t.Errorf("no warning about the view %s:\n%s", v, all)
+		}
+	}
+	for _, v := range []string{"new-name", "by-source", "mcp-prefix"} {
+		if strings.Contains(all, "server.mcp.views."+v+".") {
+			t.Errorf("the view %s may serve tools:\n%s", v, all)
+		}
+	}
+}
+
 // A pin store that cannot be written, or lies where the model's file
 // tools reach, or holds pins that do not parse: --check refuses it, naming
 // pinning.dir, and so does a start.
