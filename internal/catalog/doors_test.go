@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
@@ -103,7 +104,14 @@ func startDoors(t *testing.T, cfg *config.Config) *doors {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	prom := prometheus.NewRegistry()
-	c, err := core.New(cfg, core.Options{Logger: log, Metrics: prom})
+	var cl *cluster.Client
+	if cfg.Cluster.Redis != nil {
+		var err error
+		if cl, err = cluster.New(*cfg.Cluster.Redis, cluster.Options{Logger: log, Metrics: prom}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := core.New(cfg, core.Options{Logger: log, Metrics: prom, Cluster: cl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +145,9 @@ func startDoors(t *testing.T, cfg *config.Config) *doors {
 			gs.Stop()
 			if err := c.Close(context.Background()); err != nil {
 				t.Error(err)
+			}
+			if cl != nil {
+				cl.Close()
 			}
 		})
 	}

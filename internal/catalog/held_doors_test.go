@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // mcpAnswer is what an MCP client got for one call, result or error.
@@ -207,4 +208,31 @@ func counter(t *testing.T, d *doors, name, source string) float64 {
 	b, _ := json.Marshal(mfs)
 	t.Fatalf("no %s{source=%q} in %s", name, source, b)
 	return 0
+}
+
+// With cluster.redis the pins live in Redis: two replicas judge against
+// the same pins, both hold the rug pull, and an approval on one is served
+// by the other within the recheck interval.
+func TestPinsInRedisSharedByReplicas(t *testing.T) {
+	up := startUpstream(t)
+	redis := testutil.StartRedis(t)
+	extra := `, "pinning": {"mode": "hold"}, "cluster": {"redis": {"url": "` + redis.URL + `", "timeout": 2000}}`
+	a := startDoors(t, catalogConfig(t, t.TempDir(), up.url, extra))
+	b := startDoors(t, catalogConfig(t, t.TempDir(), up.url, extra))
+	a.await(t, "first sight on a", has("up_get"))
+	b.await(t, "first sight on b", has("up_get"))
+	up.setGet(poisoned)
+	a.await(t, "held on a", lacks("up_get"))
+	b.await(t, "held on b", lacks("up_get"))
+	held := b.pendingDefinitions(t)["up_get"]
+	if held == nil {
+		t.Fatal("replica b does not list the held definition")
+	}
+	if _, err := a.approvals.Approve(as(opsToken), &pb.ApproveRequest{Id: held.GetId()}); err != nil {
+		t.Fatal(err)
+	}
+	b.await(t, "approved on a, served on b", has("up_get"))
+	if _, err := b.approvals.Deny(as(opsToken), &pb.DenyRequest{Id: held.GetId()}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("a second decision on the other replica: %v", err)
+	}
 }
