@@ -166,7 +166,7 @@ func (c *Catalog) Configure(s Settings) {
 	c.ovr = compileOverrides(s.Overrides)
 	for id, l := range c.layers {
 		if modeChanged {
-			l.verdicts, l.loaded = nil, false
+			l.verdicts, l.order, l.loaded = nil, nil, false
 		}
 		if err := c.publishLocked(id, l); err != nil {
 			c.log.Warn("republishing a source under the new catalog settings", "source", id.String(), "error", err)

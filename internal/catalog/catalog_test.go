@@ -371,3 +371,22 @@ func TestStoreDownFailsClosed(t *testing.T) {
 		t.Fatalf("the new tool's request is recorded once the store answers: %+v", l)
 	}
 }
+
+// A reload from warn to hold judges again what warn served: a changed
+// definition served with a warning is held from then on.
+func TestModeChangeJudgesAgain(t *testing.T) {
+	p := newPinned(t, catalog.NewMemoryStore(), catalog.Settings{Mode: catalog.ModeWarn})
+	p.publish(t, upLayer, echo("up_get", "Get the weather."))
+	p.publish(t, upLayer, echo("up_get", poisoned))
+	if _, ok := p.description("up_get"); !ok {
+		t.Fatal("warn mode serves")
+	}
+	p.cat.Configure(catalog.Settings{Mode: catalog.ModeHold})
+	if _, ok := p.description("up_get"); ok {
+		t.Fatal("after a reload to hold, the changed definition is still served")
+	}
+	p.cat.Configure(catalog.Settings{Mode: catalog.ModeOff})
+	if d, _ := p.description("up_get"); d != poisoned {
+		t.Fatal("pinning off serves what the source publishes")
+	}
+}
