@@ -183,7 +183,7 @@ func (c *Catalog) reconsider(ctx context.Context, id registry.LayerID, l *layer,
 		return
 	}
 	if p, ok := l.pins[t.Name]; ok && p.Digest == v.digest {
-		v.serve, v.settled, v.heldID = true, true, ""
+		v.serve, v.settled, v.heldID, v.canon = true, true, "", nil
 		return
 	}
 	if v.heldID == "" && !v.firstSight {
@@ -201,6 +201,7 @@ func (c *Catalog) decide(ctx context.Context, id registry.LayerID, l *layer, v *
 	switch {
 	case pinned && p.Digest == v.digest:
 		v.serve, v.settled = true, true
+		v.canon = nil // a settled verdict is not decided again: the pin keeps the text
 		if prev != nil && prev.heldID != "" {
 			// The source went back to the pinned text: its request is moot.
 			if err := c.store.Withdraw(ctx, prev.heldID); err != nil {
