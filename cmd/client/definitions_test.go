@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // A held tool definition through the CLI: a real MCP server changes a
@@ -26,17 +26,11 @@ func TestDefinitionApprovalCommands(t *testing.T) {
 			})
 	}
 	setGet("Get the weather.")
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil)}
-	go func() { _ = hs.Serve(lis) }()
-	t.Cleanup(func() { _ = hs.Close() })
+	url := testutil.ServeMCP(t, up)
 	srv := startServerIn(t, t.TempDir(), fmt.Sprintf(`{"skills": [], "builtins": false, "sandbox": {"mode": "off"},
-		"mcpServers": {"up": {"url": "http://%s/mcp"}}, "pinning": {"mode": "hold", "dir": %q},
+		"mcpServers": {"up": {"url": "%s/mcp"}}, "pinning": {"mode": "hold", "dir": %q},
 		"auth": {"tokens": [{"name": "agent", "token": "cli-agent-token-1"}, {"name": "ops", "token": "cli-ops-token-2", "admin": true}]}}`,
-		lis.Addr(), t.TempDir()+"/pins"))
+		url, t.TempDir()+"/pins"))
 	listed := func() string { return against(t, srv, "--token", "cli-agent-token-1", "list").want(t, 0).stdout }
 	waitFor := func(what string, ok func(string) bool) {
 		t.Helper()

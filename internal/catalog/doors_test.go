@@ -27,6 +27,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // The tokens of the door tests: an agent, and an admin who approves.
@@ -51,14 +52,7 @@ func startUpstream(t *testing.T) *upstream {
 	t.Helper()
 	u := &upstream{srv: mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)}
 	u.setGet("Get the weather.")
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return u.srv }, nil)}
-	go func() { _ = hs.Serve(lis) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	u.url = "http://" + lis.Addr().String()
+	u.url = testutil.ServeMCP(t, u.srv)
 	return u
 }
 
