@@ -23,9 +23,13 @@ all: lint build test
 
 ## generate: regenerate gen/ (Go), examples/node/gen (TypeScript, needs npm) and
 ## examples/python/gen (Python, needs protoc and grpc_python_plugin)
-## from proto/ — the only way either changes
+## from proto/ — the only way either changes — and the search's related
+## words (internal/search/related.txt) from WordNet (needs wordnet-base)
 generate:
 	$(BUF) generate
+	@if [ -f /usr/share/wordnet/data.noun ]; then \
+		$(GO) generate ./internal/search; \
+	else echo "WordNet not found (apt-get install wordnet-base): internal/search/related.txt not regenerated"; fi
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix examples/node --no-audit --no-fund --loglevel=error && \
 		$(BUF) generate --template buf.gen.ts.yaml; \
@@ -36,7 +40,7 @@ generate:
 
 ## check-generated: fail when gen/ is not what `make generate` produces
 check-generated: generate
-	@git diff --exit-code --stat -- gen/ examples/node/gen/ examples/python/gen/ || { echo "generated code is stale: run 'make generate' and commit it"; exit 1; }
+	@git diff --exit-code --stat -- gen/ examples/node/gen/ examples/python/gen/ internal/search/related.txt || { echo "generated code is stale: run 'make generate' and commit it"; exit 1; }
 	@test -z "$$(git status --porcelain -- gen/ examples/node/gen/ examples/python/gen/)" || { git status --porcelain -- gen/ examples/node/gen/ examples/python/gen/; echo "untracked generated files: run 'make generate' and commit them"; exit 1; }
 
 ## lint: gofmt, go vet and staticcheck (service and bench modules), go.mod

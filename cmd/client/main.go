@@ -56,6 +56,7 @@ var commands = []*command{
 	cmdSources, cmdSkills, cmdSkillsPrompt, cmdReload, cmdHealth,
 	cmdSessions, cmdDeleteSession,
 	cmdApprovals, cmdApprove, cmdDeny,
+	cmdResources, cmdTemplates, cmdRead, cmdPrompts, cmdPrompt,
 }
 
 func lookupCommand(name string) *command {

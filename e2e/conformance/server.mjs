@@ -1,10 +1,10 @@
 // The upstream MCP server behind toolnexus in the conformance test: each
-// tool does what the conformance suite's server scenario of the same name
-// asks of a server (the tool names and texts are the suite's), written on
-// the official TypeScript SDK and served over stdio. toolnexus lists these
-// tools under their own names (prefix "") and serves them at /mcp, where
-// the suite's client calls them; what the suite checks is then what a
-// client sees through toolnexus.
+// tool, resource, template and prompt does what the conformance suite's
+// server scenario of the same name asks of a server (the names, URIs and
+// texts are the suite's), written on the official TypeScript SDK and served
+// over stdio. toolnexus lists them under their own names (prefix "") and
+// serves them at /mcp, where the suite's client uses them; what the suite
+// checks is then what a client sees through toolnexus.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
@@ -12,6 +12,15 @@ import {
   ListToolsRequestSchema,
   ElicitResultSchema,
   CreateMessageResultSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  ListPromptsRequestSchema,
+  GetPromptRequestSchema,
+  CompleteRequestSchema,
+  McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 
 // A 1x1 PNG and a 44-byte silent WAV: the smallest valid media.
@@ -43,13 +52,31 @@ const tools = [
   },
   { name: "test_elicitation_sep1034_defaults", description: "Elicitation with defaults (SEP-1034)", inputSchema: noArgs },
   { name: "test_elicitation_sep1330_enums", description: "Elicitation with every enum form (SEP-1330)", inputSchema: noArgs },
+  // server-stateless (2026-07-28) diagnostics
+  { name: "test_missing_capability", description: "Needs the client's sampling capability", inputSchema: noArgs },
+  { name: "test_streaming_elicitation", description: "Reports progress, then returns", inputSchema: noArgs },
+  { name: "test_logging_tool", description: "Logs a message, then returns", inputSchema: noArgs },
+  { name: "test_trigger_tool_change", description: "Adds or removes a tool", inputSchema: noArgs },
+  { name: "test_trigger_prompt_change", description: "Adds or removes a prompt", inputSchema: noArgs },
+  // http-custom-header-server-validation (2026-07-28): a parameter the client also sends as a header
+  {
+    name: "test_custom_headers", description: "Echoes a parameter mirrored in the Mcp-Param-Region header",
+    inputSchema: { type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } }, required: ["region"] },
+  },
   {
     name: "json_schema_2020_12_tool", description: "Tool with JSON Schema 2020-12 features",
     inputSchema: {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
-      $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
-      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+      $defs: { address: { $anchor: "addressDef", type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
+      properties: {
+        name: { type: "string" }, address: { $ref: "#/$defs/address" },
+        contactMethod: { type: "string", enum: ["phone", "email"] }, phone: { type: "string" }, email: { type: "string" },
+      },
+      allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+      if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+      then: { required: ["phone"] },
+      else: { required: ["email"] },
       additionalProperties: false,
     },
   },
@@ -57,7 +84,11 @@ const tools = [
 
 const server = new Server(
   { name: "toolnexus-conformance-upstream", version: "1.0.0" },
-  { capabilities: { tools: {}, logging: {} } },
+  {
+    capabilities: {
+      tools: { listChanged: true }, logging: {}, resources: { subscribe: true }, prompts: { listChanged: true }, completions: {},
+    },
+  },
 );
 const text = (t) => ({ content: [{ type: "text", text: t }] });
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -156,13 +187,115 @@ const handlers = {
     },
   }),
   json_schema_2020_12_tool: (args) => text(`Received: ${JSON.stringify(args)}`),
+  test_missing_capability: async () => {
+    const r = await server.request(
+      { method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text: "ping" } }], maxTokens: 10 } },
+      CreateMessageResultSchema,
+    );
+    return text(`Success: ${r.content?.text ?? ""}`);
+  },
+  test_streaming_elicitation: async (_args, extra) => {
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 50, total: 100 } });
+    }
+    return text("Streaming complete");
+  },
+  test_custom_headers: (args) => text(`Region: ${args.region}`),
+  test_logging_tool: async () => {
+    await server.sendLoggingMessage({ level: "info", data: "Diagnostic trace logging activated" });
+    return text("Logging evaluated");
+  },
+  test_trigger_tool_change: async () => {
+    toggle(tools, { name: "test_dynamic_tool", description: "Comes and goes", inputSchema: noArgs });
+    await server.sendToolListChanged();
+    return text("Mutation triggered");
+  },
+  test_trigger_prompt_change: async () => {
+    toggle(prompts, { name: "test_dynamic_prompt", description: "Comes and goes" });
+    promptHandlers.test_dynamic_prompt = () => [user({ type: "text", text: "dynamic" })];
+    await server.sendPromptListChanged();
+    return text("Mutation triggered");
+  },
 };
+
+// toggle adds item to list, or takes it out when it is there.
+function toggle(list, item) {
+  const i = list.findIndex((x) => x.name === item.name);
+  if (i >= 0) list.splice(i, 1);
+  else list.push(item);
+}
 
 server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
   const handle = handlers[req.params.name];
   if (!handle) return { isError: true, ...text(`unknown tool ${req.params.name}`) };
   return handle(req.params.arguments ?? {}, extra);
+});
+
+const resources = [
+  { uri: "test://static-text", name: "static-text", mimeType: "text/plain" },
+  { uri: "test://static-binary", name: "static-binary", mimeType: "image/png" },
+  { uri: "test://watched-resource", name: "watched-resource", mimeType: "text/plain" },
+];
+const readers = {
+  "test://static-text": () => ({ mimeType: "text/plain", text: "This is the content of the static text resource." }),
+  "test://static-binary": () => ({ mimeType: "image/png", blob: png }),
+  "test://watched-resource": () => ({ mimeType: "text/plain", text: "Watched resource content" }),
+};
+const template = /^test:\/\/template\/([^/]+)\/data$/;
+server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources }));
+server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+  resourceTemplates: [{ uriTemplate: "test://template/{id}/data", name: "template", mimeType: "application/json" }],
+}));
+server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+  const uri = req.params.uri;
+  const m = template.exec(uri);
+  if (m) {
+    const text = JSON.stringify({ id: m[1], templateTest: true, data: `Data for ID: ${m[1]}` });
+    return { contents: [{ uri, mimeType: "application/json", text }] };
+  }
+  if (!readers[uri]) throw new McpError(-32002, "Resource not found", { uri });
+  return { contents: [{ uri, ...readers[uri]() }] };
+});
+const subscribed = new Set();
+server.setRequestHandler(SubscribeRequestSchema, async (req) => (subscribed.add(req.params.uri), {}));
+server.setRequestHandler(UnsubscribeRequestSchema, async (req) => (subscribed.delete(req.params.uri), {}));
+
+const prompts = [
+  { name: "test_simple_prompt", description: "A prompt without arguments" },
+  {
+    name: "test_prompt_with_arguments", description: "A prompt with two arguments",
+    arguments: [{ name: "arg1", description: "First test argument", required: true }, { name: "arg2", description: "Second test argument", required: true }],
+  },
+  {
+    name: "test_prompt_with_embedded_resource", description: "A prompt embedding a resource",
+    arguments: [{ name: "resourceUri", description: "URI of the resource to embed", required: true }],
+  },
+  { name: "test_prompt_with_image", description: "A prompt with an image" },
+];
+const user = (content) => ({ role: "user", content });
+const promptHandlers = {
+  test_simple_prompt: () => [user({ type: "text", text: "This is a simple prompt for testing." })],
+  test_prompt_with_arguments: (a) => [user({ type: "text", text: `Prompt with arguments: arg1='${a.arg1}', arg2='${a.arg2}'` })],
+  test_prompt_with_embedded_resource: (a) => [
+    user({ type: "resource", resource: { uri: a.resourceUri, mimeType: "text/plain", text: "Embedded resource content for testing." } }),
+    user({ type: "text", text: "Please process the embedded resource above." }),
+  ],
+  test_prompt_with_image: () => [
+    user({ type: "image", data: png, mimeType: "image/png" }),
+    user({ type: "text", text: "Please analyze the image above." }),
+  ],
+};
+server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts }));
+server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+  const handle = promptHandlers[req.params.name];
+  if (!handle) throw new McpError(-32602, `unknown prompt ${req.params.name}`);
+  return { messages: handle(req.params.arguments ?? {}) };
+});
+server.setRequestHandler(CompleteRequestSchema, async (req) => {
+  const values = ["test-one", "test-two", "other"].filter((v) => v.startsWith(req.params.argument.value));
+  return { completion: { values, total: values.length, hasMore: false } };
 });
 
 await server.connect(new StdioServerTransport());

@@ -39,6 +39,8 @@ type Principal struct {
 	Issuer string
 	// patterns are the token's tool globs; nil allows everything.
 	patterns []string
+	// resources and prompts are its feature globs (features.go).
+	resources, prompts []string
 	// token is the verified JWT, kept only so it can be exchanged for an
 	// upstream's token (BearerToken); String and GoString hide it.
 	token string
@@ -66,6 +68,17 @@ func NewPrincipal(name string, patterns []string, admin bool) *Principal {
 
 // Restricted reports whether the principal has an allowlist.
 func (p *Principal) Restricted() bool { return p != nil && p.patterns != nil }
+
+// ViewKey names what the principal may see, for caches of what one view
+// of the registry shows (a search index): principals with the same
+// allowlist share a key, and one that allows everything (or a nil one, auth
+// off) has "*".
+func (p *Principal) ViewKey() string {
+	if p == nil || p.patterns == nil {
+		return "*"
+	}
+	return "allow\x00" + strings.Join(p.patterns, "\x00")
+}
 
 // Allows reports whether the caller may see and run a tool. A pattern
 // matches the tool name, or with a "source:" prefix the tool's source. A nil
@@ -156,6 +169,9 @@ func New(a config.Auth, opts Options) *Authenticator {
 	taken := takenNames(a)
 	for _, t := range a.Tokens {
 		p := NewPrincipal(t.Name, t.Tools, t.Admin)
+		if t.Resources != nil || t.Prompts != nil {
+			p = p.WithFeatures(t.Resources, t.Prompts)
+		}
 		if len(t.Groups) > 0 {
 			p = withGroups(p, t.Groups, a.Groups)
 		}

@@ -17,6 +17,8 @@ func principalOfGroups(name string, groups []string, defs map[string]config.Grou
 			continue
 		}
 		p.patterns = append(p.patterns, def.Tools...)
+		p.resources = appendGlobs(p.resources, def.Resources)
+		p.prompts = appendGlobs(p.prompts, def.Prompts)
 		p.Admin = p.Admin || def.Admin
 	}
 	return p
@@ -30,6 +32,16 @@ func withGroups(p *Principal, groups []string, defs map[string]config.Group) *Pr
 	if p.patterns != nil {
 		g.patterns = append(g.patterns, p.patterns...)
 	}
+	g.resources = appendGlobs(g.resources, p.resources)
+	g.prompts = appendGlobs(g.prompts, p.prompts)
 	g.Admin = g.Admin || p.Admin
 	return g
+}
+
+// appendGlobs adds feature globs; nil stays nil only when both are.
+func appendGlobs(to, more []string) []string {
+	if more == nil {
+		return to
+	}
+	return append(slices.Clip(to), more...)
 }

@@ -46,6 +46,8 @@ type Group struct {
 	Tools []string
 	// Admin gives its members the admin right.
 	Admin bool
+	// Resources and Prompts are patterns as in a token's; empty allows none.
+	Resources, Prompts []string
 }
 
 // Defaults of an auth.oidc entry.
@@ -198,8 +200,10 @@ func parseGroups(raw json.RawMessage) (map[string]Group, error) {
 	for _, name := range names {
 		key := "auth.groups." + name
 		var g struct {
-			Tools []string `json:"tools"`
-			Admin bool     `json:"admin"`
+			Tools     []string `json:"tools"`
+			Admin     bool     `json:"admin"`
+			Resources []string `json:"resources"`
+			Prompts   []string `json:"prompts"`
 		}
 		if name == "" {
 			return nil, keyErr("auth.groups", "a group name is empty")
@@ -215,7 +219,10 @@ func parseGroups(raw json.RawMessage) (map[string]Group, error) {
 		if g.Tools == nil {
 			g.Tools = []string{}
 		}
-		out[name] = Group{Tools: g.Tools, Admin: g.Admin}
+		if err := checkFeatureGlobs(key, g.Resources, g.Prompts); err != nil {
+			return nil, err
+		}
+		out[name] = Group{Tools: g.Tools, Admin: g.Admin, Resources: g.Resources, Prompts: g.Prompts}
 	}
 	return out, nil
 }

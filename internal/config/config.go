@@ -60,6 +60,8 @@ type Config struct {
 	Cluster Cluster
 	// CodeMode is run_code and describe_tools (docs/codemode.md).
 	CodeMode CodeMode
+	// Search is how tool search ranks (docs/search.md).
+	Search Search
 	// Pinning and ToolOverrides are the `pinning` and `overrides`
 	// sections: the catalog between the sources and the registry
 	// (internal/catalog, docs/catalog.md).
@@ -111,7 +113,7 @@ func wrapSection(section string, err error) error {
 }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "pinning", "overrides"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "search", "pinning", "overrides"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -187,6 +189,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.CodeMode, err = parseCodeMode(nonNull(top["codeMode"])); err != nil {
+		return nil, err
+	}
+	if cfg.Search, err = parseSearch(nonNull(top["search"])); err != nil {
 		return nil, err
 	}
 	if cfg.Pinning, err = parsePinning(nonNull(top["pinning"]), cfg.Cluster); err != nil {

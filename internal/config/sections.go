@@ -19,9 +19,12 @@ const (
 	DefaultTimeout         = 60 * time.Second
 	DefaultMaxOutputBytes  = 1 << 20
 	DefaultMaxRequestBytes = 4 << 20
-	DefaultGracePeriod     = 10 * time.Second
-	DefaultListen          = "127.0.0.1:50051"
-	DefaultMetricsListen   = "127.0.0.1:9464"
+	// DefaultMaxResourceBytes is limits.maxResourceBytes: what one read of
+	// an MCP server's resource (or one prompt) may return.
+	DefaultMaxResourceBytes = 16 << 20
+	DefaultGracePeriod      = 10 * time.Second
+	DefaultListen           = "127.0.0.1:50051"
+	DefaultMetricsListen    = "127.0.0.1:9464"
 )
 
 // DefaultGCHeapFloorMiB is the heap size (MiB) below which the garbage
@@ -50,7 +53,8 @@ type rawToolLimits struct {
 }
 
 func parseLimits(raw json.RawMessage) (Limits, error) {
-	l := Limits{Timeout: DefaultTimeout, MaxOutputBytes: DefaultMaxOutputBytes, ValidateArguments: true, MaxRequestBytes: DefaultMaxRequestBytes}
+	l := Limits{Timeout: DefaultTimeout, MaxOutputBytes: DefaultMaxOutputBytes, ValidateArguments: true, MaxRequestBytes: DefaultMaxRequestBytes,
+		MaxResourceBytes: DefaultMaxResourceBytes}
 	if raw == nil {
 		return l, nil
 	}
@@ -62,6 +66,7 @@ func parseLimits(raw json.RawMessage) (Limits, error) {
 		MaxOutputBytes    *int                       `json:"maxOutputBytes"`
 		ValidateArguments *bool                      `json:"validateArguments"`
 		MaxRequestBytes   *int                       `json:"maxRequestBytes"`
+		MaxResourceBytes  *int                       `json:"maxResourceBytes"`
 		Tools             map[string]json.RawMessage `json:"tools"`
 	}
 	if err := strictDecode("limits", raw, &r); err != nil {
@@ -88,6 +93,12 @@ func parseLimits(raw json.RawMessage) (Limits, error) {
 			return l, keyErr("limits.maxRequestBytes", "must be at least 1024 bytes")
 		}
 		l.MaxRequestBytes = *r.MaxRequestBytes
+	}
+	if r.MaxResourceBytes != nil {
+		if *r.MaxResourceBytes < 1024 {
+			return l, keyErr("limits.maxResourceBytes", "must be at least 1024 bytes (default %d)", DefaultMaxResourceBytes)
+		}
+		l.MaxResourceBytes = *r.MaxResourceBytes
 	}
 	if len(r.Tools) > 0 {
 		l.Tools = make(map[string]ToolLimits, len(r.Tools))
@@ -169,6 +180,11 @@ type Token struct {
 	Admin bool
 	// Groups name entries of auth.groups whose tools the token may use too.
 	Groups []string
+	// Resources and Prompts are glob patterns on the URIs and names of the
+	// MCP servers' resources and prompts as served, or "server:PATTERN" on
+	// the server's name; nil follows Tools: everything without Tools,
+	// nothing with them.
+	Resources, Prompts []string
 }
 
 // String hides the secret, so a Token printed by accident leaks nothing.
@@ -199,6 +215,9 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 			Tools  []string `json:"tools"`
 			Admin  bool     `json:"admin"`
 			Groups []string `json:"groups"`
+			// Resources and Prompts: see Token.
+			Resources []string `json:"resources"`
+			Prompts   []string `json:"prompts"`
 		}
 		if field.IsNull(rt) {
 			return a, keyErr(key, "must be an object such as {\"name\": \"agent-a\", \"token\": \"${AGENT_A_TOKEN}\"}")
@@ -232,7 +251,11 @@ func parseAuth(raw json.RawMessage) (Auth, error) {
 		if err := checkGroupRefs(a, key+".groups", t.Groups); err != nil {
 			return a, err
 		}
-		a.Tokens = append(a.Tokens, Token{Name: t.Name, Value: val, Tools: t.Tools, Admin: t.Admin, Groups: t.Groups})
+		if err := checkFeatureGlobs(key, t.Resources, t.Prompts); err != nil {
+			return a, err
+		}
+		a.Tokens = append(a.Tokens, Token{Name: t.Name, Value: val, Tools: t.Tools, Admin: t.Admin, Groups: t.Groups,
+			Resources: t.Resources, Prompts: t.Prompts})
 	}
 	return a, checkIdentityNames(a)
 }
@@ -281,6 +304,11 @@ type MCPGateway struct {
 	// tools; see internal/mcpgateway/discovery.go).
 	Discovery string   `json:"discovery"`
 	Pinned    []string `json:"pinned"`
+	// Resources and Prompts narrow which MCP servers' resources and
+	// prompts /mcp serves, as the auth tokens' keys of the same names do
+	// (globs on the URI or name, or "server:PATTERN"); nil serves all.
+	Resources []string `json:"resources"`
+	Prompts   []string `json:"prompts"`
 	// Resource is the URL /mcp names itself by as an OAuth protected
 	// resource (RFC 9728); empty = the listener's URL + /mcp.
 	Resource string `json:"resource"`
@@ -346,6 +374,9 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		r.MCP = m.MCPGateway
 		var err error
 		if r.MCP.Views, err = parseViews(m.Views); err != nil {
+			return s, err
+		}
+		if err := checkFeatureGlobs("server.mcp", r.MCP.Resources, r.MCP.Prompts); err != nil {
 			return s, err
 		}
 		if err := checkMCPResource(r.MCP.Resource); err != nil {

@@ -110,6 +110,12 @@ type Core struct {
 	// Redis or nowhere), fixed at start.
 	catalog *catalog.Catalog
 	pinsDir string
+
+	// features are the MCP servers' resources, templates and prompts,
+	// hub their subscriptions (features.go, subscriptions.go).
+	features       *registry.Features
+	hub            *resourceHub
+	featureMetrics *metrics.Features
 }
 
 // New starts every source of cfg. Sources that fail to start are reported
@@ -124,8 +130,10 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if promReg == nil {
 		promReg = prometheus.NewRegistry()
 	}
-	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster}
+	c := &Core{log: log, reg: registry.New(registry.WithLogger(log)), cluster: opts.Cluster,
+		features: registry.NewFeatures(log), hub: newResourceHub()}
 	c.metrics = metrics.New(promReg)
+	c.featureMetrics = metrics.NewFeatures(promReg, featureOutcomes)
 	c.authOpts = authOptions(promReg, log)
 	kinds := make([]string, 0, len(sources.Kinds()))
 	for _, k := range sources.Kinds() {
@@ -156,7 +164,8 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 		return nil, err
 	}
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended, Catalog: c.catalog,
-		Egress: engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)}})
+		Egress:   engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
+		Features: c.features, ResourceUpdated: c.resourceUpdated})
 	c.serveForwards()
 	c.audit = audit.New(opts.AuditStderr)
 	if err := c.audit.Configure(cfg.Audit, cfg.AuditPath()); err != nil {
@@ -315,6 +324,7 @@ func (c *Core) RejectApply() { c.metrics.Reloads.WithLabelValues("error").Inc() 
 func (c *Core) Close(ctx context.Context) error {
 	c.exec.Close()
 	c.sessions.Close()
+	c.hub.close()
 	err := c.eng.Close(ctx)
 	c.catalog.Close()
 	if aerr := c.audit.Close(); err == nil {
@@ -333,6 +343,9 @@ type SourceInfo struct {
 	Sandbox   string
 	ToolCount int
 	Shadowed  []string
+	// Title and Description are what the source says about itself
+	// (sources.Status), for tool search.
+	Title, Description string
 }
 
 // Sources reports every source instance, in precedence order.
@@ -341,7 +354,7 @@ func (c *Core) Sources() []SourceInfo {
 	out := make([]SourceInfo, len(infos))
 	for i, in := range infos {
 		out[i] = SourceInfo{Kind: in.Layer.Kind.String(), Name: in.Layer.Name, State: in.State, Error: in.Error, Sandbox: in.Sandbox,
-			ToolCount: in.ToolCount, Shadowed: in.Shadowed}
+			ToolCount: in.ToolCount, Shadowed: in.Shadowed, Title: in.Title, Description: in.Description}
 	}
 	return out
 }

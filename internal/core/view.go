@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/search"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 )
 
@@ -38,6 +39,14 @@ func (v View) Sees(e *registry.Entry) bool { return v.Allows(e.Tool.Name, e.Tool
 // may skip filtering a list when it does not.
 func (v View) Narrowed() bool { return v.caller.Restricted() || v.served != nil || v.named != nil }
 
+// Search is the view as tool search takes it: the lists it intersects,
+// each keyed by what it allows, so callers who see the same tools share
+// one index and a ranking never counts a tool this view hides. extra
+// narrows it further (the gateway leaves out its own tools).
+func (v View) Search(extra ...search.Allowlist) search.View {
+	return search.Intersect(append(extra, v.caller, v.served, v.named)...)
+}
+
 // Caller is the principal the view is for; nil when auth is off.
 func (v View) Caller() *auth.Principal { return v.caller }
 
@@ -49,6 +58,9 @@ type served struct {
 	mcp   *auth.Principal            // server.mcp.tools; nil = every tool
 	named map[string]*auth.Principal // server.mcp.views
 	names []string                   // sorted, for messages
+	// features is what /mcp serves of the resources and prompts
+	// (server.mcp.resources, server.mcp.prompts); nil serves all.
+	features *Door
 }
 
 // nothing is a view that allows no tool: a named view the config lost.
@@ -56,6 +68,9 @@ var nothing = auth.NewPrincipal("", []string{}, false)
 
 func newServed(m config.MCPGateway) *served {
 	s := &served{}
+	if m.Resources != nil || m.Prompts != nil {
+		s.features = &Door{Resources: m.Resources, Prompts: m.Prompts}
+	}
 	if len(m.Tools) > 0 {
 		s.mcp = auth.NewPrincipal("server.mcp.tools", m.Tools, false)
 	}

@@ -33,6 +33,9 @@ type instancePublisher struct {
 	// instance publishes only once the engine keeps it (retry.go).
 	staging bool
 	staged  *stagedLayer
+	// feat is where features go (features.go); nil without a catalog.
+	feat       *featureSink
+	stagedFeat *stagedFeatures
 
 	running  atomic.Int64
 	draining atomic.Bool
@@ -69,6 +72,7 @@ func (p *instancePublisher) commit() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.staging = false
+	p.commitFeaturesLocked()
 	st := p.staged
 	p.staged = nil
 	switch {
@@ -114,8 +118,12 @@ func (p *instancePublisher) Remove(id registry.LayerID) {
 	case p.retired:
 	case p.staging:
 		p.staged = &stagedLayer{id: id, removed: true}
+		p.stagedFeat = nil
 	default:
 		p.reg.Remove(id)
+		if p.feat != nil {
+			p.feat.catalog.Remove(id)
+		}
 	}
 }
 

@@ -61,6 +61,11 @@ type Options struct {
 	// registry. Apply configures it from the config's pinning and
 	// overrides sections.
 	Catalog *catalog.Catalog
+	// Features is where MCP servers publish their resources, templates and
+	// prompts (features.go); nil serves tools only. ResourceUpdated hears
+	// their notifications/resources/updated.
+	Features        *registry.Features
+	ResourceUpdated func(id registry.LayerID, uri string)
 }
 
 // Engine owns the sources and the registry they publish into.
@@ -217,7 +222,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		go func() {
 			defer wg.Done()
 			src := p.build()
-			pub := newInstancePublisher(e.pub)
+			pub := e.newPublisher()
 			err := src.Start(e.ctx, pub)
 			started[i] = &instance{src: src, pub: pub, fingerprint: p.fingerprint, startErr: err, unconfigured: p.unconfigured}
 		}()
@@ -232,6 +237,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 			if old != nil {
 				// The old instance's tools must not outlive it.
 				_ = e.pub.Replace(p.id, nil)
+				e.dropFeatures(p.id)
 			}
 		}
 		if inst.failed() {
@@ -256,6 +262,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		inst.stopRetrying()
 		inst.pub.retire()
 		e.pub.Remove(id)
+		e.dropFeatures(id)
 		e.release(id, inst)
 		delete(e.instances, id)
 		rep.Removed = append(rep.Removed, id)

@@ -75,7 +75,7 @@ func (e *Engine) retryLoop(ctx context.Context, p planned, cur *instance) {
 // current and false when the loop must end (overtaken, or closing).
 func (e *Engine) attemptStart(ctx context.Context, p planned, cur *instance) (*instance, bool) {
 	src := p.build()
-	pub := newInstancePublisher(e.pub)
+	pub := e.newPublisher()
 	pub.staging = true // published only if kept, below
 	e.mu.Lock()
 	if e.closed || ctx.Err() != nil || e.instances[p.id] != cur {

@@ -31,6 +31,9 @@ type Options struct {
 	// for `make bench`, which measures what the chain costs; never use it
 	// in production (no auth, no panic guard, no metrics).
 	DisableInterceptors bool
+	// Embedder is search.embeddings' semantic side, fused into
+	// SearchTools' ranking; nil ranks lexically. The caller owns it.
+	Embedder *search.Embedder
 }
 
 // API serves the core over gRPC.
@@ -50,6 +53,14 @@ func New(c Core, opts Options) *API {
 		opts.Logger = slog.Default()
 	}
 	a := &API{core: c, opts: opts, log: opts.Logger}
+	a.search.Embedder = opts.Embedder
+	a.search.Servers = func() map[string]search.ServerInfo {
+		out := map[string]search.ServerInfo{}
+		for _, s := range c.Sources() {
+			out[s.Kind+"/"+s.Name] = search.ServerInfo{Title: s.Title, Description: s.Description}
+		}
+		return out
+	}
 	a.grpcMetrics = newGRPCMetrics()
 	if opts.Metrics != nil {
 		opts.Metrics.MustRegister(a.grpcMetrics)
@@ -74,5 +85,6 @@ func (a *API) Register(gs *grpc.Server) {
 	pb.RegisterSourceServiceServer(gs, &sourceService{a: a})
 	pb.RegisterSessionServiceServer(gs, &sessionService{a: a})
 	pb.RegisterApprovalServiceServer(gs, &approvalService{a: a})
+	pb.RegisterFeatureServiceServer(gs, &featureService{a: a})
 	a.grpcMetrics.initialize(gs)
 }

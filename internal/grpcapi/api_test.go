@@ -32,6 +32,7 @@ type front struct {
 	sources   pb.SourceServiceClient
 	sessions  pb.SessionServiceClient
 	approvals pb.ApprovalServiceClient
+	features  pb.FeatureServiceClient
 }
 
 // reportTool reports progress twice, then returns: the native tool every
@@ -44,21 +45,21 @@ func reportTool() tool.Tool {
 	}, tool.WithInputSchema(json.RawMessage(`{"type":"object"}`))))
 }
 
-func startFront(t *testing.T, cfgJSON string) *front {
+func startFront(t testing.TB, cfgJSON string) *front {
 	t.Helper()
 	return startFrontReloading(t, cfgJSON, "")
 }
 
 // startFrontReloading is startFront whose SourceService.Reload applies
 // reloadJSON (config.Parse refusing it fails the reload, as a bad file does).
-func startFrontReloading(t *testing.T, cfgJSON, reloadJSON string) *front {
+func startFrontReloading(t testing.TB, cfgJSON, reloadJSON string) *front {
 	t.Helper()
 	return startFrontWith(t, cfgJSON, reloadJSON, core.Options{})
 }
 
 // startFrontWith is startFrontReloading over a core with these options
 // (its logger and the report tool added), e.g. OnStep or more native tools.
-func startFrontWith(t *testing.T, cfgJSON, reloadJSON string, opts core.Options) *front {
+func startFrontWith(t testing.TB, cfgJSON, reloadJSON string, opts core.Options) *front {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(cfgJSON), "", dir)
@@ -105,7 +106,7 @@ func startFrontWith(t *testing.T, cfgJSON, reloadJSON string, opts core.Options)
 		}
 	})
 	return &front{core: c, registry: pb.NewRegistryServiceClient(conn), sources: pb.NewSourceServiceClient(conn), sessions: pb.NewSessionServiceClient(conn),
-		approvals: pb.NewApprovalServiceClient(conn)}
+		approvals: pb.NewApprovalServiceClient(conn), features: pb.NewFeatureServiceClient(conn)}
 }
 
 func bearer(ctx context.Context, token string) context.Context {

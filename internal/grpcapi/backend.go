@@ -9,6 +9,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
+	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -53,6 +54,13 @@ type Core interface {
 	// definitions held by pinning (kind "definition").
 	HeldDefinitions(ctx context.Context, p *auth.Principal) ([]catalog.Held, error)
 	DecideDefinition(ctx context.Context, p *auth.Principal, id string, approve bool, reason string) (catalog.Held, error)
+	// The MCP servers' resources, templates and prompts (FeatureService).
+	Features() *registry.FeatureSnapshot
+	FeatureCall(caller *auth.Principal, protocol, session string) core.FeatureCall
+	ReadResource(ctx context.Context, fc core.FeatureCall, uri string) ([]feature.Contents, error)
+	GetPrompt(ctx context.Context, fc core.FeatureCall, name string, args map[string]string) (feature.PromptResult, error)
+	Complete(ctx context.Context, fc core.FeatureCall, ref core.CompleteRef, req feature.CompleteRequest) (feature.Completion, error)
+	SubscribeResource(ctx context.Context, fc core.FeatureCall, uri string, notify func(uri string)) (cancel func(), err error)
 }
 
 var _ Core = (*core.Core)(nil)

@@ -2,11 +2,13 @@ package grpcapi
 
 import (
 	"context"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/pkg/registry"
 )
 
 // SearchTools limits: a query is a sentence, not a document, and a page is
@@ -40,12 +42,23 @@ func (r *registryService) SearchTools(ctx context.Context, req *pb.SearchToolsRe
 	if err != nil {
 		return nil, err
 	}
+	// The ranking is made within the caller's view alone, so neither its
+	// scores nor its work depend on tools the view hides; sources only
+	// narrow it.
 	snap := r.a.core.Snapshot()
-	hits := r.a.search.For(snap).Search(q, size, f.match)
+	hits := r.a.search.For(snap, f.view.Search()).Search(q, size, sourcesFilter(req.GetSources())).Hits
 	pt := r.a.protos.get(snap)
 	resp := &pb.SearchToolsResponse{Revision: snap.Revision(), Tools: make([]*pb.ScoredTool, len(hits))}
 	for i, h := range hits {
-		resp.Tools[i] = &pb.ScoredTool{Tool: pt.byName[h.Entry.Tool.Name], Score: h.Score}
+		resp.Tools[i] = &pb.ScoredTool{Tool: pt.byName[h.Entry.Tool.Name], Score: h.Score, Reason: h.Reason}
 	}
 	return resp, nil
+}
+
+// sourcesFilter keeps the tools of the named sources; none keeps all.
+func sourcesFilter(sources []string) func(*registry.Entry) bool {
+	if len(sources) == 0 {
+		return nil
+	}
+	return func(e *registry.Entry) bool { return slices.Contains(sources, e.Tool.Source) }
 }

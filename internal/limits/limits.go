@@ -19,6 +19,10 @@ type Limits struct {
 	ValidateArguments bool
 	// MaxRequestBytes caps one gRPC request message.
 	MaxRequestBytes int
+	// MaxResourceBytes caps what one resources/read or prompts/get of an
+	// MCP server may return; a larger answer is refused, not cut (half a
+	// file or image is worse than none).
+	MaxResourceBytes int
 	// Tools holds per-tool overrides by exact tool name.
 	Tools map[string]ToolLimits
 }

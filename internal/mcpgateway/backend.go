@@ -6,6 +6,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -30,10 +31,22 @@ type Core interface {
 	Authenticator() *auth.Authenticator
 	// CheckSession refuses a malformed Toolnexus-Session header.
 	CheckSession(id string) error
+	// Sources says what each source is (its title and description), for
+	// search_tools' server field.
+	Sources() []core.SourceInfo
 	// Config is the config in force: the OAuth resource metadata reads
 	// auth.oidc and server.mcp.resource from it on every request, so a
 	// reload is seen at once.
 	Config() *config.Config
+
+	// The MCP servers' resources, templates and prompts (features.go).
+	Features() *registry.FeatureSnapshot
+	FeatureCall(caller *auth.Principal, protocol, session string) core.FeatureCall
+	WatchFeatures(fn func(prev, next *registry.FeatureSnapshot)) (cancel func())
+	ReadResource(ctx context.Context, fc core.FeatureCall, uri string) ([]feature.Contents, error)
+	GetPrompt(ctx context.Context, fc core.FeatureCall, name string, args map[string]string) (feature.PromptResult, error)
+	Complete(ctx context.Context, fc core.FeatureCall, ref core.CompleteRef, req feature.CompleteRequest) (feature.Completion, error)
+	SubscribeResource(ctx context.Context, fc core.FeatureCall, uri string, notify func(uri string)) (cancel func(), err error)
 }
 
 var _ Core = (*core.Core)(nil)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/search"
-	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -45,18 +44,24 @@ func (d *discovery) listed(name, source string) bool {
 	return isDiscoveryTool(name) || d.pinned != nil && d.pinned.Allows(name, source)
 }
 
-func newDiscovery(g *Gateway, pinned []string) *discovery {
+func newDiscovery(g *Gateway, pinned []string, embedder *search.Embedder) *discovery {
 	d := &discovery{}
+	d.index.Embedder = embedder
+	d.index.Servers = func() map[string]search.ServerInfo {
+		out := map[string]search.ServerInfo{}
+		for _, s := range g.core.Sources() {
+			out[s.Kind+"/"+s.Name] = search.ServerInfo{Title: s.Title, Description: s.Description}
+		}
+		return out
+	}
 	if len(pinned) > 0 {
 		d.pinned = auth.NewPrincipal("server.mcp.pinned", pinned, false)
 	}
 	g.sdk.AddTool(&mcp.Tool{
-		Name: SearchToolName,
-		Description: "Find the tools for a task among all the tools this server has, by describing it in words " +
-			"(e.g. \"open an issue on github\"). Returns the best matches with their input schemas; call one by its " +
-			"name directly, or through call_tool.",
+		Name:        SearchToolName,
+		Description: searchToolsDescription,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"query":{"type":"string","description":"what the tool should do, in words"},` +
+			`"query":{"type":"string","description":"the action and what it acts on, in a few plain words, with the product's name when it matters: \"create an issue on GitHub\""},` +
 			`"limit":{"type":"integer","minimum":1,"maximum":20,"description":"how many tools to return (default 5)"}},` +
 			`"required":["query"]}`),
 	}, g.searchTools)
@@ -71,9 +76,30 @@ func newDiscovery(g *Gateway, pinned []string) *discovery {
 	return d
 }
 
+// registryTools allows the registry's tools, not the gateway's own
+// search_tools and call_tool: a registry tool of either name is not served
+// in discovery mode.
+type registryTools struct{}
+
+func (registryTools) Allows(name, _ string) bool { return !isDiscoveryTool(name) }
+func (registryTools) ViewKey() string            { return "mcp-registry" }
+
+// searchToolsDescription tells the model how to phrase a query that finds
+// a tool: the ranking matches words, so the words a tool's own
+// documentation would use work best, and each hit's reason shows which
+// ones did.
+const searchToolsDescription = "Find the tools for a task among all the tools this server has. " +
+	"Describe the task in a few plain words: the action and the thing it acts on, and the product when it matters " +
+	"(\"create an issue on GitHub\", \"resize the browser window\", \"list pods in a namespace\"). " +
+	"Prefer the words a tool's documentation would use (\"delete\", \"repository\", \"pull request\") over " +
+	"slang or a whole story; one task per search. Each hit has its input schema and a reason naming the words it " +
+	"matched and where (name, description, parameters, server): if the best hits matched only an incidental word, " +
+	"search again with other words. Call a tool found by its own name, or through call_tool."
+
 type foundTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
+	Reason      string          `json:"reason"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
@@ -93,21 +119,23 @@ func (g *Gateway) searchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp
 		limit = defaultSearchHits
 	}
 	limit = min(limit, maxSearchHits)
+	// The ranking is made within the caller's view alone (what /mcp serves,
+	// what the token allows, less the gateway's own tools), so neither its
+	// scores nor its work depend on tools the caller cannot see.
 	view := g.view(req.Extra)
 	snap := g.core.Registry().Snapshot()
-	hits := g.disc.index.For(snap).Search(in.Query, limit, func(e *registry.Entry) bool {
-		return !isDiscoveryTool(e.Tool.Name) && view.Sees(e)
-	})
+	hits := g.disc.index.For(snap, view.Search(registryTools{})).Search(in.Query, limit, nil).Hits
 	out := struct {
 		Tools []foundTool `json:"tools"`
+		Hint  string      `json:"hint,omitempty"`
 	}{Tools: make([]foundTool, len(hits))}
 	for i, h := range hits {
-		out.Tools[i] = foundTool{Name: h.Entry.Tool.Name, Description: h.Entry.Tool.Description, InputSchema: mcpSchema(h.Entry.Tool.InputSchema)}
+		out.Tools[i] = foundTool{Name: h.Entry.Tool.Name, Description: h.Entry.Tool.Description, Reason: h.Reason, InputSchema: mcpSchema(h.Entry.Tool.InputSchema)}
+	}
+	if len(hits) == 0 {
+		out.Hint = fmt.Sprintf("no tool matches %q; name the action and the thing it acts on in other words", in.Query)
 	}
 	b, _ := json.Marshal(out)
-	if len(hits) == 0 {
-		b = fmt.Appendf(nil, `{"tools":[],"hint":"no tool matches %q; try other words"}`, in.Query)
-	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 }
 

@@ -67,6 +67,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/auth"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/panics"
+	"github.com/toolnexus/toolnexus/internal/search"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -155,6 +156,9 @@ type Gateway struct {
 	disc *discovery
 	// base is the listener's URL, for the default OAuth resource (oauth.go).
 	base listenURL
+	// feat serves the MCP servers' resources, templates and prompts
+	// (features.go).
+	feat featureSync
 }
 
 // Options configures the gateway (the server.mcp section).
@@ -175,6 +179,9 @@ type Options struct {
 	// DiscoverySearch (discovery.go); Pinned the tools listed anyway.
 	Discovery string
 	Pinned    []string
+	// Embedder is search.embeddings' semantic side, fused into
+	// search_tools' ranking; nil ranks lexically. The caller owns it.
+	Embedder *search.Embedder `json:"-"`
 	// StateKey signs the requestState of input_required results; replicas
 	// behind one load balancer need the same key. Empty: a random key of
 	// this process (a retry must then reach this replica).
@@ -202,10 +209,13 @@ func New(c Core, opts Options) *Gateway {
 		//lint:ignore SA1019 logging is deprecated upstream but is how MCP clients get a tool's log messages
 		// Stateless /mcp keeps no session to notify, so it does not claim
 		// list_changed: a client then re-lists instead of waiting for news.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: !opts.Stateless}, Logging: &mcp.LoggingCapabilities{}},
-		SetCacheable: g.cacheHints,
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: !opts.Stateless}, Logging: &mcp.LoggingCapabilities{}},
+		SetCacheable:       g.cacheHints,
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels)
+	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels, g.filterFeatures, g.declareFeatures)
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
 		Logger:              sdkLog,
 		SessionTimeout:      sessionTimeout,
@@ -226,12 +236,13 @@ func New(c Core, opts Options) *Gateway {
 	g.states = newStateSigner(opts.StateKey)
 
 	if opts.Discovery == DiscoverySearch {
-		g.disc = newDiscovery(g, opts.Pinned)
+		g.disc = newDiscovery(g, opts.Pinned, opts.Embedder)
 	}
 	w, snap := c.Watch()
 	g.watcher = w
 	g.sync(snap)
 	go g.watch()
+	g.startFeatures(opts)
 	return g
 }
 
@@ -523,6 +534,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if r.Throttled != nil {
 		return nil, rateLimited(r.Throttled)
 	}
+	if err := missingCapability(req, r); err != nil {
+		return nil, err
+	}
 	if ir := g.inputRequired(req, call, r); ir != nil {
 		return ir, nil
 	}
@@ -684,6 +698,7 @@ func (g *Gateway) Close() {
 			_ = ss.Close()
 		}
 		g.levelWatchers.Wait() // each ends with its session, closed above
+		g.closeFeatures()
 		g.watcher.Close()
 		<-g.syncDone
 	})

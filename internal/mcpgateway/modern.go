@@ -54,7 +54,7 @@ const MetaRevision = "toolnexus/revision"
 func (g *Gateway) cacheHints(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	c.TTLMs = listTTL
 	c.CacheScope = "public"
-	if _, ok := req.(*mcp.ListToolsRequest); ok && g.core.Authenticator() != nil {
+	if perCaller(req) && g.core.Authenticator() != nil {
 		c.CacheScope = "private"
 	}
 }

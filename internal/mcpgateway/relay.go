@@ -37,10 +37,11 @@ func answerOf(id string, resp any) *tool.Answer {
 
 // relayer answers a pending elicitation or sampling request from the
 // call, for the core to resume the call with (Call.Relay): a client on an
-// older protocol is asked here, during the call; for a client that did not
+// older protocol is asked here, during the call; for one that did not
 // declare the capability it is declined here. For a client on the
-// 2026-07-28 protocol that declared it, it answers nil: the request goes
-// back in the result's inputRequests (inputRequired, input.go). The resumed rounds
+// 2026-07-28 protocol it answers nil: the request goes back in the result's
+// inputRequests (inputRequired, input.go), or the call is refused with
+// -32021 when the client did not declare the capability (capability.go). The resumed rounds
 // are one call: one audit line, one span, one rate limit charge.
 func relayer(req *mcp.CallToolRequest) func(context.Context, tool.Result) *tool.Answer {
 	return func(ctx context.Context, r tool.Result) *tool.Answer {
@@ -49,10 +50,12 @@ func relayer(req *mcp.CallToolRequest) func(context.Context, tool.Result) *tool.
 			return nil
 		}
 		switch {
+		case multiRoundTrip(req.Session):
+			// In the result: inputRequests, or -32021 for a client that
+			// did not declare the capability (capability.go).
+			return nil
 		case !clientCan(req.Session, p.Kind):
 			return &tool.Answer{ID: p.ID, Reason: "the MCP client does not support " + p.Kind}
-		case multiRoundTrip(req.Session):
-			return nil
 		}
 		return askClient(ctx, req.Session, p)
 	}

@@ -39,7 +39,12 @@ func (s *Set) DecideConnect(in ConnectInput) Verdict {
 			"session": cedar.String(in.Session),
 		}),
 	}
-	decision, diag := cedar.Authorize(s.ordered, ents, req)
+	return s.allowOrDeny(cedar.Authorize(s.ordered, ents, req))
+}
+
+// allowOrDeny is the verdict of a decision without approvals: a deny names
+// the first forbid (or no policy, when nothing permits).
+func (s *Set) allowOrDeny(decision cedar.Decision, diag cedar.Diagnostic) Verdict {
 	if decision == cedar.Deny {
 		v := Verdict{Effect: Deny}
 		if len(diag.Reasons) > 0 {
@@ -52,11 +57,4 @@ func (s *Set) DecideConnect(in ConnectInput) Verdict {
 }
 
 // namesConnect reports whether p's action scope names Action::"connect".
-func namesConnect(p *cedar.Policy) bool {
-	for _, uid := range actionUIDs(p.AST().Action) {
-		if uid.Type == TypeAction && uid.ID == ActionConnect {
-			return true
-		}
-	}
-	return false
-}
+func namesConnect(p *cedar.Policy) bool { return namesAction(p, ActionConnect) }

@@ -77,6 +77,9 @@ type Set struct {
 	// connects: some policy names Action::"connect", so the policies
 	// decide egress too (connect.go).
 	connects bool
+	// reads and gets: some policy names Action::"read" or Action::"get",
+	// so the policies decide resource reads or prompts too (features.go).
+	reads, gets bool
 }
 
 // toolIndex is what Decide reuses for every call of one tool.
@@ -232,6 +235,8 @@ func (s *Set) add(file string, src []byte, ids map[string]string) error {
 		s.ordered = append(s.ordered, idPolicy{key, p, readsOf(p)})
 		s.rules[key] = r
 		s.connects = s.connects || namesConnect(p)
+		s.reads = s.reads || namesAction(p, ActionRead)
+		s.gets = s.gets || namesAction(p, ActionGet)
 	}
 	return nil
 }
@@ -307,12 +312,13 @@ func validate(p *cedar.Policy) error {
 	if err := check("principal", []string{TypePrincipal, TypeGroup}, scopeType(a.Principal)); err != nil {
 		return err
 	}
-	if err := check("resource", []string{TypeTool, TypeHost}, scopeType(a.Resource)); err != nil {
+	if err := check("resource", []string{TypeTool, TypeHost, TypeResource, TypePrompt}, scopeType(a.Resource)); err != nil {
 		return err
 	}
 	for _, uid := range actionUIDs(a.Action) {
-		if uid.Type != TypeAction || (uid.ID != ActionExecute && uid.ID != ActionConnect) {
-			return fmt.Errorf("action: %s is not one toolnexus sends; the actions are Action::%q and Action::%q", uid.String(), ActionExecute, ActionConnect)
+		if uid.Type != TypeAction || !knownAction(string(uid.ID)) {
+			return fmt.Errorf("action: %s is not one toolnexus sends; the actions are Action::%q, Action::%q, Action::%q and Action::%q",
+				uid.String(), ActionExecute, ActionConnect, ActionRead, ActionGet)
 		}
 	}
 	return nil

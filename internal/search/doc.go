@@ -10,8 +10,10 @@
 // every tool is computed when the index is built, so a query is a sum over
 // the posting lists of its terms plus a top-k selection.
 //
-// An index belongs to exactly one immutable registry snapshot (Cache builds
-// one lazily per revision), so a search never sees a half-applied reload.
-// The package knows nothing about gRPC or callers: the visibility filter is
-// the caller's keep function.
+// An index belongs to exactly one immutable registry snapshot and one View
+// (what a caller may see: a visibility predicate and a key naming it), so a
+// search never sees a half-applied reload, and neither its scores nor its
+// work depend on tools outside its view: the index holds only the visible
+// tools, and its corpus statistics are theirs. Cache builds one lazily per
+// view and revision. The package knows nothing about gRPC or callers.
 package search

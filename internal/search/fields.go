@@ -3,52 +3,53 @@ package search
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 )
 
 // The fields of a tool, in the order of fieldWeights.
 const (
 	fieldName = iota
 	fieldDescription
+	fieldDetail
 	fieldParamNames
 	fieldParamText
+	fieldServer
 	numFields
 )
 
-// fieldWeights says how much a term in each field counts: the name is what
-// the model calls and what a query most often echoes; parameter names are
-// nearly as telling ("city", "repo"); parameter descriptions are long and
-// generic, so they count least.
-var fieldWeights = [numFields]float64{fieldName: 3, fieldDescription: 1, fieldParamNames: 1.5, fieldParamText: 0.4}
+// fieldNames name the fields in a hit's reason.
+var fieldNames = [numFields]string{fieldName: "name", fieldDescription: "description", fieldDetail: "description", fieldParamNames: "parameters",
+	fieldParamText: "parameter text", fieldServer: "server"}
 
-// fieldB is each field's length normalisation: names are short and of
-// similar length, so a long name is barely penalised; descriptions vary
-// from one line to a page, so their length matters.
-var fieldB = [numFields]float64{fieldName: 0.3, fieldDescription: 0.75, fieldParamNames: 0.5, fieldParamText: 0.75}
-
-// analysed is one tool cut into terms, field by field. It depends only on
-// the tool, so Cache carries it from one revision's index to the next.
-type analysed struct {
-	tf  map[string]*[numFields]float32 // term → count per field
-	len [numFields]int                 // terms per field
+// doc is one tool cut into terms, field by field: its distinct terms in
+// byte order, each with its count per field. It depends only on the tool,
+// so every view and the next revision share it (analyses).
+type doc struct {
+	terms []string
+	tf    [][numFields]float32 // parallel to terms
+	len   [numFields]int32     // terms per field
 }
 
-func analyse(name, description string, schema json.RawMessage) *analysed {
-	a := &analysed{tf: map[string]*[numFields]float32{}}
+func (a *analyzer) analyse(name, description string, schema json.RawMessage) *doc {
+	counts := map[string]*[numFields]float32{}
+	var lens [numFields]int32
 	var buf []string
 	add := func(f int, text string) {
-		buf = appendTerms(buf[:0], text)
+		buf = a.appendTerms(buf[:0], text)
 		for _, t := range buf {
-			c := a.tf[t]
+			c := counts[t]
 			if c == nil {
 				c = new([numFields]float32)
-				a.tf[t] = c
+				counts[t] = c
 			}
 			c[f]++
 		}
-		a.len[f] += len(buf)
+		lens[f] += int32(len(buf))
 	}
 	add(fieldName, name)
-	add(fieldDescription, description)
+	summary, detail := splitSummary(description)
+	add(fieldDescription, summary)
+	add(fieldDetail, detail)
 	var names, texts []string
 	collectParams(schema, 0, &names, &texts)
 	for _, n := range names {
@@ -57,7 +58,20 @@ func analyse(name, description string, schema json.RawMessage) *analysed {
 	for _, t := range texts {
 		add(fieldParamText, t)
 	}
-	return a
+	return newDoc(counts, lens)
+}
+
+func newDoc(counts map[string]*[numFields]float32, lens [numFields]int32) *doc {
+	d := &doc{terms: make([]string, 0, len(counts)), len: lens}
+	for t := range counts {
+		d.terms = append(d.terms, t)
+	}
+	sort.Strings(d.terms)
+	d.tf = make([][numFields]float32, len(d.terms))
+	for i, t := range d.terms {
+		d.tf[i] = *counts[t]
+	}
+	return d
 }
 
 // schemaNode is the part of a JSON Schema that says what parameters mean.
@@ -106,4 +120,47 @@ func collectParams(schema json.RawMessage, depth int, names, texts *[]string) {
 	if len(n.Items) > 0 {
 		collectParams(n.Items, depth+1, names, texts)
 	}
+}
+
+// analyseServer is the server field of every tool a source serves: its
+// layer's name (the mcpServers key) and what the source says about itself.
+// "MCP" and "server" are in every server's description and tell nothing.
+func (a *analyzer) analyseServer(layer string, info ServerInfo) *doc {
+	counts := map[string]*[numFields]float32{}
+	var lens [numFields]int32
+	for _, text := range []string{layer, info.Name, info.Title, info.Description} {
+		for _, t := range a.appendTerms(nil, text) {
+			if serverNoise[t] {
+				continue
+			}
+			c := counts[t]
+			if c == nil {
+				c = new([numFields]float32)
+				counts[t] = c
+			}
+			c[fieldServer] = 1 // a name said twice (key and title) is one mention
+			lens[fieldServer]++
+		}
+	}
+	return newDoc(counts, lens)
+}
+
+var serverNoise = setOf("mcp", "server", "servers", "model", "context", "protocol")
+
+// splitSummary cuts a description after its first sentence: the summary
+// says what the tool does; the rest — examples ("such as ..."), warnings,
+// usage notes — mentions many things the tool does not do, and counts
+// less. The sentence ends at a period, question or exclamation mark
+// followed by a space or a line break, or at a blank line.
+func splitSummary(d string) (summary, detail string) {
+	d = strings.TrimSpace(d)
+	for i := 0; i+1 < len(d); i++ {
+		switch {
+		case (d[i] == '.' || d[i] == '?' || d[i] == '!') && (d[i+1] == ' ' || d[i+1] == '\n'):
+			return d[:i+1], d[i+1:]
+		case d[i] == '\n' && d[i+1] == '\n':
+			return d[:i], d[i:]
+		}
+	}
+	return d, ""
 }

@@ -3,24 +3,33 @@ package search
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
-	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // BM25 saturation: how fast repeated occurrences stop adding score.
 const k1 = 1.2
 
-// Index ranks the tools of one registry snapshot.
+// Index ranks the tools one view shows of one registry snapshot. It holds
+// nothing about the tools the view hides: not their terms, not their
+// counts.
 type Index struct {
 	snap    *registry.Snapshot
-	entries []*registry.Entry
-	// postings maps a term to every tool containing it, with the term's
-	// whole BM25F contribution (idf included) precomputed.
+	rk      *ranking
+	entries []*registry.Entry // the visible tools, in the snapshot's order
+	docs    []*doc            // parallel to entries
+	servers []*doc            // parallel to entries: each tool's server field
+	// serverSet is the distinct server fields; serverOf says which is
+	// each tool's (parallel to entries).
+	serverSet []*doc
+	serverOf  []int32
+	// postings maps a term to every visible tool containing it, with the
+	// term's whole BM25F contribution (idf included) precomputed.
 	postings map[string][]posting
-	analysed map[*tool.Tool]*analysed
 	scratch  sync.Pool // *accumulator sized to entries
+	semanticField
 }
 
 type posting struct {
@@ -32,77 +41,191 @@ type posting struct {
 type Hit struct {
 	Entry *registry.Entry
 	Score float64
+	// Reason is the query's words the tool matched, by field, in one
+	// line ("name: issue, github; description: open"), so a model can
+	// tell a good hit from a lucky one and refine its words.
+	Reason string
+	doc    int32 // in the index's entries
+}
+
+// Result is a ranking and the work it took.
+type Result struct {
+	Hits []Hit
+	// Postings is how many postings the query walked: the work of the
+	// search, counted rather than timed. It depends only on the tools the
+	// view shows.
+	Postings int
 }
 
 // Snapshot is the registry snapshot this index was built from.
 func (ix *Index) Snapshot() *registry.Snapshot { return ix.snap }
 
-// Build indexes every tool of snap. prev, when not nil, is the index of an
-// earlier snapshot: tools that did not change reuse their analysis.
-func Build(snap *registry.Snapshot, prev *Index) *Index {
-	entries := snap.Entries()
-	ix := &Index{snap: snap, entries: entries, postings: map[string][]posting{},
-		analysed: make(map[*tool.Tool]*analysed, len(entries))}
-	docs := make([]*analysed, len(entries))
-	var avg [numFields]float64
-	for i, e := range entries {
-		var a *analysed
-		if prev != nil {
-			a = prev.analysed[e.Tool]
+// Len is the number of tools the index ranks: those its view shows.
+func (ix *Index) Len() int { return len(ix.entries) }
+
+// Build indexes the tools of snap that v shows, analysing each afresh; a
+// Cache reuses analyses across views and revisions instead. servers says
+// what each source says about itself (ServerInfo), by its layer
+// (LayerID.String()); nil knows nothing beyond the layers' names.
+func Build(snap *registry.Snapshot, v View, servers map[string]ServerInfo) *Index {
+	return build(snap, v, &defaultRanking, servers, nil)
+}
+
+func build(snap *registry.Snapshot, v View, rk *ranking, info map[string]ServerInfo, docs *analyses) *Index {
+	ix := &Index{snap: snap, rk: rk}
+	sd := serverDocs{rk: rk, info: info, cache: map[registry.LayerID]*doc{}}
+	for _, e := range snap.Entries() {
+		if !v.shows(e) {
+			continue
 		}
-		if a == nil {
-			a = analyse(e.Tool.Name, e.Tool.Description, e.Tool.InputSchema)
+		var d *doc
+		if docs != nil {
+			d = docs.get(snap.Revision(), e.Tool)
+		} else {
+			d = rk.an.analyse(e.Tool.Name, e.Tool.Description, e.Tool.InputSchema)
 		}
-		docs[i] = a
-		ix.analysed[e.Tool] = a
-		for f := range numFields {
-			avg[f] += float64(a.len[f])
-		}
+		ix.entries = append(ix.entries, e)
+		ix.docs = append(ix.docs, d)
+		ix.addServer(sd.of(e.Layer))
 	}
-	n := float64(len(entries))
-	for f := range numFields {
-		avg[f] = max(avg[f]/max(n, 1), 1)
-	}
-	df := map[string]int{}
-	for _, a := range docs {
-		for t := range a.tf {
-			df[t]++
-		}
-	}
-	for i, a := range docs {
-		var norm [numFields]float64
-		for f := range numFields {
-			norm[f] = 1 - fieldB[f] + fieldB[f]*float64(a.len[f])/avg[f]
-		}
-		for t, tf := range a.tf {
-			var w float64
-			for f := range numFields {
-				w += fieldWeights[f] * float64(tf[f]) / norm[f]
-			}
-			d := float64(df[t])
-			idf := math.Log(1 + (n-d+0.5)/(d+0.5))
-			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), score: float32(idf * w / (k1 + w))})
-		}
-	}
-	ix.scratch.New = func() any { return &accumulator{score: make([]float32, len(entries))} }
+	ix.index()
+	n := len(ix.entries)
+	ix.scratch.New = func() any { return &accumulator{score: make([]float32, n), group: make([]float32, n)} }
 	return ix
 }
 
+func (ix *Index) addServer(d *doc) {
+	ix.servers = append(ix.servers, d)
+	i := slices.Index(ix.serverSet, d)
+	if i < 0 {
+		i = len(ix.serverSet)
+		ix.serverSet = append(ix.serverSet, d)
+	}
+	ix.serverOf = append(ix.serverOf, int32(i))
+}
+
+// mentioned reports, per server field, whether the query names it ("on
+// GitHub", "in Slack"): the user who names a product means that product's
+// tools.
+func (ix *Index) mentioned(terms []string) []bool {
+	if ix.rk.mention <= 1 {
+		return nil
+	}
+	var out []bool
+	for i, sv := range ix.serverSet {
+		if sv == nil {
+			continue
+		}
+		for _, t := range terms {
+			if _, ok := slices.BinarySearch(sv.terms, t); ok {
+				if out == nil {
+					out = make([]bool, len(ix.serverSet))
+				}
+				out[i] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// index computes the postings from the visible tools alone: document
+// frequencies and average field lengths are those of the view.
+func (ix *Index) index() {
+	n := float64(len(ix.docs))
+	var avg [numFields]float64
+	df := map[string]int32{}
+	total := 0
+	for i, d := range ix.docs {
+		for f := range numFields {
+			avg[f] += float64(d.len[f])
+		}
+		if sv := ix.servers[i]; sv != nil {
+			avg[fieldServer] += float64(sv.len[fieldServer])
+		}
+		eachTerm(d, ix.servers[i], func(t string, _ *[numFields]float32) {
+			df[t]++
+			total++
+		})
+	}
+	for f := range numFields {
+		avg[f] = max(avg[f]/max(n, 1), 1)
+	}
+	// One backing array for every posting list: each list gets exactly its
+	// document frequency as capacity, so filling them allocates nothing.
+	slab := make([]posting, total)
+	ix.postings = make(map[string][]posting, len(df))
+	off := 0
+	for t, c := range df {
+		ix.postings[t] = slab[off : off : off+int(c)]
+		off += int(c)
+	}
+	rk := ix.rk
+	for i, d := range ix.docs {
+		lens := d.len
+		if sv := ix.servers[i]; sv != nil {
+			lens[fieldServer] = sv.len[fieldServer]
+		}
+		var norm [numFields]float64
+		for f := range numFields {
+			norm[f] = 1 - rk.b[f] + rk.b[f]*float64(lens[f])/avg[f]
+		}
+		eachTerm(d, ix.servers[i], func(t string, tf *[numFields]float32) {
+			var w float64
+			for f := range numFields {
+				w += rk.weights[f] * float64(tf[f]) / norm[f]
+			}
+			c := float64(df[t])
+			idf := math.Log(1 + (n-c+0.5)/(c+0.5))
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), score: float32(idf * w / (k1 + w))})
+		})
+	}
+}
+
 // accumulator sums a query's scores per tool; touched lists the tools with
-// a non-zero score so resetting costs the hits, not the catalog.
+// a non-zero score so resetting costs the hits, not the catalog. group and
+// grouped do the same for one query word and its related words, whose
+// best score per tool counts, not their sum.
 type accumulator struct {
-	score   []float32
-	touched []int32
+	score, group     []float32
+	touched, grouped []int32
+}
+
+// expansion is one query word's postings and its related words'.
+type expansion struct {
+	list   []posting
+	weight float32
+	term   string
+}
+
+// expand returns the postings of query term t and of its related words
+// (leaving out words the query has itself: they count on their own).
+func (ix *Index) expand(dst []expansion, t string, query []string) []expansion {
+	dst = append(dst[:0], expansion{ix.postings[t], 1, t})
+	if ix.rk.related == nil {
+		return dst
+	}
+	for _, r := range ix.rk.related()[t] {
+		w := ix.rk.synonym
+		if r.kind == relDerived {
+			w = ix.rk.derived
+		}
+		if list := ix.postings[r.term]; w > 0 && len(list) > 0 && !seen(query, r.term) {
+			dst = append(dst, expansion{list, w, r.term})
+		}
+	}
+	return dst
 }
 
 // Search returns at most k tools ranked by score, best first (ties by name),
-// among those keep accepts (nil keeps all). A query with no indexed term
-// returns nothing.
-func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) []Hit {
+// among those keep accepts (nil keeps all). keep narrows within the view
+// (a request's own filter, such as SearchTools' sources); it never widens
+// it. A query with no indexed term returns nothing.
+func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Result {
 	if k <= 0 {
-		return nil
+		return Result{}
 	}
-	terms := appendTerms(make([]string, 0, 8), query)
+	terms, words := ix.rk.an.appendTermsWords(make([]string, 0, 8), make([]string, 0, 8), query, true)
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
 		for _, d := range acc.touched {
@@ -111,21 +234,71 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) []
 		acc.touched = acc.touched[:0]
 		ix.scratch.Put(acc)
 	}()
+	var res Result
+	var group []expansion
+	var reached []reachedBy // related words this view has, for the reasons
 	for i, t := range terms {
 		if seen(terms[:i], t) {
 			continue
 		}
-		for _, p := range ix.postings[t] {
-			if acc.score[p.doc] == 0 {
-				acc.touched = append(acc.touched, p.doc)
+		group = ix.expand(group, t, terms)
+		for _, x := range group[1:] {
+			reached = append(reached, reachedBy{i, x.term})
+		}
+		for _, x := range group {
+			res.Postings += len(x.list)
+			for _, p := range x.list {
+				s := x.weight * p.score
+				if acc.group[p.doc] == 0 {
+					acc.grouped = append(acc.grouped, p.doc)
+				}
+				acc.group[p.doc] = max(acc.group[p.doc], s)
 			}
-			acc.score[p.doc] += p.score
+		}
+		for _, d := range acc.grouped {
+			if acc.score[d] == 0 {
+				acc.touched = append(acc.touched, d)
+			}
+			acc.score[d] += acc.group[d]
+			acc.group[d] = 0
+		}
+		acc.grouped = acc.grouped[:0]
+	}
+	if ix.embedder == nil {
+		res.Hits = ix.top(acc, k, keep, ix.mentioned(terms))
+	} else {
+		res.Hits = ix.withSemantic(query, ix.top(acc, max(k, fuseDepth), keep, ix.mentioned(terms)), k, keep)
+	}
+	var sc reasonScratch
+	for i := range res.Hits {
+		if r := ix.reason(res.Hits[i].doc, terms, words, reached, &sc); r != "" {
+			res.Hits[i].Reason = r
 		}
 	}
+	return res
+}
+
+// withSemantic fuses the lexical hits with the semantic ranking when the
+// embedder can give one now, and counts why when it cannot.
+func (ix *Index) withSemantic(query string, lexical []Hit, k int, keep func(*registry.Entry) bool) []Hit {
+	semantic, outcome := ix.semanticRank(query)
+	ix.embedder.count(outcome)
+	if semantic == nil {
+		return lexical[:min(k, len(lexical))]
+	}
+	return ix.fuse(lexical, semantic, k, func(d int32) bool { return keep == nil || keep(ix.entries[d]) })
+}
+
+// top selects the k best of the scored tools that keep accepts, those of a
+// server the query names counting more.
+func (ix *Index) top(acc *accumulator, k int, keep func(*registry.Entry) bool, mentioned []bool) []Hit {
 	top := make(hitHeap, 0, k)
 	for _, d := range acc.touched {
 		e := ix.entries[d]
-		h := Hit{Entry: e, Score: float64(acc.score[d])}
+		h := Hit{Entry: e, Score: float64(acc.score[d]), doc: d}
+		if mentioned != nil && mentioned[ix.serverOf[d]] {
+			h.Score *= ix.rk.mention
+		}
 		if len(top) == k && !better(h, top[0]) {
 			continue
 		}
@@ -155,13 +328,15 @@ func seen(terms []string, t string) bool {
 	return false
 }
 
-// better orders hits: higher score first, then name in byte order, so the
-// ranking is deterministic.
+// better orders the hits of one index: higher score first, then name in
+// byte order, so the ranking is deterministic. An index's tools are in the
+// snapshot's order, which is by name, so the position breaks a tie as the
+// name would, without comparing strings.
 func better(a, b Hit) bool {
 	if a.Score != b.Score {
 		return a.Score > b.Score
 	}
-	return a.Entry.Tool.Name < b.Entry.Tool.Name
+	return a.doc < b.doc
 }
 
 // hitHeap is a min-heap by better: its root is the worst hit kept so far.

@@ -50,15 +50,21 @@ func TestTerms(t *testing.T) {
 		{"get-weather-forecast", "get weather forecast"},
 		{"getHTTPStatus2", "get http status 2"},
 		{"createPullRequest", "creat pull request"},
-		{"Create a new file in the repository", "creat new fil repository"},
-		{"files filed filing", "fil fil fil"},
-		{"queries query", "query query"},
+		{"Create a new file in the repository", "creat new file repositori"},
+		{"files filed filing", "file file file"},
+		{"queries query", "queri queri"},
+		{"date dated site sites", "date date site site"},
+		{"open it on GitHub with JavaScript", "open github javascript"},
+		{"MongoDB CircleCI DevTools iPhone", "mongodb circleci devtool phone"},
+		{"GetUserByID HTTPServer", "get user id http server"},
+		{"someone's copy, don't", "copi"},
+		{"what does it make, how", ""},
 		{"", ""},
 		{"__--__", ""},
 		{"données météo", "données météo"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got := appendTerms(nil, tc.in)
+			got := textAnalyzer.appendTerms(nil, tc.in)
 			want := []string{}
 			if tc.want != "" {
 				want = splitSpace(tc.want)
@@ -96,7 +102,7 @@ func fixture(t testing.TB) *registry.Snapshot {
 }
 
 func TestSearchRanks(t *testing.T) {
-	ix := Build(fixture(t), nil)
+	ix := Build(fixture(t), All, nil)
 	for _, tc := range []struct {
 		query string
 		first string
@@ -110,7 +116,7 @@ func TestSearchRanks(t *testing.T) {
 		{"github-search-issues", "github_search_issues"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
-			hits := ix.Search(tc.query, 3, nil)
+			hits := ix.Search(tc.query, 3, nil).Hits
 			if len(hits) == 0 || hits[0].Entry.Tool.Name != tc.first {
 				t.Fatalf("Search(%q) = %v, want %s first", tc.query, names(hits), tc.first)
 			}
@@ -124,54 +130,54 @@ func TestSearchRanks(t *testing.T) {
 }
 
 func TestSearchEdges(t *testing.T) {
-	ix := Build(fixture(t), nil)
+	ix := Build(fixture(t), All, nil)
 	t.Run("no known term", func(t *testing.T) {
-		if hits := ix.Search("zebra xylophone", 5, nil); len(hits) != 0 {
+		if hits := ix.Search("zebra xylophone", 5, nil).Hits; len(hits) != 0 {
 			t.Fatalf("hits %v", names(hits))
 		}
 	})
 	t.Run("only stopwords", func(t *testing.T) {
-		if hits := ix.Search("the of and", 5, nil); len(hits) != 0 {
+		if hits := ix.Search("the of and", 5, nil).Hits; len(hits) != 0 {
 			t.Fatalf("hits %v", names(hits))
 		}
 	})
 	t.Run("k zero", func(t *testing.T) {
-		if hits := ix.Search("weather", 0, nil); hits != nil {
+		if hits := ix.Search("weather", 0, nil).Hits; hits != nil {
 			t.Fatalf("hits %v", names(hits))
 		}
 	})
 	t.Run("k caps the hits", func(t *testing.T) {
-		if hits := ix.Search("github issue repository", 1, nil); len(hits) != 1 {
+		if hits := ix.Search("github issue repository", 1, nil).Hits; len(hits) != 1 {
 			t.Fatalf("hits %v", names(hits))
 		}
 	})
 	t.Run("keep hides tools", func(t *testing.T) {
-		hits := ix.Search("github issue", 5, func(e *registry.Entry) bool { return e.Tool.Name != "github_create_issue" })
+		hits := ix.Search("github issue", 5, func(e *registry.Entry) bool { return e.Tool.Name != "github_create_issue" }).Hits
 		if slices.Contains(names(hits), "github_create_issue") || len(hits) == 0 {
 			t.Fatalf("hits %v", names(hits))
 		}
 	})
 	t.Run("parameter words count", func(t *testing.T) {
-		hits := ix.Search("city", 5, nil)
+		hits := ix.Search("city", 5, nil).Hits
 		if len(hits) == 0 || hits[0].Entry.Tool.Name != "weather_forecast" {
 			t.Fatalf("hits %v", names(hits))
 		}
 	})
 	t.Run("repeated query words count once", func(t *testing.T) {
-		a := ix.Search("weather", 5, nil)
-		b := ix.Search("weather weather weather", 5, nil)
+		a := ix.Search("weather", 5, nil).Hits
+		b := ix.Search("weather weather weather", 5, nil).Hits
 		if !slices.Equal(names(a), names(b)) || a[0].Score != b[0].Score {
 			t.Fatalf("%v vs %v", a, b)
 		}
 	})
 	t.Run("ties by name", func(t *testing.T) {
 		s := snapshotOf(t, mkTool(t, "b_tool", "same words", ""), mkTool(t, "a_tool", "same words", ""))
-		if got := names(Build(s, nil).Search("same words", 5, nil)); !slices.Equal(got, []string{"a_tool", "b_tool"}) {
+		if got := names(Build(s, All, nil).Search("same words", 5, nil).Hits); !slices.Equal(got, []string{"a_tool", "b_tool"}) {
 			t.Fatalf("order %v", got)
 		}
 	})
 	t.Run("empty registry", func(t *testing.T) {
-		if hits := Build(registry.New().Snapshot(), nil).Search("anything", 5, nil); len(hits) != 0 {
+		if hits := Build(registry.New().Snapshot(), All, nil).Search("anything", 5, nil).Hits; len(hits) != 0 {
 			t.Fatalf("hits %v", hits)
 		}
 	})
@@ -187,27 +193,27 @@ func TestCacheFollowsSnapshots(t *testing.T) {
 	}
 	var c Cache
 	s1 := r.Snapshot()
-	ix1 := c.For(s1)
-	if c.For(s1) != ix1 {
+	ix1 := c.For(s1, All)
+	if c.For(s1, All) != ix1 {
 		t.Fatal("same snapshot built twice")
 	}
 	if err := r.Replace(registry.Layer(registry.Kind{Name: "other", Precedence: 2}), []tool.Tool{mkTool(t, "new_weather", "weather radar", "")}); err != nil {
 		t.Fatal(err)
 	}
 	s2 := r.Snapshot()
-	if got := names(ix1.Search("weather", 5, nil)); !slices.Equal(got, []string{"old_weather"}) {
+	if got := names(ix1.Search("weather", 5, nil).Hits); !slices.Equal(got, []string{"old_weather"}) {
 		t.Fatalf("old index sees %v", got)
 	}
-	ix2 := c.For(s2)
-	if got := names(ix2.Search("weather", 5, nil)); len(got) != 2 {
+	ix2 := c.For(s2, All)
+	if got := names(ix2.Search("weather", 5, nil).Hits); len(got) != 2 {
 		t.Fatalf("new index sees %v", got)
 	}
 	old, _ := s1.Lookup("old_weather")
 	cur, _ := s2.Lookup("old_weather")
-	if old.Tool == cur.Tool && ix2.analysed[cur.Tool] != ix1.analysed[old.Tool] {
+	if old.Tool != cur.Tool || ix2.docs[slices.Index(ix2.entries, cur)] != ix1.docs[0] {
 		t.Fatal("unchanged tool analysed again")
 	}
-	if c.For(s1) == ix2 || c.For(s2) != ix2 {
+	if c.For(s1, All) == ix2 || c.For(s2, All) != ix2 {
 		t.Fatal("an older snapshot must not replace the cached newer index")
 	}
 }
@@ -230,7 +236,7 @@ func TestConcurrentSearchAndReload(t *testing.T) {
 				default:
 				}
 				snap := r.Snapshot()
-				hits := c.For(snap).Search("tool generation", 100, nil)
+				hits := c.For(snap, All).Search("tool generation", 100, nil).Hits
 				// Each revision n publishes exactly n tools whose names
 				// share the generation word: a mixed snapshot would not.
 				if len(hits) != snap.Len() {

@@ -109,12 +109,17 @@ func build(revision uint64, layers map[LayerID][]*tool.Tool) *Snapshot {
 	for i := range s.shadowed {
 		s.shadowed[i].WinnerIn = s.byName[s.shadowed[i].Name].Layer
 	}
-	sort.Slice(s.shadowed, func(i, j int) bool {
-		a, b := s.shadowed[i], s.shadowed[j]
+	sortShadows(s.shadowed)
+	return s
+}
+
+// sortShadows orders shadowings by name, then by the hidden layer.
+func sortShadows(list []Shadow) {
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
 		return a.Hidden.less(b.Hidden)
 	})
-	return s
 }

@@ -101,6 +101,8 @@ func init() {
 type Server struct {
 	opts Options
 	log  *slog.Logger
+	// stopEmbeddings ends search.embeddings' worker (embeddings.go).
+	stopEmbeddings func()
 
 	core   *core.Core
 	api    *grpcapi.API
@@ -179,8 +181,9 @@ func New(opts Options) (*Server, error) {
 		return nil, publicError(err)
 	}
 	s.serveClusterReloads()
+	embedder := s.startEmbeddings(cfg, log)
 	s.api = grpcapi.New(s.core, grpcapi.Options{Logger: log, Metrics: s.prom, Reload: s.reloadForRPC,
-		Shutdown: s.shutdown, DisableInterceptors: opts.knobs.DisableInterceptors})
+		Shutdown: s.shutdown, DisableInterceptors: opts.knobs.DisableInterceptors, Embedder: embedder})
 
 	gopts := append(s.api.ServerOptions(), s.tracingOptions()...)
 	gopts = append(gopts,
@@ -201,7 +204,7 @@ func New(opts Options) (*Server, error) {
 		}
 		s.mcp = mcpgateway.New(s.core, mcpgateway.Options{Name: gc.Name, Version: gc.Version, Discovery: gc.Discovery, Pinned: gc.Pinned,
 			MaxBodyBytes: int64(cfg.Limits.MaxRequestBytes), Logger: log, Tracing: s.tracing != nil,
-			Stateless: cfg.Sessions.Shared, StateKey: mcpKey})
+			Stateless: cfg.Sessions.Shared, StateKey: mcpKey, Embedder: embedder})
 	}
 	return s, nil
 }
@@ -363,6 +366,9 @@ func (s *Server) stop(ctx context.Context) error {
 		s.log.Warn("closing sources", "error", closeErr)
 	}
 	s.closeCluster()
+	if s.stopEmbeddings != nil {
+		s.stopEmbeddings()
+	}
 	s.shutdownTracing()
 	s.heapFloor.Load().Stop()
 	s.log.Info("toolnexus stopped")

@@ -10,6 +10,7 @@ package sources
 import (
 	"context"
 
+	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -36,6 +37,11 @@ type Status struct {
 	// Sandbox says how the processes the source starts are confined
 	// (a sandboxed stdio MCP server); "" when it starts none confined.
 	Sandbox string
+	// Title and Description are what the source says about itself — an
+	// MCP server's mcpServers.NAME.title and description, else the title
+	// (or name) and description of the serverInfo it announced — for tool
+	// search to find its tools by the product's name. Empty when unknown.
+	Title, Description string
 }
 
 // Publisher is where a source puts its tools; *registry.Registry satisfies it.
@@ -61,4 +67,15 @@ type Source interface {
 	Start(ctx context.Context, pub Publisher) error
 	Status() Status
 	Close(ctx context.Context) error
+}
+
+// FeaturePublisher is where a source that offers more than tools (an MCP
+// server's resources, templates and prompts) puts them. The engine's
+// publisher implements it next to Publisher; a source finds it with a type
+// assertion on the Publisher Start got, and offers tools alone without it.
+type FeaturePublisher interface {
+	ReplaceFeatures(id registry.LayerID, set feature.Set) error
+	// ResourceUpdated passes on the upstream's notifications/resources/
+	// updated for uri (the upstream's own URI).
+	ResourceUpdated(id registry.LayerID, uri string)
 }

@@ -398,7 +398,12 @@ type ScoredTool struct {
 	Tool *Tool `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
 	// The relevance score; higher is better. Comparable within one response
 	// only.
-	Score         float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	// Which of the query's words the tool matched, by field, in one line:
+	// "name: issue, github; description: open; server: github; related: shut
+	// (close)". It tells a good hit from a lucky one, and which words to
+	// change to refine the query.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -445,6 +450,13 @@ func (x *ScoredTool) GetScore() float64 {
 		return x.Score
 	}
 	return 0
+}
+
+func (x *ScoredTool) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 // GetToolRequest names one tool.
@@ -1413,11 +1425,12 @@ const file_toolnexus_v1_registry_service_proto_rawDesc = "" +
 	"\asources\x18\x03 \x03(\tR\asources\"a\n" +
 	"\x13SearchToolsResponse\x12.\n" +
 	"\x05tools\x18\x01 \x03(\v2\x18.toolnexus.v1.ScoredToolR\x05tools\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"J\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"b\n" +
 	"\n" +
 	"ScoredTool\x12&\n" +
 	"\x04tool\x18\x01 \x01(\v2\x12.toolnexus.v1.ToolR\x04tool\x12\x14\n" +
-	"\x05score\x18\x02 \x01(\x01R\x05score\"$\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"$\n" +
 	"\x0eGetToolRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"9\n" +
 	"\x0fGetToolResponse\x12&\n" +

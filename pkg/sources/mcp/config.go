@@ -78,6 +78,11 @@ type ServerConfig struct {
 	// caller, and the server may hide the tools that need them.
 	Elicitation *bool `json:"elicitation,omitempty"`
 	Sampling    *bool `json:"sampling,omitempty"`
+	// Title and Description say what the server is ("GitHub", "issues,
+	// pull requests and code of our GitHub organisation"), for tool search:
+	// they replace the title and description of the server's serverInfo.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
 	// TokenExchange (remote servers) makes each call go out as its caller:
 	// on a session of that caller's own, authenticated with the caller's
 	// token exchanged for one meant for this server (percaller.go). The
@@ -173,7 +178,7 @@ var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "environment": true, "env": true,
 	"cwd": true, "url": true, "headers": true, "enabled": true, "disabled": true,
 	"timeout": true, "tools": true, "restart": true, "prefix": true, "sandbox": true,
-	"elicitation": true, "sampling": true, "tokenExchange": true,
+	"elicitation": true, "sampling": true, "tokenExchange": true, "title": true, "description": true,
 }
 
 // parseServer reads one server entry. Keys it does not know are warnings,
@@ -196,6 +201,9 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 		return sc, nil, err
 	}
 	if sc.Cwd, err = field.Object(fields).String(name, "cwd", false); err != nil {
+		return sc, nil, err
+	}
+	if sc.Title, sc.Description, err = parseAbout(name, fields); err != nil {
 		return sc, nil, err
 	}
 	if sc.Environment, err = parseEnvironment(name, fields, key); err != nil {
@@ -272,6 +280,27 @@ func unknownKeyWarnings(name string, fields map[string]json.RawMessage) ([]strin
 	}
 	return warns, nil
 }
+
+// parseAbout reads "title" and "description", what the server is for tool
+// search; each at most maxAbout bytes.
+func parseAbout(name string, fields map[string]json.RawMessage) (title, description string, err error) {
+	if title, err = field.Object(fields).String(name, "title", false); err != nil {
+		return "", "", err
+	}
+	if description, err = field.Object(fields).String(name, "description", false); err != nil {
+		return "", "", err
+	}
+	for k, v := range map[string]string{"title": title, "description": description} {
+		if len(v) > maxAbout {
+			return "", "", field.Errorf(name+"."+k, "is %d bytes; the limit is %d: say what the server is in a sentence", len(v), maxAbout)
+		}
+	}
+	return title, description, nil
+}
+
+// maxAbout bounds a server's title and description, configured or
+// announced: they are words for search, not documentation.
+const maxAbout = 512
 
 // parseCommand reads "command" (a string or a list) and appends "args",
 // the two ways MCP clients write a local server's command line.

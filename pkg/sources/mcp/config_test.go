@@ -23,7 +23,8 @@ func TestParseConfig(t *testing.T) {
 	  "off": {"disabled": true},
 	  "off2": {"command": ["x"], "enabled": false},
 	  "both": {"command": ["x"], "enabled": true, "disabled": true},
-	  "claude": {"command": "x", "autoApprove": []}
+	  "claude": {"command": "x", "autoApprove": []},
+	  "gh": {"command": "x", "title": "GitHub", "description": "Issues and pull requests of our organisation."}
 	}`
 	got, warns, err := mcp.ParseConfig(json.RawMessage(raw))
 	if err != nil {
@@ -42,6 +43,8 @@ func TestParseConfig(t *testing.T) {
 		"off2":     {Type: "local", Command: []string{"x"}, Disabled: true, Timeout: 30000, Restart: defaultRestart},
 		"both":     {Type: "local", Command: []string{"x"}, Disabled: true, Timeout: 30000, Restart: defaultRestart},
 		"claude":   {Type: "local", Command: []string{"x"}, Timeout: 30000, Restart: defaultRestart},
+		"gh": {Type: "local", Command: []string{"x"}, Timeout: 30000, Restart: defaultRestart,
+			Title: "GitHub", Description: "Issues and pull requests of our organisation."},
 	}
 	for name, w := range want {
 		if !reflect.DeepEqual(got[name], w) {
@@ -74,6 +77,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"fs": {"command": "x", "disabled": "yes"}}`, `fs.disabled: must be true or false`},
 		{`{"fs": {"command": "x", "elicitation": "no"}}`, `fs.elicitation: must be true or false`},
 		{`{"fs": {"command": "x", "sampling": 0}}`, `fs.sampling: must be true or false`},
+		{`{"fs": {"command": "x", "title": 1}}`, `fs.title: must be a string`},
+		{`{"fs": {"command": "x", "description": "` + strings.Repeat("d", 513) + `"}}`, `fs.description: is 513 bytes; the limit is 512`},
 		{`{"fs": {"command": "x", "restart": {"initial": 5}}}`, `fs.restart.initial: unknown setting; use initialBackoff, maxBackoff or resetAfter`},
 		{`{"fs": {"type": "pipe", "command": "x"}}`, `fs.type: "pipe" is not a server type; use "local" (a command run over stdio) or "remote" (a URL)`},
 		{`{"fs": {}}`, `fs: needs "command" (a local server) or "url" (a remote server)`},

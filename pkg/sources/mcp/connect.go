@@ -37,6 +37,8 @@ type session struct {
 
 	// listChanged is poked (never blocking) on notifications/tools/list_changed.
 	listChanged chan struct{}
+	// featuresChanged is poked on notifications/{resources,prompts}/list_changed.
+	featuresChanged chan struct{}
 	// relay routes progress and log notifications to streaming calls.
 	relay *relay
 	// flights are the calls a server request may belong to (suspend.go);
@@ -58,10 +60,11 @@ type session struct {
 
 func newSession() *session {
 	return &session{
-		listChanged: make(chan struct{}, 1),
-		relay:       newRelay(),
-		dead:        make(chan struct{}),
-		waitDone:    make(chan struct{}),
+		listChanged:     make(chan struct{}, 1),
+		featuresChanged: make(chan struct{}, 1),
+		relay:           newRelay(),
+		dead:            make(chan struct{}),
+		waitDone:        make(chan struct{}),
 	}
 }
 
@@ -194,6 +197,7 @@ func (s *Source) dial(ctx context.Context, headers map[string]string, bearer bea
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 	}
 	s.offerAnswers(opts, sess)
+	s.featureHandlers(opts, sess)
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolnexus", Version: "1"}, opts)
 
 	var err error

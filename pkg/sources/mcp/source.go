@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus/internal/confine"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
@@ -56,6 +58,9 @@ type Source struct {
 	meta map[string]any
 	// pending holds the server requests suspended calls wait on.
 	pending *pending.Store
+	// features are the server's resources, templates and prompts
+	// (features.go).
+	features featureState
 
 	// headers are the configured headers, expanded; set once in Start.
 	headers map[string]string
@@ -145,6 +150,7 @@ func (s *Source) setStatus(state sources.State, err error) {
 
 func (s *Source) setStatusLocked(state sources.State, err error) {
 	st := sources.Status{Layer: s.id, State: state, Sandbox: s.sandboxNote}
+	st.Title, st.Description = s.about()
 	if err != nil {
 		st.Error = s.redact.Apply(err.Error())
 	}
@@ -166,6 +172,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 	}
 	s.started = true
 	s.pub = pub
+	s.initFeatures(pub)
 	s.mu.Unlock()
 
 	if s.cfg.Disabled {
@@ -208,6 +215,7 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 		return s.fail(err)
 	}
 	s.log.Info("MCP server connected", "tools", len(tools))
+	s.publishFeatures(sess)
 	// Under mu, so the supervisor is either counted before Close waits or
 	// never started once Close has begun.
 	s.mu.Lock()
@@ -260,6 +268,36 @@ func (s *Source) connect(ctx context.Context, headers map[string]string) (*sessi
 		return nil, nil, err
 	}
 	return sess, s.buildTools(list), nil
+}
+
+// about is what the server is, for tool search: the configured title and
+// description, else its serverInfo's (the title, or the name), each cut to
+// maxAbout bytes — an upstream's words are not trusted to be short.
+func (s *Source) about() (title, description string) {
+	title, description = s.cfg.Title, s.cfg.Description
+	if s.sess != nil {
+		if ir := s.sess.cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+			info := ir.ServerInfo
+			if title == "" {
+				title = cmp.Or(info.Title, info.Name)
+			}
+			if description == "" {
+				description = info.Description
+			}
+		}
+	}
+	return truncate(title, maxAbout), truncate(description, maxAbout)
+}
+
+// truncate cuts s to at most n bytes, at a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // install makes a fresh session the current one and publishes its tools.
@@ -383,6 +421,7 @@ func (s *Source) bringBack(pace *backoff, headers map[string]string) *session {
 				return nil // only install refuses, and only when closed
 			}
 			s.log.Info("MCP server restarted", "tools", len(tools), "attempt", attempt)
+			s.publishFeatures(sess)
 			return sess
 		}
 		telemetry.Fail(span, errors.New(s.redact.Apply(err.Error())))
@@ -409,19 +448,29 @@ func (s *Source) relist(sess *session) {
 		return
 	}
 	tools := s.buildTools(list)
+	if s.publishFor(sess, func() error { return s.pub.Replace(s.id, tools) }, "MCP tools could not be published") {
+		s.log.Info("MCP tools changed", "tools", len(tools))
+	}
+}
+
+// publishFor publishes a re-listing of sess, unless sess is no longer the
+// source's (a restart overtook it) or the source closed; it reports
+// whether it published. Publishes are serialised by pubMu, so a re-list
+// never overtakes a restart.
+func (s *Source) publishFor(sess *session, publish func() error, failure string) bool {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 	s.mu.Lock()
 	stale := s.closed || s.sess != sess
 	s.mu.Unlock()
 	if stale {
-		return
+		return false
 	}
-	if err := s.pub.Replace(s.id, tools); err != nil {
-		s.log.Warn("MCP tools could not be published", "error", err)
-		return
+	if err := publish(); err != nil {
+		s.log.Warn(failure, "error", err)
+		return false
 	}
-	s.log.Info("MCP tools changed", "tools", len(tools))
+	return true
 }
 
 // Close stops the server: the child's process group is killed (after the

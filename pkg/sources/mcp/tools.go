@@ -247,23 +247,8 @@ func richContent(parts []sdk.Content) []tool.Content {
 	}
 	out := make([]tool.Content, 0, len(parts))
 	for _, c := range parts {
-		switch c := c.(type) {
-		case *sdk.TextContent:
-			out = append(out, tool.Text(c.Text))
-		case *sdk.ImageContent:
-			out = append(out, tool.Image(c.MIMEType, c.Data))
-		case *sdk.AudioContent:
-			out = append(out, tool.Audio(c.MIMEType, c.Data))
-		case *sdk.EmbeddedResource:
-			if r := c.Resource; r != nil {
-				if r.Blob != nil {
-					out = append(out, tool.BlobResource(r.URI, r.MIMEType, r.Blob))
-				} else {
-					out = append(out, tool.TextResource(r.URI, r.MIMEType, r.Text))
-				}
-			}
-		case *sdk.ResourceLink:
-			out = append(out, tool.ResourceLink(c.URI, c.Name, c.MIMEType))
+		if tc, ok := contentOf(c); ok {
+			out = append(out, tc)
 		}
 	}
 	return out

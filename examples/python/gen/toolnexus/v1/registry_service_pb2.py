@@ -15,7 +15,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from toolnexus.v1 import tool_pb2 as toolnexus_dot_v1_dot_tool__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#toolnexus/v1/registry_service.proto\x12\x0ctoolnexus.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17toolnexus/v1/tool.proto\"~\n\x10ListToolsRequest\x12\x18\n\x07sources\x18\x01 \x03(\tR\x07sources\x12\x14\n\x05names\x18\x02 \x03(\tR\x05names\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"\x81\x01\n\x11ListToolsResponse\x12(\n\x05tools\x18\x01 \x03(\x0b\x32\x12.toolnexus.v1.ToolR\x05tools\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n\x08revision\x18\x03 \x01(\x04R\x08revision\"a\n\x12SearchToolsRequest\x12\x14\n\x05query\x18\x01 \x01(\tR\x05query\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x18\n\x07sources\x18\x03 \x03(\tR\x07sources\"a\n\x13SearchToolsResponse\x12.\n\x05tools\x18\x01 \x03(\x0b\x32\x18.toolnexus.v1.ScoredToolR\x05tools\x12\x1a\n\x08revision\x18\x02 \x01(\x04R\x08revision\"J\n\nScoredTool\x12&\n\x04tool\x18\x01 \x01(\x0b\x32\x12.toolnexus.v1.ToolR\x04tool\x12\x14\n\x05score\x18\x02 \x01(\x01R\x05score\"$\n\x0eGetToolRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"9\n\x0fGetToolResponse\x12&\n\x04tool\x18\x01 \x01(\x0b\x32\x12.toolnexus.v1.ToolR\x04tool\"\xd6\x01\n\x0e\x45xecuteRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x37\n\targuments\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructH\x00R\targuments\x12\'\n\x0e\x61rguments_json\x18\x03 \x01(\tH\x00R\rargumentsJson\x12,\n\x06\x61nswer\x18\x04 \x01(\x0b\x32\x14.toolnexus.v1.AnswerR\x06\x61nswer\x12\x17\n\x07\x63\x61ll_id\x18\x05 \x01(\tR\x06\x63\x61llIdB\x07\n\x05input\"\xa1\x02\n\x0c\x45xecuteEvent\x12\x39\n\x08progress\x18\x01 \x01(\x0b\x32\x1b.toolnexus.v1.ProgressEventH\x00R\x08progress\x12*\n\x03log\x18\x02 \x01(\x0b\x32\x16.toolnexus.v1.LogEventH\x00R\x03log\x12\x33\n\x06output\x18\x03 \x01(\x0b\x32\x19.toolnexus.v1.OutputEventH\x00R\x06output\x12\x32\n\x06result\x18\x04 \x01(\x0b\x32\x18.toolnexus.v1.ToolResultH\x00R\x06result\x12\x38\n\x07pending\x18\x05 \x01(\x0b\x32\x1c.toolnexus.v1.PendingRequestH\x00R\x07pendingB\x07\n\x05\x65vent\"[\n\rProgressEvent\x12\x1a\n\x08progress\x18\x01 \x01(\x01R\x08progress\x12\x14\n\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n\x07message\x18\x03 \x01(\tR\x07message\"d\n\x08LogEvent\x12\x14\n\x05level\x18\x01 \x01(\tR\x05level\x12\x16\n\x06logger\x18\x02 \x01(\tR\x06logger\x12*\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x64\x61ta\"U\n\x0bOutputEvent\x12\x32\n\x06stream\x18\x01 \x01(\x0e\x32\x1a.toolnexus.v1.OutputStreamR\x06stream\x12\x12\n\x04\x64\x61ta\x18\x02 \x01(\x0cR\x04\x64\x61ta\"C\n\x0f\x45xecuteResponse\x12\x30\n\x06result\x18\x01 \x01(\x0b\x32\x18.toolnexus.v1.ToolResultR\x06result\"C\n\x11WatchToolsRequest\x12\x18\n\x07sources\x18\x01 \x03(\tR\x07sources\x12\x14\n\x05names\x18\x02 \x03(\tR\x05names\"\xc0\x01\n\x12WatchToolsResponse\x12\x1a\n\x08revision\x18\x01 \x01(\x04R\x08revision\x12(\n\x05tools\x18\x02 \x03(\x0b\x32\x12.toolnexus.v1.ToolR\x05tools\x12\x14\n\x05\x61\x64\x64\x65\x64\x18\x03 \x03(\tR\x05\x61\x64\x64\x65\x64\x12\x18\n\x07removed\x18\x04 \x03(\tR\x07removed\x12\x18\n\x07\x63hanged\x18\x05 \x03(\tR\x07\x63hanged\x12\x1a\n\x08snapshot\x18\x06 \x01(\x08R\x08snapshot\"\xb5\x01\n\x12\x45xportToolsRequest\x12\x32\n\x06\x66ormat\x18\x01 \x01(\x0e\x32\x1a.toolnexus.v1.ExportFormatR\x06\x66ormat\x12\x18\n\x07sources\x18\x02 \x03(\tR\x07sources\x12\x14\n\x05names\x18\x03 \x03(\tR\x05names\x12#\n\rdefer_loading\x18\x04 \x01(\x08R\x0c\x64\x65\x66\x65rLoading\x12\x16\n\x06pinned\x18\x05 \x03(\tR\x06pinned\")\n\x13\x45xportToolsResponse\x12\x12\n\x04json\x18\x01 \x01(\tR\x04json\"\x18\n\x16GetSkillsPromptRequest\"1\n\x17GetSkillsPromptResponse\x12\x16\n\x06prompt\x18\x01 \x01(\tR\x06prompt*a\n\x0cOutputStream\x12\x1d\n\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTPUT_STREAM_STDOUT\x10\x01\x12\x18\n\x14OUTPUT_STREAM_STDERR\x10\x02*~\n\x0c\x45xportFormat\x12\x1d\n\x19\x45XPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45XPORT_FORMAT_OPENAI\x10\x01\x12\x1b\n\x17\x45XPORT_FORMAT_ANTHROPIC\x10\x02\x12\x18\n\x14\x45XPORT_FORMAT_GEMINI\x10\x03\x32\x97\x05\n\x0fRegistryService\x12L\n\tListTools\x12\x1e.toolnexus.v1.ListToolsRequest\x1a\x1f.toolnexus.v1.ListToolsResponse\x12R\n\x0bSearchTools\x12 .toolnexus.v1.SearchToolsRequest\x1a!.toolnexus.v1.SearchToolsResponse\x12\x46\n\x07GetTool\x12\x1c.toolnexus.v1.GetToolRequest\x1a\x1d.toolnexus.v1.GetToolResponse\x12\x46\n\x07\x45xecute\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1d.toolnexus.v1.ExecuteResponse\x12K\n\rExecuteStream\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1a.toolnexus.v1.ExecuteEvent0\x01\x12Q\n\nWatchTools\x12\x1f.toolnexus.v1.WatchToolsRequest\x1a .toolnexus.v1.WatchToolsResponse0\x01\x12R\n\x0b\x45xportTools\x12 .toolnexus.v1.ExportToolsRequest\x1a!.toolnexus.v1.ExportToolsResponse\x12^\n\x0fGetSkillsPrompt\x12$.toolnexus.v1.GetSkillsPromptRequest\x1a%.toolnexus.v1.GetSkillsPromptResponseB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#toolnexus/v1/registry_service.proto\x12\x0ctoolnexus.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17toolnexus/v1/tool.proto\"~\n\x10ListToolsRequest\x12\x18\n\x07sources\x18\x01 \x03(\tR\x07sources\x12\x14\n\x05names\x18\x02 \x03(\tR\x05names\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"\x81\x01\n\x11ListToolsResponse\x12(\n\x05tools\x18\x01 \x03(\x0b\x32\x12.toolnexus.v1.ToolR\x05tools\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n\x08revision\x18\x03 \x01(\x04R\x08revision\"a\n\x12SearchToolsRequest\x12\x14\n\x05query\x18\x01 \x01(\tR\x05query\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x18\n\x07sources\x18\x03 \x03(\tR\x07sources\"a\n\x13SearchToolsResponse\x12.\n\x05tools\x18\x01 \x03(\x0b\x32\x18.toolnexus.v1.ScoredToolR\x05tools\x12\x1a\n\x08revision\x18\x02 \x01(\x04R\x08revision\"b\n\nScoredTool\x12&\n\x04tool\x18\x01 \x01(\x0b\x32\x12.toolnexus.v1.ToolR\x04tool\x12\x14\n\x05score\x18\x02 \x01(\x01R\x05score\x12\x16\n\x06reason\x18\x03 \x01(\tR\x06reason\"$\n\x0eGetToolRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"9\n\x0fGetToolResponse\x12&\n\x04tool\x18\x01 \x01(\x0b\x32\x12.toolnexus.v1.ToolR\x04tool\"\xd6\x01\n\x0e\x45xecuteRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x37\n\targuments\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructH\x00R\targuments\x12\'\n\x0e\x61rguments_json\x18\x03 \x01(\tH\x00R\rargumentsJson\x12,\n\x06\x61nswer\x18\x04 \x01(\x0b\x32\x14.toolnexus.v1.AnswerR\x06\x61nswer\x12\x17\n\x07\x63\x61ll_id\x18\x05 \x01(\tR\x06\x63\x61llIdB\x07\n\x05input\"\xa1\x02\n\x0c\x45xecuteEvent\x12\x39\n\x08progress\x18\x01 \x01(\x0b\x32\x1b.toolnexus.v1.ProgressEventH\x00R\x08progress\x12*\n\x03log\x18\x02 \x01(\x0b\x32\x16.toolnexus.v1.LogEventH\x00R\x03log\x12\x33\n\x06output\x18\x03 \x01(\x0b\x32\x19.toolnexus.v1.OutputEventH\x00R\x06output\x12\x32\n\x06result\x18\x04 \x01(\x0b\x32\x18.toolnexus.v1.ToolResultH\x00R\x06result\x12\x38\n\x07pending\x18\x05 \x01(\x0b\x32\x1c.toolnexus.v1.PendingRequestH\x00R\x07pendingB\x07\n\x05\x65vent\"[\n\rProgressEvent\x12\x1a\n\x08progress\x18\x01 \x01(\x01R\x08progress\x12\x14\n\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n\x07message\x18\x03 \x01(\tR\x07message\"d\n\x08LogEvent\x12\x14\n\x05level\x18\x01 \x01(\tR\x05level\x12\x16\n\x06logger\x18\x02 \x01(\tR\x06logger\x12*\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x64\x61ta\"U\n\x0bOutputEvent\x12\x32\n\x06stream\x18\x01 \x01(\x0e\x32\x1a.toolnexus.v1.OutputStreamR\x06stream\x12\x12\n\x04\x64\x61ta\x18\x02 \x01(\x0cR\x04\x64\x61ta\"C\n\x0f\x45xecuteResponse\x12\x30\n\x06result\x18\x01 \x01(\x0b\x32\x18.toolnexus.v1.ToolResultR\x06result\"C\n\x11WatchToolsRequest\x12\x18\n\x07sources\x18\x01 \x03(\tR\x07sources\x12\x14\n\x05names\x18\x02 \x03(\tR\x05names\"\xc0\x01\n\x12WatchToolsResponse\x12\x1a\n\x08revision\x18\x01 \x01(\x04R\x08revision\x12(\n\x05tools\x18\x02 \x03(\x0b\x32\x12.toolnexus.v1.ToolR\x05tools\x12\x14\n\x05\x61\x64\x64\x65\x64\x18\x03 \x03(\tR\x05\x61\x64\x64\x65\x64\x12\x18\n\x07removed\x18\x04 \x03(\tR\x07removed\x12\x18\n\x07\x63hanged\x18\x05 \x03(\tR\x07\x63hanged\x12\x1a\n\x08snapshot\x18\x06 \x01(\x08R\x08snapshot\"\xb5\x01\n\x12\x45xportToolsRequest\x12\x32\n\x06\x66ormat\x18\x01 \x01(\x0e\x32\x1a.toolnexus.v1.ExportFormatR\x06\x66ormat\x12\x18\n\x07sources\x18\x02 \x03(\tR\x07sources\x12\x14\n\x05names\x18\x03 \x03(\tR\x05names\x12#\n\rdefer_loading\x18\x04 \x01(\x08R\x0c\x64\x65\x66\x65rLoading\x12\x16\n\x06pinned\x18\x05 \x03(\tR\x06pinned\")\n\x13\x45xportToolsResponse\x12\x12\n\x04json\x18\x01 \x01(\tR\x04json\"\x18\n\x16GetSkillsPromptRequest\"1\n\x17GetSkillsPromptResponse\x12\x16\n\x06prompt\x18\x01 \x01(\tR\x06prompt*a\n\x0cOutputStream\x12\x1d\n\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTPUT_STREAM_STDOUT\x10\x01\x12\x18\n\x14OUTPUT_STREAM_STDERR\x10\x02*~\n\x0c\x45xportFormat\x12\x1d\n\x19\x45XPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45XPORT_FORMAT_OPENAI\x10\x01\x12\x1b\n\x17\x45XPORT_FORMAT_ANTHROPIC\x10\x02\x12\x18\n\x14\x45XPORT_FORMAT_GEMINI\x10\x03\x32\x97\x05\n\x0fRegistryService\x12L\n\tListTools\x12\x1e.toolnexus.v1.ListToolsRequest\x1a\x1f.toolnexus.v1.ListToolsResponse\x12R\n\x0bSearchTools\x12 .toolnexus.v1.SearchToolsRequest\x1a!.toolnexus.v1.SearchToolsResponse\x12\x46\n\x07GetTool\x12\x1c.toolnexus.v1.GetToolRequest\x1a\x1d.toolnexus.v1.GetToolResponse\x12\x46\n\x07\x45xecute\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1d.toolnexus.v1.ExecuteResponse\x12K\n\rExecuteStream\x12\x1c.toolnexus.v1.ExecuteRequest\x1a\x1a.toolnexus.v1.ExecuteEvent0\x01\x12Q\n\nWatchTools\x12\x1f.toolnexus.v1.WatchToolsRequest\x1a .toolnexus.v1.WatchToolsResponse0\x01\x12R\n\x0b\x45xportTools\x12 .toolnexus.v1.ExportToolsRequest\x1a!.toolnexus.v1.ExportToolsResponse\x12^\n\x0fGetSkillsPrompt\x12$.toolnexus.v1.GetSkillsPromptRequest\x1a%.toolnexus.v1.GetSkillsPromptResponseB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolnexus.v1.registry_service_pb2', globals())
@@ -23,10 +23,10 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1'
-  _OUTPUTSTREAM._serialized_start=2167
-  _OUTPUTSTREAM._serialized_end=2264
-  _EXPORTFORMAT._serialized_start=2266
-  _EXPORTFORMAT._serialized_end=2392
+  _OUTPUTSTREAM._serialized_start=2191
+  _OUTPUTSTREAM._serialized_end=2288
+  _EXPORTFORMAT._serialized_start=2290
+  _EXPORTFORMAT._serialized_end=2416
   _LISTTOOLSREQUEST._serialized_start=108
   _LISTTOOLSREQUEST._serialized_end=234
   _LISTTOOLSRESPONSE._serialized_start=237
@@ -36,35 +36,35 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SEARCHTOOLSRESPONSE._serialized_start=467
   _SEARCHTOOLSRESPONSE._serialized_end=564
   _SCOREDTOOL._serialized_start=566
-  _SCOREDTOOL._serialized_end=640
-  _GETTOOLREQUEST._serialized_start=642
-  _GETTOOLREQUEST._serialized_end=678
-  _GETTOOLRESPONSE._serialized_start=680
-  _GETTOOLRESPONSE._serialized_end=737
-  _EXECUTEREQUEST._serialized_start=740
-  _EXECUTEREQUEST._serialized_end=954
-  _EXECUTEEVENT._serialized_start=957
-  _EXECUTEEVENT._serialized_end=1246
-  _PROGRESSEVENT._serialized_start=1248
-  _PROGRESSEVENT._serialized_end=1339
-  _LOGEVENT._serialized_start=1341
-  _LOGEVENT._serialized_end=1441
-  _OUTPUTEVENT._serialized_start=1443
-  _OUTPUTEVENT._serialized_end=1528
-  _EXECUTERESPONSE._serialized_start=1530
-  _EXECUTERESPONSE._serialized_end=1597
-  _WATCHTOOLSREQUEST._serialized_start=1599
-  _WATCHTOOLSREQUEST._serialized_end=1666
-  _WATCHTOOLSRESPONSE._serialized_start=1669
-  _WATCHTOOLSRESPONSE._serialized_end=1861
-  _EXPORTTOOLSREQUEST._serialized_start=1864
-  _EXPORTTOOLSREQUEST._serialized_end=2045
-  _EXPORTTOOLSRESPONSE._serialized_start=2047
-  _EXPORTTOOLSRESPONSE._serialized_end=2088
-  _GETSKILLSPROMPTREQUEST._serialized_start=2090
-  _GETSKILLSPROMPTREQUEST._serialized_end=2114
-  _GETSKILLSPROMPTRESPONSE._serialized_start=2116
-  _GETSKILLSPROMPTRESPONSE._serialized_end=2165
-  _REGISTRYSERVICE._serialized_start=2395
-  _REGISTRYSERVICE._serialized_end=3058
+  _SCOREDTOOL._serialized_end=664
+  _GETTOOLREQUEST._serialized_start=666
+  _GETTOOLREQUEST._serialized_end=702
+  _GETTOOLRESPONSE._serialized_start=704
+  _GETTOOLRESPONSE._serialized_end=761
+  _EXECUTEREQUEST._serialized_start=764
+  _EXECUTEREQUEST._serialized_end=978
+  _EXECUTEEVENT._serialized_start=981
+  _EXECUTEEVENT._serialized_end=1270
+  _PROGRESSEVENT._serialized_start=1272
+  _PROGRESSEVENT._serialized_end=1363
+  _LOGEVENT._serialized_start=1365
+  _LOGEVENT._serialized_end=1465
+  _OUTPUTEVENT._serialized_start=1467
+  _OUTPUTEVENT._serialized_end=1552
+  _EXECUTERESPONSE._serialized_start=1554
+  _EXECUTERESPONSE._serialized_end=1621
+  _WATCHTOOLSREQUEST._serialized_start=1623
+  _WATCHTOOLSREQUEST._serialized_end=1690
+  _WATCHTOOLSRESPONSE._serialized_start=1693
+  _WATCHTOOLSRESPONSE._serialized_end=1885
+  _EXPORTTOOLSREQUEST._serialized_start=1888
+  _EXPORTTOOLSREQUEST._serialized_end=2069
+  _EXPORTTOOLSRESPONSE._serialized_start=2071
+  _EXPORTTOOLSRESPONSE._serialized_end=2112
+  _GETSKILLSPROMPTREQUEST._serialized_start=2114
+  _GETSKILLSPROMPTREQUEST._serialized_end=2138
+  _GETSKILLSPROMPTRESPONSE._serialized_start=2140
+  _GETSKILLSPROMPTRESPONSE._serialized_end=2189
+  _REGISTRYSERVICE._serialized_start=2419
+  _REGISTRYSERVICE._serialized_end=3082
 # @@protoc_insertion_point(module_scope)

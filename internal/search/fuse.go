@@ -1,0 +1,167 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+)
+
+// rrfK is reciprocal rank fusion's constant: a tool's fused score is the
+// sum over the two rankings of 1/(rrfK + its rank), so agreeing rankings
+// reinforce each other and neither's raw scores need calibrating.
+const rrfK = 60
+
+// fuseDepth is how many of each ranking take part in the fusion.
+const fuseDepth = 50
+
+// semanticVectors are the vectors of an index's tools, in entries order,
+// once every visible tool has one; nil until then.
+type semanticVectors struct {
+	vecs [][]float32
+}
+
+// vectorsOf returns the index's vectors, assembling them from the
+// embedder's store the first time they are all there.
+func (ix *Index) vectorsOf(e *Embedder) [][]float32 {
+	if sv := ix.semantic.Load(); sv != nil {
+		return sv.vecs
+	}
+	vecs := make([][]float32, len(ix.entries))
+	e.mu.RLock()
+	for i, en := range ix.entries {
+		d, ok := e.digests[en.Tool]
+		if !ok {
+			e.mu.RUnlock()
+			return nil
+		}
+		if vecs[i] = e.vectors[d]; vecs[i] == nil {
+			e.mu.RUnlock()
+			return nil
+		}
+	}
+	e.mu.RUnlock()
+	ix.semantic.Store(&semanticVectors{vecs: vecs})
+	return vecs
+}
+
+// queryVector is the query's vector: from the embedder's cache, else asked
+// of the endpoint within QueryTimeout. Cached per view key, so one view's
+// searches tell nothing about another's.
+func (e *Embedder) queryVector(viewKey, query string) ([]float32, string) {
+	key := viewKey + "\x00" + query
+	e.mu.RLock()
+	v := e.queries[key]
+	e.mu.RUnlock()
+	if v != nil {
+		return v, EmbedUsed
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, e.opts.QueryTimeout)
+	defer cancel()
+	vecs, err := e.embed(ctx, []string{query})
+	if err != nil {
+		outcome := EmbedError
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			outcome = EmbedTimeout
+		}
+		if !e.down.Swap(true) {
+			e.log.Warn("embeddings endpoint failing: searches rank lexically until it answers", "error", err)
+		}
+		e.poke() // the worker probes until it answers again
+		return nil, outcome
+	}
+	e.mu.Lock()
+	if len(e.queries) >= maxQueryVectors {
+		clear(e.queries)
+	}
+	e.queries[key] = vecs[0]
+	e.mu.Unlock()
+	return vecs[0], EmbedUsed
+}
+
+// semanticRank is the index's tools by similarity to the query, best
+// first (at most fuseDepth), or nil with why the semantic side was left
+// out.
+func (ix *Index) semanticRank(query string) ([]int32, string) {
+	e := ix.embedder
+	if e.down.Load() {
+		return nil, EmbedUnavailable
+	}
+	vecs := ix.vectorsOf(e)
+	if vecs == nil {
+		return nil, EmbedNotReady
+	}
+	q, outcome := e.queryVector(ix.viewKey, query)
+	if q == nil {
+		return nil, outcome
+	}
+	type scored struct {
+		doc int32
+		sim float32
+	}
+	all := make([]scored, 0, len(vecs))
+	for i, v := range vecs {
+		if len(v) != len(q) {
+			continue
+		}
+		var s float32
+		for j := range v {
+			s += v[j] * q[j]
+		}
+		all = append(all, scored{int32(i), s})
+	}
+	slices.SortFunc(all, func(a, b scored) int {
+		if a.sim != b.sim {
+			if a.sim > b.sim {
+				return -1
+			}
+			return 1
+		}
+		return int(a.doc - b.doc)
+	})
+	out := make([]int32, 0, min(fuseDepth, len(all)))
+	for _, s := range all[:min(fuseDepth, len(all))] {
+		out = append(out, s.doc)
+	}
+	return out, EmbedUsed
+}
+
+// fuse merges the lexical hits (best first, at most fuseDepth) and the
+// semantic ranking by reciprocal rank fusion, keeping k of the tools keep
+// accepts. A tool the semantic side alone found says so in its reason.
+func (ix *Index) fuse(lexical []Hit, semantic []int32, k int, keep func(int32) bool) []Hit {
+	score := map[int32]float64{}
+	byDoc := map[int32]Hit{}
+	for r, h := range lexical {
+		score[h.doc] += 1 / float64(rrfK+r+1)
+		byDoc[h.doc] = h
+	}
+	for r, d := range semantic {
+		if !keep(d) {
+			continue
+		}
+		score[d] += 1 / float64(rrfK+r+1)
+		if _, ok := byDoc[d]; !ok {
+			byDoc[d] = Hit{Entry: ix.entries[d], doc: d, Reason: "meaning (embeddings)"}
+		}
+	}
+	out := make([]Hit, 0, len(byDoc))
+	for d, h := range byDoc {
+		h.Score = score[d]
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b Hit) int {
+		if better(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return out[:min(k, len(out))]
+}
+
+// semanticField is the Index's part of the semantic side.
+type semanticField struct {
+	embedder *Embedder
+	viewKey  string
+	semantic atomic.Pointer[semanticVectors]
+}

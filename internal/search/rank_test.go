@@ -1,0 +1,107 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+func TestStemLight(t *testing.T) {
+	for _, group := range [][]string{
+		{"file", "files", "filed", "filing"},
+		{"date", "dates", "dated", "dating"},
+		{"site", "sites"},
+		{"create", "creates", "created", "creating"},
+		{"issue", "issues", "issued"},
+		{"query", "queries"},
+		{"run", "runs", "running"},
+		{"close", "closed", "closes", "closing"},
+		{"update", "updated", "updates", "updating"},
+	} {
+		want := stemLight(group[0])
+		for _, w := range group[1:] {
+			if got := stemLight(w); got != want {
+				t.Errorf("stem(%q) = %q, stem(%q) = %q: want one form", group[0], want, w, got)
+			}
+		}
+	}
+	for w, want := range map[string]string{"date": "date", "site": "site", "general": "general", "generate": "generat", "status": "status", "address": "address", "données": "données", "go": "go"} {
+		if got := stemLight(w); got != want {
+			t.Errorf("stem(%q) = %q, want %q", w, got, want)
+		}
+	}
+}
+
+// layered builds a registry with one layer per server, as MCP servers are.
+func layered(t *testing.T, servers map[string][]tool.Tool) *registry.Snapshot {
+	t.Helper()
+	r := registry.New()
+	for name, tools := range servers {
+		if err := r.Replace(registry.LayerID{Kind: mcpKind, Name: name}, tools); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r.Snapshot()
+}
+
+// TestRankingPatterns: each pattern of issue 50, on a catalog made to show
+// it.
+func TestRankingPatterns(t *testing.T) {
+	snap := layered(t, map[string][]tool.Tool{
+		"gh": {
+			mkTool(t, "gh_create_issue", "Create a new issue in a repository.", ""),
+			mkTool(t, "gh_close_tab", "Close the browser tab.", ""),
+		},
+		"gl": {mkTool(t, "gl_create_issue", "Create a new issue in a project.", "")},
+		"charts": {
+			mkTool(t, "charts_generate_sankey_chart", "Generate a sankey chart. Such as, the user journey from landing on a page to checkout.", ""),
+			mkTool(t, "charts_generate_line_chart", "Generate a line chart of a date series.", ""),
+		},
+		"web": {mkTool(t, "web_evaluate", "Evaluate JavaScript in the page.", `{"type":"object","properties":{"script":{"type":"string"}}}`)},
+	})
+	info := map[string]ServerInfo{"mcp/gh": {Title: "GitHub"}, "mcp/gl": {Name: "gitlab-mcp-server"}}
+	ix := Build(snap, All, info)
+	for _, tc := range []struct{ pattern, query, first string }{
+		{"a product named by its title, the server keyed short", "create an issue on GitHub", "gh_create_issue"},
+		{"a product named by its serverInfo name", "create an issue on GitLab", "gl_create_issue"},
+		{"a brand kept whole, not java + script", "run some JavaScript", "web_evaluate"},
+		{"question words are stopwords", "how do I make a line chart", "charts_generate_line_chart"},
+		{"date is not dat", "chart the dated values", "charts_generate_line_chart"},
+		{"a related word where the exact one is missing (WordNet)", "shut", "gh_close_tab"},
+	} {
+		hits := ix.Search(tc.query, 3, nil).Hits
+		if len(hits) == 0 || hits[0].Entry.Tool.Name != tc.first {
+			t.Errorf("%s: %q ranks %v, want %s first", tc.pattern, tc.query, names(hits), tc.first)
+		}
+	}
+	// A related word never swamps the exact one: "close" on a tool
+	// scores more than "shut" reaching it through WordNet.
+	exact, related := ix.Search("close", 1, nil).Hits, ix.Search("shut", 1, nil).Hits
+	if exact[0].Score <= related[0].Score {
+		t.Errorf("the exact word scores %v, its synonym %v", exact[0].Score, related[0].Score)
+	}
+	// An example in a description's detail counts less than its summary.
+	if hits := ix.Search("landing page checkout", 1, nil).Hits; hits[0].Score >= ix.Search("sankey", 1, nil).Hits[0].Score {
+		t.Errorf("words of an example (%v) outscore the tool's own name (sankey)", hits[0].Score)
+	}
+}
+
+// TestHitReasons: each hit says which of the query's words it matched, by
+// field, in the query's spelling, and a related word as such.
+func TestHitReasons(t *testing.T) {
+	snap := layered(t, map[string][]tool.Tool{"gh": {
+		mkTool(t, "gh_create_issue", "Open a new issue in a repository.", `{"type":"object","properties":{"title":{"type":"string"}}}`),
+		mkTool(t, "gh_close_tab", "Close the browser tab.", ""),
+	}})
+	ix := Build(snap, All, map[string]ServerInfo{"mcp/gh": {Title: "GitHub"}})
+	for _, tc := range []struct{ query, want string }{
+		{"Issues on GitHub with a title", "name: issues; description: issues; parameters: title; server: github"},
+		{"shut it", "related: shut (close)"},
+	} {
+		hits := ix.Search(tc.query, 1, nil).Hits
+		if len(hits) == 0 || hits[0].Reason != tc.want {
+			t.Errorf("%q: reason %q, want %q", tc.query, hits[0].Reason, tc.want)
+		}
+	}
+}

@@ -1,0 +1,316 @@
+// Command wordnetgen builds the search package's table of related words
+// (related.txt) from the WordNet 3.0 database as Debian's wordnet-base
+// package installs it (/usr/share/wordnet). `make generate` runs it when the
+// database is there and says so when it is not.
+//
+// For every common single word (one that appears in WordNet's
+// sense-tagged corpus), it takes the word's part of speech that the corpus
+// tags most often and, in it, the word's most frequent sense; it keeps the
+// words whose own most frequent sense that is too (synonyms both ways), and
+// the words WordNet marks as derivationally related to the word in that
+// sense (delete → deletion). Rare senses, the less used part of speech and
+// multi-word lemmas are left out: a tool search must not expand "bug" (an
+// insect, a defect, and only as a verb to pester) into "pester".
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var parts = []string{"noun", "verb", "adj", "adv"}
+
+type synset struct {
+	words []string
+	// derived maps a word of the synset to the words derivationally
+	// related to it (lexical "+" pointers), as (synset, word number).
+	derived map[int][]target
+}
+
+type target struct {
+	part   string
+	offset int64
+	word   int // 1-based word number in the target synset
+}
+
+type entry struct {
+	word    string
+	part    string
+	offsets []int64 // its senses, most frequent first
+	tagged  int
+}
+
+func main() {
+	dict := flag.String("dict", "/usr/share/wordnet", "WordNet's dict directory")
+	out := flag.String("out", "related.txt", "file to write")
+	flag.Parse()
+	if err := run(*dict, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "wordnetgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dict, out string) error {
+	var entries []entry
+	common := map[string]bool{}
+	data := map[string]map[int64]*synset{}
+	first := map[string]int64{} // part + " " + word → its most frequent sense
+	for _, p := range parts {
+		es, err := readIndex(filepath.Join(dict, "index."+p), p)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if e.tagged > 0 {
+				common[e.word] = true
+			}
+			first[p+" "+e.word] = e.offsets[0]
+		}
+		entries = append(entries, es...)
+		if data[p], err = readData(filepath.Join(dict, "data."+p)); err != nil {
+			return err
+		}
+	}
+	usage, err := readCounts(filepath.Join(dict, "cntlist.rev"))
+	if err != nil {
+		return err
+	}
+	syn, der := map[string]map[string]bool{}, map[string]map[string]bool{}
+	for _, e := range entries {
+		if !common[e.word] || !plain(e.word) || dominant(usage, e.word) != e.part {
+			continue
+		}
+		ss := data[e.part][e.offsets[0]]
+		if ss == nil {
+			continue
+		}
+		for i, w := range ss.words {
+			if w != e.word {
+				if first[e.part+" "+w] == e.offsets[0] {
+					add(syn, e.word, w, common)
+				}
+				continue
+			}
+			for _, t := range ss.derived[i+1] {
+				if tss := data[t.part][t.offset]; tss != nil && t.word-1 < len(tss.words) && !agent(tss.words[t.word-1]) {
+					add(der, e.word, tss.words[t.word-1], common)
+				}
+			}
+		}
+	}
+	return write(out, syn, der)
+}
+
+// dominant is the part of speech the sense-tagged corpus uses word in most
+// often ("" when it never does).
+func dominant(usage map[string]map[string]int, word string) string {
+	best, n := "", 0
+	for _, p := range parts {
+		if c := usage[word][p]; c > n {
+			best, n = p, c
+		}
+	}
+	return best
+}
+
+// readCounts reads cntlist.rev: "sense_key sense_number tag_count", where
+// a sense key is lemma%ss_type:..., and sums the counts per lemma and part
+// of speech.
+func readCounts(file string) (map[string]map[string]int, error) {
+	out := map[string]map[string]int{}
+	err := eachLine(file, func(f []string) {
+		if len(f) != 3 {
+			return
+		}
+		lemma, key, ok := strings.Cut(f[0], "%")
+		if !ok || key == "" {
+			return
+		}
+		n, _ := strconv.Atoi(f[2])
+		p := map[byte]string{'1': "noun", '2': "verb", '3': "adj", '4': "adv", '5': "adj"}[key[0]]
+		if out[lemma] == nil {
+			out[lemma] = map[string]int{}
+		}
+		out[lemma][p] += n
+	})
+	return out, err
+}
+
+func add(rel map[string]map[string]bool, word, related string, common map[string]bool) {
+	if related == word || !plain(related) || !common[related] {
+		return
+	}
+	if rel[word] == nil {
+		rel[word] = map[string]bool{}
+	}
+	rel[word][related] = true
+}
+
+// plain is a single lowercase word of letters.
+func plain(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return len(w) > 1
+}
+
+func write(out string, syn, der map[string]map[string]bool) error {
+	seen := map[string]bool{}
+	for w := range syn {
+		seen[w] = true
+	}
+	for w := range der {
+		seen[w] = true
+	}
+	words := make([]string, 0, len(seen))
+	for w := range seen {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	var b strings.Builder
+	b.WriteString("# Related words from WordNet 3.0 (see WORDNET-LICENSE), generated by wordnetgen: do not edit.\n")
+	b.WriteString("# word synonyms... / derived forms...\n")
+	for _, w := range words {
+		b.WriteString(w)
+		for _, r := range sorted(syn[w]) {
+			b.WriteString(" " + r)
+		}
+		if d := sorted(der[w]); len(d) > 0 {
+			b.WriteString(" / " + strings.Join(d, " "))
+		}
+		b.WriteString("\n")
+	}
+	return os.WriteFile(out, []byte(b.String()), 0o644)
+}
+
+func sorted(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for w := range set {
+		out = append(out, w)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readIndex reads index.PART: lemma pos synset_cnt p_cnt [ptr...]
+// sense_cnt tagsense_cnt offset...
+func readIndex(file, part string) ([]entry, error) {
+	var out []entry
+	err := eachLine(file, func(f []string) {
+		if len(f) < 6 {
+			return
+		}
+		pcnt, _ := strconv.Atoi(f[3])
+		i := 4 + pcnt
+		if i+2 > len(f) {
+			return
+		}
+		tagged, _ := strconv.Atoi(f[i+1])
+		e := entry{word: f[0], part: part, tagged: tagged}
+		for _, o := range f[i+2:] {
+			if off, err := strconv.ParseInt(o, 10, 64); err == nil {
+				e.offsets = append(e.offsets, off)
+			}
+		}
+		out = append(out, e)
+	})
+	return out, err
+}
+
+// readData reads data.PART: offset lex_filenum ss_type w_cnt (word lex_id)...
+// p_cnt (ptr offset pos source/target)... | gloss
+func readData(file string) (map[int64]*synset, error) {
+	out := map[int64]*synset{}
+	err := eachLine(file, func(f []string) {
+		if len(f) < 5 {
+			return
+		}
+		off, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return
+		}
+		wcnt, _ := strconv.ParseInt(f[3], 16, 32)
+		ss := &synset{derived: map[int][]target{}}
+		i := 4
+		for range wcnt {
+			if i+1 >= len(f) {
+				return
+			}
+			ss.words = append(ss.words, strings.ToLower(f[i]))
+			i += 2
+		}
+		pcnt, _ := strconv.Atoi(f[i])
+		i++
+		for range pcnt {
+			if i+3 >= len(f) {
+				break
+			}
+			sym, toff, pos, st := f[i], f[i+1], f[i+2], f[i+3]
+			i += 4
+			if sym != "+" || len(st) != 4 {
+				continue
+			}
+			src, _ := strconv.ParseInt(st[:2], 16, 32)
+			dst, _ := strconv.ParseInt(st[2:], 16, 32)
+			to, _ := strconv.ParseInt(toff, 10, 64)
+			if src > 0 && dst > 0 {
+				ss.derived[int(src)] = append(ss.derived[int(src)], target{part: partOf(pos), offset: to, word: int(dst)})
+			}
+		}
+		out[off] = ss
+	})
+	return out, err
+}
+
+func partOf(pos string) string {
+	switch pos {
+	case "n":
+		return "noun"
+	case "v":
+		return "verb"
+	case "a", "s":
+		return "adj"
+	}
+	return "adv"
+}
+
+func eachLine(file string, fn func([]string)) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "  ") {
+			continue // the licence header
+		}
+		if bar := strings.Index(line, " | "); bar >= 0 {
+			line = line[:bar]
+		}
+		fn(strings.Fields(line))
+	}
+	return sc.Err()
+}
+
+// agent reports a noun of the doer or an adjective of the possible
+// (reader, killable): derived from the act, but not the act, which is what
+// a tool does.
+func agent(w string) bool {
+	for _, suf := range []string{"er", "or", "able", "ible"} {
+		if strings.HasSuffix(w, suf) {
+			return true
+		}
+	}
+	return false
+}
