@@ -3,15 +3,18 @@ package catalog_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
@@ -54,20 +57,22 @@ func (d *doors) assertUnknownEverywhere(t *testing.T, name, secret string) {
 			t.Errorf("ExportTools %v shows the held tool: %s", f, ex.GetJson())
 		}
 	}
-	for _, version := range []string{"2025-11-25", "2026-07-28"} {
-		cs := mcpClient(t, d.mcpURL, version)
-		lr, err := cs.ListTools(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
+	// The view "all" (heldView) is one more door: it narrows the served
+	// view, so it must not bring a held tool back.
+	inView := metadata.AppendToOutgoingContext(as(agentToken), grpcapi.ViewMetadata, "all")
+	list, err := d.reg.ListTools(inView, &pb.ListToolsRequest{})
+	if err != nil || slices.ContainsFunc(list.GetTools(), func(tl *pb.Tool) bool { return tl.GetName() == name }) {
+		t.Errorf("gRPC view all lists the held tool %s: %v %v", name, list, err)
+	}
+	for _, n := range []string{name, never} {
+		r, err := d.reg.Execute(inView, &pb.ExecuteRequest{Name: n, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"city": "Paris"}`}})
+		if err != nil || r.GetResult().GetOutcome() != pb.Outcome_OUTCOME_UNKNOWN_TOOL {
+			t.Errorf("gRPC view all, Execute %s: %v %v", n, r, err)
 		}
-		for _, tl := range lr.Tools {
-			if tl.Name == name || strings.Contains(tl.Description, secret) {
-				t.Errorf("/mcp at %s lists the held tool: %s", version, tl.Name)
-			}
-		}
-		args := map[string]any{"city": "Paris"}
-		if g, w := mcpAnswer(cs, name, args), mcpAnswer(cs, never, args); asUnknown(g, name) != asUnknown(w, never) {
-			t.Errorf("/mcp at %s tools/call %s: %q; a never offered name: %q", version, name, g, w)
+	}
+	for _, door := range []string{d.mcpURL, d.mcpURL + "/all"} {
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			d.assertUnknownAtMCP(t, door, version, name, secret)
 		}
 	}
 	cs := mcpClient(t, d.searchURL, "2025-11-25")
@@ -81,6 +86,30 @@ func (d *doors) assertUnknownEverywhere(t *testing.T, name, secret string) {
 	}
 }
 
+// heldView adds the view "all" (every tool) to a held test's config.
+const heldView = `, "server": {"mcp": {"views": {"all": {"tools": ["*"]}}}}`
+
+// assertUnknownAtMCP: the /mcp door at url neither lists the held tool nor
+// runs it, and answers for it as for a name never offered.
+func (d *doors) assertUnknownAtMCP(t *testing.T, url, version, name, secret string) {
+	t.Helper()
+	const never = "up_never_offered"
+	cs := mcpClient(t, url, version)
+	lr, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lr.Tools {
+		if tl.Name == name || strings.Contains(tl.Description, secret) {
+			t.Errorf("%s at %s lists the held tool: %s", url, version, tl.Name)
+		}
+	}
+	args := map[string]any{"city": "Paris"}
+	if g, w := mcpAnswer(cs, name, args), mcpAnswer(cs, never, args); asUnknown(g, name) != asUnknown(w, never) {
+		t.Errorf("%s at %s tools/call %s: %q; a never offered name: %q", url, version, name, g, w)
+	}
+}
+
 // The rug pull over the wire: a real MCP server changes a trusted tool's
 // description at run time (tools/list_changed) and adds a tool. Both are
 // held — unknown at every door — until ops reads the old and the new text
@@ -88,7 +117,7 @@ func (d *doors) assertUnknownEverywhere(t *testing.T, name, secret string) {
 // may neither list nor decide held definitions.
 func TestHeldDefinitionAtEveryDoor(t *testing.T) {
 	up := startUpstream(t)
-	d := startDoors(t, catalogConfig(t, t.TempDir(), up.url, `, "pinning": {"mode": "hold", "dir": "pins"}`))
+	d := startDoors(t, catalogConfig(t, t.TempDir(), up.url, `, "pinning": {"mode": "hold", "dir": "pins"}`+heldView))
 	d.await(t, "first sight is trusted", has("up_get"))
 	if r := d.exec(t, "up_get", `{"city": "Paris"}`); r.GetIsError() || !strings.Contains(r.GetOutput(), "sunny in Paris") {
 		t.Fatalf("up_get before the change: %v", r)
@@ -128,6 +157,10 @@ func TestHeldDefinitionAtEveryDoor(t *testing.T) {
 	if !has("up_get")(names) || !has("up_wave")(names) {
 		t.Fatalf("approved tools are back at once: %v", names)
 	}
+	inView := metadata.AppendToOutgoingContext(as(agentToken), grpcapi.ViewMetadata, "all")
+	if list, err := d.reg.ListTools(inView, &pb.ListToolsRequest{}); err != nil || len(list.GetTools()) != 2 {
+		t.Fatalf("the view all serves the approved tools: %v %v", list, err)
+	}
 	tl, err := d.reg.GetTool(as(agentToken), &pb.GetToolRequest{Name: "up_get"})
 	if err != nil || tl.GetTool().GetDescription() != poisoned {
 		t.Fatalf("the approved definition is the one served: %v %v", tl, err)
@@ -145,7 +178,7 @@ func TestHeldDefinitionAtEveryDoor(t *testing.T) {
 func TestHeldAcrossARestart(t *testing.T) {
 	up := startUpstream(t)
 	dir := t.TempDir()
-	extra := `, "pinning": {"mode": "hold", "dir": "pins"}`
+	extra := `, "pinning": {"mode": "hold", "dir": "pins"}` + heldView
 	first := startDoors(t, catalogConfig(t, dir, up.url, extra))
 	first.await(t, "first sight", has("up_get"))
 	first.close()
@@ -170,7 +203,11 @@ func TestWarnServesAndCountsOverTheWire(t *testing.T) {
 	up.setGet(poisoned)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		tl, err := d.reg.GetTool(as(agentToken), &pb.GetToolRequest{Name: "up_get"})
+		inView := metadata.AppendToOutgoingContext(as(agentToken), grpcapi.ViewMetadata, "all")
+	if list, err := d.reg.ListTools(inView, &pb.ListToolsRequest{}); err != nil || len(list.GetTools()) != 2 {
+		t.Fatalf("the view all serves the approved tools: %v %v", list, err)
+	}
+	tl, err := d.reg.GetTool(as(agentToken), &pb.GetToolRequest{Name: "up_get"})
 		if err == nil && tl.GetTool().GetDescription() == poisoned {
 			break
 		}
