@@ -203,11 +203,7 @@ func TestWarnServesAndCountsOverTheWire(t *testing.T) {
 	up.setGet(poisoned)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		inView := metadata.AppendToOutgoingContext(as(agentToken), grpcapi.ViewMetadata, "all")
-	if list, err := d.reg.ListTools(inView, &pb.ListToolsRequest{}); err != nil || len(list.GetTools()) != 2 {
-		t.Fatalf("the view all serves the approved tools: %v %v", list, err)
-	}
-	tl, err := d.reg.GetTool(as(agentToken), &pb.GetToolRequest{Name: "up_get"})
+		tl, err := d.reg.GetTool(as(agentToken), &pb.GetToolRequest{Name: "up_get"})
 		if err == nil && tl.GetTool().GetDescription() == poisoned {
 			break
 		}
