@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/catalog"
 	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/codemode"
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -113,6 +114,11 @@ type Core struct {
 	codeMode bool
 	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
 	interpreters codemode.Pool
+	// catalog stands between the sources and the registry: pinning and
+	// overrides (catalog.go); pinsDir is where its pins are kept ("" in
+	// Redis or nowhere), fixed at start.
+	catalog *catalog.Catalog
+	pinsDir string
 
 	// features are the MCP servers' resources, templates and prompts,
 	// hub their subscriptions (features.go, subscriptions.go).
@@ -161,7 +167,13 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c.handler = c.compose(opts.OnStep)
 	c.served.Store(newServed(cfg.Server.MCP))
+	if err := c.newCatalog(cfg, opts.Cluster, promReg, kinds); err != nil {
+		c.exec.Close()
+		box.Close()
+		return nil, err
+	}
 	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended, OAuth: opts.OAuth,
+		Catalog:           c.catalog,
 		StartInBackground: opts.SourcesInBackground,
 		Egress:            engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
 		Features:          c.features, ResourceUpdated: c.resourceUpdated})
@@ -208,6 +220,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if err != nil {
 		c.exec.Close()
 		_ = c.eng.Close(context.Background())
+		c.catalog.Close()
 		_ = c.audit.Close()
 		box.Close()
 		key := "builtins.workspace"
@@ -271,6 +284,9 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	if err := checkCodeMode(c.cfg.Load(), cfg); err != nil {
 		return Report{}, err
 	}
+	if err := c.checkPinning(cfg); err != nil {
+		return Report{}, err
+	}
 	// The audit file is (re)opened first: a path that cannot be opened
 	// rejects the reload; a reload reopens it, which is how a rotated file
 	// is let go.
@@ -321,6 +337,7 @@ func (c *Core) Close(ctx context.Context) error {
 	c.sessions.Close()
 	c.hub.close()
 	err := c.eng.Close(ctx)
+	c.catalog.Close()
 	if aerr := c.audit.Close(); err == nil {
 		err = aerr
 	}

@@ -111,5 +111,8 @@ func preflight(cfg *config.Config, insecure bool) (*tls.Config, error) {
 	if err := checkCredentials(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkPinStore(cfg); err != nil {
+		return nil, err
+	}
 	return tc, nil
 }

@@ -22,6 +22,7 @@ func checkFindings(cfg *config.Config) []string {
 		out = append(out, w)
 	}
 	out = append(out, cfg.OAuthWarnings()...)
+	out = append(out, catalogFindings(cfg)...) // check_catalog.go
 	return out
 }
 
@@ -240,10 +241,14 @@ func checkSummary(cfg *config.Config) []string {
 	if len(src) == 0 {
 		src = []string{"none"}
 	}
-	return []string{
+	out := []string{
 		"listeners: " + strings.Join(listen, ", "),
 		"sources: " + strings.Join(src, ", "),
 		"identity: " + ident,
 		clusterSummary(cfg),
 	}
+	if c := catalogSummary(cfg); c != "" {
+		out = append(out, c)
+	}
+	return out
 }
