@@ -31,6 +31,10 @@ func (c *Console) guard(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Security-Policy", CSP)
+		// Browsers send Origin "null" on a POST from a no-referrer page
+		// (the listener's default); same-origin keeps the console's own
+		// origin on its forms and still tells other sites nothing.
+		w.Header().Set("Referrer-Policy", "same-origin")
 		if r.Method == http.MethodPost {
 			if err := c.sameOrigin(r); err != nil {
 				c.log.Info("console: cross-site request refused", "path", r.URL.Path, "reason", err.Error())

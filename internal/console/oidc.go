@@ -122,6 +122,7 @@ func (c *Console) loginOIDC(w http.ResponseWriter, r *http.Request) {
 // oidcCallback ends a login: it checks the answer, exchanges the code and
 // verifies the ID token, then starts the session.
 func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Referrer-Policy", "no-referrer") // the URL holds a code and a state
 	ctx, cancel := timeout(r)
 	defer cancel()
 	l, next, err := c.finishOIDC(ctx, r)
