@@ -201,6 +201,7 @@ func (s *storage) Health(context.Context) error { return nil }
 // (authorization code, refresh tokens, revocation) is in authcode.go.
 
 func (s *storage) TerminateSession(context.Context, string, string) error { return errUnsupported }
+
 // SetUserinfoFromScopes is the user's part of an ID token: the subject
 // (the ID token takes it from here), and the user's groups (SetGroups)
 // for a login that asked for the scope "groups".
