@@ -40,7 +40,7 @@ func init() {
 // TOOLNEXUS_REQUIRE_E2E=1, as CI sets).
 func chromiumPath(t testing.TB) string {
 	t.Helper()
-	for _, p := range []string{"chromium", "/usr/bin/chromium", "chromium-browser"} {
+	for _, p := range []string{"chromium", "chromium-browser"} {
 		if path, err := exec.LookPath(p); err == nil {
 			return path
 		}
