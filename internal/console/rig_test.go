@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
@@ -23,6 +21,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/suspend"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/oauthmcp"
 	"github.com/toolnexus/toolnexus/internal/testutil/oidcop"
 	"github.com/toolnexus/toolnexus/internal/vault"
@@ -192,22 +191,8 @@ func (r *rig) serveGRPC(t testing.TB) pb.RegistryServiceClient {
 	api := grpcapi.New(r.core, grpcapi.Options{Logger: quiet(), Shutdown: shutdown})
 	gs := grpc.NewServer(api.ServerOptions()...)
 	api.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		close(shutdown)
-		gs.GracefulStop()
-		<-served
-	})
+	conn := testutil.ServeGRPC(t, gs)
+	t.Cleanup(func() { close(shutdown) }) // before the server stops: its streams end
 	return pb.NewRegistryServiceClient(conn)
 }
 
