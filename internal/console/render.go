@@ -38,7 +38,14 @@ var pages = func() map[string]*template.Template {
 var funcs = template.FuncMap{
 	"age":  age,
 	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"decideForm": func(path, idPrefix, id, csrf string) decideForm {
+		return decideForm{Action: path + id, ReasonID: idPrefix + id, CSRF: csrf}
+	},
 }
+
+// decideForm is the Approve/Deny form of a held call or a held
+// definition (templates/approvals.html, "decide").
+type decideForm struct{ Action, ReasonID, CSRF string }
 
 // assetHandler serves the stylesheet and the script from the binary.
 func assetHandler() http.Handler {
