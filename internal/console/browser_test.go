@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // One chromium (Debian's package) for the whole test binary, started on
@@ -36,20 +37,11 @@ func init() {
 	}
 }
 
-// chromiumPath finds chromium, or skips the test (fails it when
+// chromiumPath finds chromium on PATH, or skips the test (fails it when
 // TOOLNEXUS_REQUIRE_E2E=1, as CI sets).
 func chromiumPath(t testing.TB) string {
 	t.Helper()
-	for _, p := range []string{"chromium", "chromium-browser"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
-		t.Fatal("chromium is not installed; TOOLNEXUS_REQUIRE_E2E=1 requires it (apt-get install chromium; .ci/run does)")
-	}
-	t.Skip("chromium is not installed: skipping the browser tests (apt-get install chromium, or set TOOLNEXUS_REQUIRE_E2E=1 to fail instead)")
-	return ""
+	return testutil.Installed(t, "chromium", "the browser tests", "chromium", "chromium-browser")
 }
 
 func startBrowser(path string) {
