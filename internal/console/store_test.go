@@ -1,13 +1,17 @@
 package console_test
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -114,5 +118,74 @@ func TestCookiesUnderHTTPS(t *testing.T) {
 	}
 	if rec.Header().Get("Strict-Transport-Security") == "" {
 		t.Fatal("no HSTS under HTTPS")
+	}
+}
+
+// expiringStore is the console's store that remembers the sessions it was
+// given, so a test can move their end into the past.
+type expiringStore struct {
+	console.Store
+	mu       sync.Mutex
+	sessions map[string]time.Duration // key → the TTL it was put with
+}
+
+func (s *expiringStore) Put(ctx context.Context, key string, plaintext []byte, ttl time.Duration) error {
+	if strings.Contains(key, "session/") {
+		s.mu.Lock()
+		s.sessions[key] = ttl
+		s.mu.Unlock()
+	}
+	return s.Store.Put(ctx, key, plaintext, ttl)
+}
+
+// expire rewrites every stored session as if it ended a second ago.
+func (s *expiringStore) expire(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, ttl := range s.sessions {
+		b, err := s.Store.Get(t.Context(), key)
+		must(t, err)
+		var rec map[string]any
+		must(t, json.Unmarshal(b, &rec))
+		rec["expires"] = time.Now().Add(-time.Second)
+		b, err = json.Marshal(rec)
+		must(t, err)
+		must(t, s.Store.Put(t.Context(), key, b, ttl))
+	}
+}
+
+// A login lasts server.web.sessionTimeout (8 hours by default): the
+// cookie and the stored record say so, and past its end the session is
+// refused even while the store still holds it.
+func TestSessionExpires(t *testing.T) {
+	v, err := vault.New(vault.NewMemory(), vault.RandomKeys())
+	must(t, err)
+	store := &expiringStore{Store: v, sessions: map[string]time.Duration{}}
+	r := startRig(t, rigOptions{store: store})
+	p := newPerson(t, r)
+	resp := p.login(leadToken)
+	var maxAge int
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "toolnexus-session" {
+			maxAge = ck.MaxAge
+		}
+	}
+	if maxAge != int(config.DefaultConsoleSession/time.Second) {
+		t.Fatalf("the session cookie lasts %d s, want %v", maxAge, config.DefaultConsoleSession)
+	}
+	if len(store.sessions) != 1 {
+		t.Fatalf("%d sessions stored", len(store.sessions))
+	}
+	for _, ttl := range store.sessions {
+		if ttl != config.DefaultConsoleSession {
+			t.Fatalf("the session record is kept %v, want %v", ttl, config.DefaultConsoleSession)
+		}
+	}
+	if resp, _ := p.get("/tools"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a fresh session: %s", resp.Status)
+	}
+	store.expire(t)
+	if resp, _ := p.get("/tools"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "/login") {
+		t.Fatalf("an expired session: %s %s", resp.Status, resp.Header.Get("Location"))
 	}
 }
