@@ -214,6 +214,9 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 	if cfg.ToolOverrides, err = parseOverrides(nonNull(top["overrides"])); err != nil {
 		return nil, err
 	}
+	if err := checkConsole(cfg); err != nil {
+		return nil, err
+	}
 	if raw := nonNull(top["debug"]); raw != nil {
 		if err := json.Unmarshal(raw, &cfg.Debug); err != nil {
 			return nil, keyErr("debug", "must be true or false")

@@ -18,6 +18,15 @@ type Web struct {
 	// PublicURL is the listener's external base URL when a proxy fronts
 	// it (https://tools.example.com); empty = the listener's own URL.
 	PublicURL string `json:"publicUrl"`
+	// Console is server.web.console: false keeps the console's pages
+	// off this listener (console.go).
+	Console *bool `json:"console"`
+	// SessionTimeoutMS is server.web.sessionTimeout: how long a console
+	// login lasts, in ms (SessionTTL).
+	SessionTimeoutMS int64 `json:"sessionTimeout"`
+	// OIDC is server.web.oidc: the console's login at an auth.oidc
+	// issuer (console.go).
+	OIDC *WebOIDC `json:"oidc"`
 }
 
 // Credentials is the `credentials` section: where the OAuth tokens of
@@ -55,7 +64,7 @@ func parseWeb(raw json.RawMessage) (Web, error) {
 		}
 		w.PublicURL = strings.TrimRight(w.PublicURL, "/")
 	}
-	return w, nil
+	return w, w.checkConsoleKeys()
 }
 
 func parseCredentials(raw json.RawMessage, baseDir string) (Credentials, error) {

@@ -46,7 +46,7 @@ func (s *Server) startOAuth(cfg *config.Config, suspended suspend.Store) error {
 	s.oauth = oauthclient.New(oauthclient.Options{Vault: v, Suspended: suspended, Logger: s.log,
 		RedirectURL: s.redirectURL, ClientMetadataURL: s.clientMetadataURL, FlowTTL: cfg.Pending.Timeout})
 	if s.web != nil {
-		s.web.Handle("GET "+oauthclient.CallbackPath, s.oauth.Callback())
+		s.web.Handle("GET "+oauthclient.CallbackPath, s.oauthCallback(s.oauth.Callback()))
 		s.web.Handle("GET "+oauthclient.ClientMetadataPath, s.clientMetadata())
 	}
 	for _, w := range cfg.OAuthWarnings() {

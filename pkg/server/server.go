@@ -40,6 +40,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/console"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/gcfloor"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
@@ -157,6 +158,8 @@ type Server struct {
 	// callback is on web (oauth.go).
 	web   *web.Server
 	oauth *oauthclient.Manager
+	// console is the web console on web (console.go); nil when off.
+	console *console.Console
 }
 
 // New loads the config, starts every source and builds the gRPC server. A
@@ -204,6 +207,13 @@ func New(opts Options) (*Server, error) {
 		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster, Suspended: suspended, OAuth: s.oauth,
 		SourcesInBackground: true})
 	if err != nil {
+		s.closeOAuth()
+		s.closeCluster()
+		s.shutdownTracing()
+		return nil, publicError(err)
+	}
+	if err := s.startConsole(cfg); err != nil {
+		_ = s.core.Close(context.Background())
 		s.closeOAuth()
 		s.closeCluster()
 		s.shutdownTracing()

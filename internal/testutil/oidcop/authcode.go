@@ -34,7 +34,8 @@ type authRequest struct {
 	redirectURI string
 	state       string
 	scopes      []string
-	audience    []string // the RFC 8707 resource asked for
+	audience    []string // the RFC 8707 resource asked for, else the client
+	nonce       string   // the OpenID Connect nonce, repeated in the ID token
 	challenge   *oidc.CodeChallenge
 	subject     string // set at login
 	authTime    time.Time
@@ -49,7 +50,7 @@ func (a *authRequest) GetAudience() []string                 { return a.audience
 func (a *authRequest) GetAuthTime() time.Time                { return a.authTime }
 func (a *authRequest) GetClientID() string                   { return a.clientID }
 func (a *authRequest) GetCodeChallenge() *oidc.CodeChallenge { return a.challenge }
-func (a *authRequest) GetNonce() string                      { return "" }
+func (a *authRequest) GetNonce() string                      { return a.nonce }
 func (a *authRequest) GetRedirectURI() string                { return a.redirectURI }
 func (a *authRequest) GetResponseType() oidc.ResponseType    { return oidc.ResponseTypeCode }
 func (a *authRequest) GetResponseMode() oidc.ResponseMode    { return oidc.ResponseModeQuery }
@@ -87,7 +88,12 @@ func resourceOf(ctx context.Context) []string {
 
 func (s *storage) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
 	a := &authRequest{id: "ar_" + rand.Text(), clientID: r.ClientID, redirectURI: r.RedirectURI, state: r.State,
-		scopes: slices.Clone(r.Scopes), audience: resourceOf(ctx)}
+		scopes: slices.Clone(r.Scopes), audience: resourceOf(ctx), nonce: r.Nonce}
+	if len(a.audience) == 0 {
+		// An OpenID login without a resource: the tokens are for the
+		// client itself, so its ID token's aud names it (OIDC Core 2).
+		a.audience = []string{r.ClientID}
+	}
 	if r.CodeChallenge != "" {
 		a.challenge = &oidc.CodeChallenge{Challenge: r.CodeChallenge, Method: r.CodeChallengeMethod}
 	}

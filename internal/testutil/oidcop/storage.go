@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ type storage struct {
 	codes        map[string]string         // code → auth request id
 	refreshes    map[string]*refreshRecord // by refresh token
 	counts       Counts
+	groups       map[string][]string // a login page user's groups (SetGroups)
 }
 
 var (
@@ -199,8 +201,30 @@ func (s *storage) Health(context.Context) error { return nil }
 // (authorization code, refresh tokens, revocation) is in authcode.go.
 
 func (s *storage) TerminateSession(context.Context, string, string) error { return errUnsupported }
-func (s *storage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
+
+// SetUserinfoFromScopes is the user's part of an ID token: the subject
+// (the ID token takes it from here), and the user's groups (SetGroups)
+// for a login that asked for the scope "groups".
+func (s *storage) SetUserinfoFromScopes(_ context.Context, ui *oidc.UserInfo, subject, _ string, scopes []string) error {
+	ui.Subject = subject
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.groups[subject]; ok && slices.Contains(scopes, "groups") {
+		ui.AppendClaims("groups", g)
+	}
 	return nil
+}
+
+// SetGroups gives the person who logs in as subject at the login page
+// these groups: the ID token of a login that asked for the scope "groups"
+// lists them in its "groups" claim.
+func (p *Provider) SetGroups(subject string, groups ...string) {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	if p.store.groups == nil {
+		p.store.groups = map[string][]string{}
+	}
+	p.store.groups[subject] = groups
 }
 func (s *storage) SetUserinfoFromToken(context.Context, *oidc.UserInfo, string, string, string) error {
 	return errUnsupported
