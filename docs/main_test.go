@@ -20,7 +20,7 @@ import (
 // and the web listener (the console).
 var shared struct {
 	grpc, metrics, mcp, web string
-	dir                string // the tour's working directory: bin/, skills, workspace
+	dir                     string // the tour's working directory: bin/, skills, workspace
 }
 
 func TestMain(m *testing.M) {
