@@ -207,8 +207,11 @@ func (ix *Index) expand(dst []expansion, t string, query []string) []expansion {
 	}
 	for _, r := range ix.rk.related()[t] {
 		w := ix.rk.synonym
-		if r.kind == relDerived {
+		switch r.kind {
+		case relDerived:
 			w = ix.rk.derived
+		case relSoftware:
+			w = ix.rk.software
 		}
 		if list := ix.postings[r.term]; w > 0 && len(list) > 0 && !seen(query, r.term) {
 			dst = append(dst, expansion{list, w, r.term})
