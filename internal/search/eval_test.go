@@ -180,6 +180,7 @@ var ablations = []ablation{
 	{"WordNet synonyms", func(rk *ranking) { rk.synonym = 0 }},
 	{"WordNet derived forms", func(rk *ranking) { rk.derived = 0 }},
 	{"software words (software.txt)", func(rk *ranking) { rk.software = 0 }},
+	{"light verbs (take, give, get)", func(rk *ranking) { rk.light = 1 }},
 }
 
 // rankingBefore is the ranking before the evaluation on unseen catalogs:

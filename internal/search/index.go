@@ -248,10 +248,11 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 		for _, x := range group[1:] {
 			reached = append(reached, reachedBy{i, x.term})
 		}
+		tw := ix.rk.termWeight(t)
 		for _, x := range group {
 			res.Postings += len(x.list)
 			for _, p := range x.list {
-				s := x.weight * p.score
+				s := tw * x.weight * p.score
 				if acc.group[p.doc] == 0 {
 					acc.grouped = append(acc.grouped, p.doc)
 				}

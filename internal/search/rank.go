@@ -34,6 +34,22 @@ type ranking struct {
 	// match than WordNet's (they are other names for the very thing a tool
 	// acts on), still below the exact word.
 	software float32
+	// light is what a light verb of the query counts (1 = as any word).
+	light float32
+}
+
+// lightVerbs are the verbs English pairs with a noun that carries the
+// meaning — take a look, give a thumbs up, get a copy, put it up for
+// review, keep track, bring up to date: in a request they say little of
+// the operation, while a tool whose name happens to start with one
+// (take_screenshot, give_feedback) would match them at a name's weight.
+var lightVerbs = setOf("take", "give", "get", "put", "go", "keep", "bring", "got", "took", "gave", "brought", "kept")
+
+func (rk *ranking) termWeight(t string) float32 {
+	if rk.light != 1 && lightVerbs[t] {
+		return rk.light
+	}
+	return 1
 }
 
 var defaultRanking = ranking{
@@ -46,6 +62,7 @@ var defaultRanking = ranking{
 	synonym:  0.2,
 	derived:  0.4,
 	software: 0.5,
+	light:    0.5,
 }
 
 // serverDocs analyses each layer's server field once per build.

@@ -63,6 +63,10 @@ func TestRankingPatterns(t *testing.T) {
 			mkTool(t, "web_handle_dialog", "Accept or dismiss a dialog.", ""),
 		},
 		"fs": {mkTool(t, "fs_create_directory", "Create a directory.", "")},
+		"chat": {
+			mkTool(t, "chat_give_feedback", "Send feedback to the developers.", ""),
+			mkTool(t, "chat_add_reaction", "Add an emoji reaction to a message.", ""),
+		},
 	})
 	info := map[string]ServerInfo{"mcp/gh": {Title: "GitHub"}, "mcp/gl": {Name: "gitlab-mcp-server"}}
 	ix := Build(snap, All, info)
@@ -86,6 +90,10 @@ func TestRankingPatterns(t *testing.T) {
 	exact, related := ix.Search("close", 1, nil).Hits, ix.Search("shut", 1, nil).Hits
 	if exact[0].Score <= related[0].Score {
 		t.Errorf("the exact word scores %v, its synonym %v", exact[0].Score, related[0].Score)
+	}
+	// A light verb in a name counts less than the name's other word.
+	if light, other := ix.Search("give", 1, nil).Hits, ix.Search("feedback", 1, nil).Hits; light[0].Score >= other[0].Score/2 {
+		t.Errorf("a light verb scores %v, a name's other word %v", light[0].Score, other[0].Score)
 	}
 	if exact, soft := ix.Search("directory", 1, nil).Hits, ix.Search("folder", 1, nil).Hits; exact[0].Score <= soft[0].Score {
 		t.Errorf("the exact word scores %v, its software synonym %v", exact[0].Score, soft[0].Score)
