@@ -279,4 +279,4 @@ func TestRankingOnUnseenCatalogs(t *testing.T) {
 
 // evalFloors are recall@5 floors a little under what the ranking reaches:
 // a change that loses tasks must say so.
-var evalFloors = map[string]float64{"tune": 0.74, "heldout": 0.75, "written-1005": 0.95}
+var evalFloors = map[string]float64{"tune": 0.86, "heldout": 0.73, "fresh": 0.68, "written-1005": 0.95}
