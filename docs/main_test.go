@@ -16,10 +16,11 @@ import (
 
 // shared is the one server the pages' commands run against (the tour's
 // `make run`): the embedded default's sources — builtins in a workspace
-// of its own, the sample skills — plus the debug tools, /metrics and /mcp.
+// of its own, the sample skills — plus the debug tools, /metrics, /mcp
+// and the web listener (the console).
 var shared struct {
-	grpc, metrics, mcp string
-	dir                string // the tour's working directory: bin/, skills, workspace
+	grpc, metrics, mcp, web string
+	dir                     string // the tour's working directory: bin/, skills, workspace
 }
 
 func TestMain(m *testing.M) {
@@ -56,7 +57,7 @@ func startShared() (stop func(), err error) {
 	if err := os.WriteFile(cfg, []byte(`{"builtins": {"workspace": "./workspace"}, "skills": ["./skills"], "debug": true}`), 0o600); err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", MCPListen: "127.0.0.1:0",
+	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", MCPListen: "127.0.0.1:0", WebListen: "127.0.0.1:0",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, err
@@ -68,6 +69,6 @@ func startShared() (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	shared.grpc, shared.metrics, shared.mcp = srv.Addr().String(), srv.MetricsAddr().String(), srv.MCPAddr().String()
+	shared.grpc, shared.metrics, shared.mcp, shared.web = srv.Addr().String(), srv.MetricsAddr().String(), srv.MCPAddr().String(), srv.WebAddr().String()
 	return func() { cancel(); <-done }, nil
 }

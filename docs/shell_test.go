@@ -16,7 +16,7 @@ import (
 // The well-known addresses the pages use, and what the runner puts in
 // their place: the shared server's (docs/README.md).
 func substitute(line string) string {
-	return strings.NewReplacer("127.0.0.1:50051", shared.grpc, "127.0.0.1:9464", shared.metrics, "127.0.0.1:8080", shared.mcp).Replace(line)
+	return strings.NewReplacer("127.0.0.1:50051", shared.grpc, "127.0.0.1:9464", shared.metrics, "127.0.0.1:8080", shared.mcp, "127.0.0.1:8090", shared.web).Replace(line)
 }
 
 var buildOnce struct {

@@ -57,6 +57,7 @@ var commands = []*command{
 	cmdSessions, cmdDeleteSession,
 	cmdApprovals, cmdApprove, cmdDeny,
 	cmdResources, cmdTemplates, cmdRead, cmdPrompts, cmdPrompt,
+	cmdConnect, cmdConnections, cmdDisconnect,
 }
 
 func lookupCommand(name string) *command {

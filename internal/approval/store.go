@@ -40,6 +40,9 @@ type Request struct {
 	Policy string
 	// Summary is the arguments as a person reads them.
 	Summary string
+	// PolicyReason is that policy's @reason ("" when it has none), for
+	// the approver to read beside the call.
+	PolicyReason string
 }
 
 // Entry is one approval.
@@ -106,8 +109,9 @@ func Owns(id string) bool { return suspend.KindOf(id) == suspend.KindApproval }
 
 // data is what an approval keeps beside its binding.
 type data struct {
-	Policy  string `json:"policy"`
-	Summary string `json:"summary"`
+	Policy       string `json:"policy"`
+	Summary      string `json:"summary"`
+	PolicyReason string `json:"policy_reason,omitempty"`
 }
 
 // Create records a pending approval, or returns the one the same call
@@ -115,7 +119,7 @@ type data struct {
 // approved and unused: a retry does not add one.
 func (a *Store) Create(ctx context.Context, r Request) (Entry, error) {
 	l := a.limits.Load()
-	d, err := json.Marshal(data{Policy: r.Policy, Summary: r.Summary})
+	d, err := json.Marshal(data{Policy: r.Policy, Summary: r.Summary, PolicyReason: r.PolicyReason})
 	if err != nil {
 		return Entry{}, err
 	}
@@ -228,7 +232,7 @@ func (a *Store) get(ctx context.Context, id string) (Entry, error) {
 func entryOf(e suspend.Entry) Entry {
 	var d data
 	_ = json.Unmarshal(e.Data, &d) // written by Create; an empty entry has none
-	return Entry{ID: e.ID, Request: Request{Binding: e.Binding, Policy: d.Policy, Summary: d.Summary}, Status: e.State,
+	return Entry{ID: e.ID, Request: Request{Binding: e.Binding, Policy: d.Policy, Summary: d.Summary, PolicyReason: d.PolicyReason}, Status: e.State,
 		CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt, DecidedBy: e.By, DecidedAt: e.ResolvedAt, Reason: e.Reason, Reused: e.Reused}
 }
 

@@ -281,3 +281,22 @@ func TestOnlyApprovalIDs(t *testing.T) {
 		t.Fatalf("approvals listed an elicitation: %+v", l)
 	}
 }
+
+// The policy's reason and the summary travel with the approval to whoever
+// lists it.
+func TestPolicyReasonListed(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(10)
+	r := req
+	r.Summary, r.PolicyReason = `{"command":"deploy"}`, "a human reads every deploy first"
+	if _, err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("%v %v", list, err)
+	}
+	if got := list[0]; got.PolicyReason != r.PolicyReason || got.Summary != r.Summary || got.Policy != "p" {
+		t.Fatalf("listed %+v", got)
+	}
+}

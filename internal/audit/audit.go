@@ -44,6 +44,7 @@ type Log struct {
 	stderr io.Writer
 	cur    atomic.Pointer[sink] // nil = off
 	mu     sync.Mutex           // serialises Configure / Prepare+Commit / Close
+	recent ring                 // the newest call lines (recent.go)
 }
 
 // sink is where lines go right now.
@@ -220,7 +221,7 @@ func (l *Log) Execute(ctx context.Context, c Call) {
 		args = []byte("{}")
 	}
 	sum := sha256.Sum256(args)
-	line := callLine{
+	line := &callLine{
 		Time: now(), Event: EventExecute, Method: c.Method, Protocol: c.Protocol, Principal: c.Principal,
 		Session: c.Session, Tool: c.Tool, Source: c.Source, CallID: c.CallID, Outcome: c.Outcome, IsError: c.IsError,
 		DurationMS:    float64(c.Duration.Microseconds()) / 1000,
@@ -236,6 +237,7 @@ func (l *Log) Execute(ctx context.Context, c Call) {
 	}
 	line.TraceID, line.SpanID = traceIDs(ctx)
 	l.emit(s, line)
+	l.recent.add(line)
 }
 
 // Reload is one reload attempt.

@@ -30,6 +30,9 @@ const (
 	// FallbackApproval counts approvals and pending answers refused
 	// because Redis could not be asked (they fail closed).
 	FallbackApproval = "approval"
+	// FallbackPins counts pin store operations refused because Redis
+	// could not be asked (new and changed definitions stay held).
+	FallbackPins = "pins"
 )
 
 func newMetrics(reg prometheus.Registerer) *Metrics {
@@ -49,6 +52,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.ops, m.errs, m.latency, m.up, m.fallbacks)
 	m.fallbacks.WithLabelValues(FallbackRateLimit)
 	m.fallbacks.WithLabelValues(FallbackApproval)
+	m.fallbacks.WithLabelValues(FallbackPins)
 	// The commands every replica sends, so a fresh replica shows 0, not
 	// "no data": the stores' scripts, the health check, the broadcasts.
 	for _, op := range []string{"evalsha", "pipeline", "publish"} {

@@ -62,6 +62,14 @@ type Config struct {
 	CodeMode CodeMode
 	// Search is how tool search ranks (docs/search.md).
 	Search Search
+	// Credentials is where each caller's OAuth connections are kept
+	// (credentials.go).
+	Credentials Credentials
+	// Pinning and ToolOverrides are the `pinning` and `overrides`
+	// sections: the catalog between the sources and the registry
+	// (internal/catalog, docs/catalog.md).
+	Pinning       Pinning
+	ToolOverrides map[string]ToolOverride
 
 	// Path is the file the config came from; empty for the embedded default.
 	Path string
@@ -112,7 +120,8 @@ func wrapSection(section string, err error) error {
 func TopLevelKeys() []string { return slices.Clone(topLevelKeys) }
 
 var topLevelKeys = []string{"mcpServers", "servers", "mcp", "builtins", "skills", "http",
-	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "search"}
+	"openapi", "agents", "limits", "auth", "server", "sessions", "sandbox", "debug", "telemetry", "audit", "policy", "cluster", "codeMode", "search",
+	"credentials", "pinning", "overrides"}
 
 // Load reads and parses the file at path. An empty path means the embedded default.
 func Load(path string) (*Config, error) {
@@ -191,6 +200,21 @@ func Parse(data []byte, path, baseDir string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Search, err = parseSearch(nonNull(top["search"])); err != nil {
+		return nil, err
+	}
+	if cfg.Credentials, err = parseCredentials(nonNull(top["credentials"]), baseDir); err != nil {
+		return nil, err
+	}
+	if err := checkCredentials(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Pinning, err = parsePinning(nonNull(top["pinning"]), cfg.Cluster); err != nil {
+		return nil, err
+	}
+	if cfg.ToolOverrides, err = parseOverrides(nonNull(top["overrides"])); err != nil {
+		return nil, err
+	}
+	if err := checkConsole(cfg); err != nil {
 		return nil, err
 	}
 	if raw := nonNull(top["debug"]); raw != nil {

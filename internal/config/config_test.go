@@ -77,11 +77,11 @@ func TestUnknownTopLevelKeyIsAnError(t *testing.T) {
 		{`{"mcpServer": {}}`, "", `unknown top-level key; did you mean "mcpServers"?`},
 		{`{"MCPSERVERS": {}}`, "", `unknown top-level key; did you mean "mcpServers"?`},
 		{`{"auht": {}}`, "", `unknown top-level key; did you mean "auth"?`},
-		{`{"zzzzzzzz": 1}`, "", "unknown top-level key; valid keys are mcpServers, servers, mcp, builtins, skills, http, openapi, agents, limits, auth, server, sessions, sandbox, debug, telemetry, audit, policy, cluster, codeMode, search"},
+		{`{"zzzzzzzz": 1}`, "", "unknown top-level key; valid keys are mcpServers, servers, mcp, builtins, skills, http, openapi, agents, limits, auth, server, sessions, sandbox, debug, telemetry, audit, policy, cluster, codeMode, search, credentials, pinning, overrides"},
 		// A server next to real top-level keys is not a bare server map.
 		{`{"fs": {"command": "npx"}, "debug": true}`, "", `unknown top-level key; it looks like an MCP server: move it under "mcpServers"`},
 		// Short keys get no far-fetched suggestion.
-		{`{"xy": 1}`, "", "unknown top-level key; valid keys are mcpServers, servers, mcp, builtins, skills, http, openapi, agents, limits, auth, server, sessions, sandbox, debug, telemetry, audit, policy, cluster, codeMode, search"},
+		{`{"xy": 1}`, "", "unknown top-level key; valid keys are mcpServers, servers, mcp, builtins, skills, http, openapi, agents, limits, auth, server, sessions, sandbox, debug, telemetry, audit, policy, cluster, codeMode, search, credentials, pinning, overrides"},
 	}
 	for _, c := range cases {
 		ce := mustFail(t, c.text)

@@ -14,6 +14,8 @@ type Overrides struct {
 	// server.metricsListen and server.mcp.listen; "-" turns the metrics
 	// listener or the MCP gateway off.
 	Listen, MetricsListen, MCPListen string
+	// WebListen replaces server.web.listen; "-" turns it off.
+	WebListen string
 	// Workspace replaces builtins.workspace. A relative path is taken from
 	// the working directory (as a flag is), not from the config's directory.
 	Workspace string
@@ -42,6 +44,7 @@ func (o Overrides) apply(cfg *Config) error {
 	}
 	cfg.Server.MetricsListen = override(cfg.Server.MetricsListen, o.MetricsListen)
 	cfg.Server.MCP.Listen = override(cfg.Server.MCP.Listen, o.MCPListen)
+	cfg.Server.Web.Listen = override(cfg.Server.Web.Listen, o.WebListen)
 	if o.Debug {
 		cfg.Debug = true
 	}

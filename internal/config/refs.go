@@ -42,6 +42,9 @@ func (c *Config) CheckRefs() error {
 		refs = appendMap(refs, "agents."+id+".headers", a.Headers)
 		refs = appendExchange(refs, "agents."+id, a.TokenExchange)
 	}
+	if err := c.checkConsoleRefs(); err != nil {
+		return err
+	}
 	for _, r := range refs {
 		if _, err := sources.ExpandEnv(r.value); err != nil {
 			return &Error{Key: r.key, Msg: err.Error() + "; the source would fail at start: set the variable in the server's environment or mount the file"}

@@ -281,6 +281,8 @@ type Server struct {
 	// until the upstreams are up). Off by default: the pod serves the
 	// tools it has while the failed source is retried.
 	ReadyNeedsSources bool
+	// Web is server.web: the browsers' listener (credentials.go).
+	Web Web
 }
 
 // TLS holds certificate paths; ClientCA turns on mutual TLS.
@@ -352,6 +354,7 @@ func parseServer(raw json.RawMessage) (Server, error) {
 		GCHeapFloor   *int64          `json:"gcHeapFloorMiB"`
 		LimitsRaw     json.RawMessage `json:"limits"`
 		ReadyNeeds    bool            `json:"readyNeedsSources"`
+		WebRaw        json.RawMessage `json:"web"`
 		TLS           TLS             `json:"-"`
 		MCP           MCPGateway      `json:"-"`
 	}
@@ -360,6 +363,9 @@ func parseServer(raw json.RawMessage) (Server, error) {
 	}
 	var err error
 	if s.Limits, err = parseServerLimits(nonNull(r.LimitsRaw)); err != nil {
+		return s, err
+	}
+	if s.Web, err = parseWeb(nonNull(r.WebRaw)); err != nil {
 		return s, err
 	}
 	// Decoded apart so that an unknown key is named in full (server.tls.kye).

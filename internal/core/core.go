@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/audit"
 	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/catalog"
 	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/codemode"
 	"github.com/toolnexus/toolnexus/internal/config"
@@ -35,6 +36,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -62,6 +64,10 @@ type Options struct {
 	// an in-memory store when nil. A shared store lets any replica
 	// answer a call another suspended.
 	Suspended suspend.Store
+	// OAuth connects each caller's own account at upstreams with an
+	// "oauth" section (handed to the sources); nil: such an upstream
+	// fails to start.
+	OAuth *oauthclient.Manager
 	// OnStep, when set, hears every step of the pipeline each call enters
 	// (StepObserve, StepView...), in order: a test's way to show that a
 	// door skips none. Nil costs a call nothing.
@@ -108,6 +114,11 @@ type Core struct {
 	codeMode bool
 	// interpreters caps the run_code interpreters at once (codeMode.maxConcurrency*).
 	interpreters codemode.Pool
+	// catalog stands between the sources and the registry: pinning and
+	// overrides (catalog.go); pinsDir is where its pins are kept ("" in
+	// Redis or nowhere), fixed at start.
+	catalog *catalog.Catalog
+	pinsDir string
 
 	// features are the MCP servers' resources, templates and prompts,
 	// hub their subscriptions (features.go, subscriptions.go).
@@ -156,7 +167,13 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	}
 	c.handler = c.compose(opts.OnStep)
 	c.served.Store(newServed(cfg.Server.MCP))
-	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended,
+	if err := c.newCatalog(cfg, opts.Cluster, promReg, kinds); err != nil {
+		c.exec.Close()
+		box.Close()
+		return nil, err
+	}
+	c.eng = engine.New(c.reg, engine.Options{Logger: log, Native: native, Tracing: opts.Tracing, Sandbox: box, Suspended: suspended, OAuth: opts.OAuth,
+		Catalog:           c.catalog,
 		StartInBackground: opts.SourcesInBackground,
 		Egress:            engine.EgressHooks{Audit: func(r egress.Record) { c.audit.Egress(r) }, Metrics: egress.NewMetrics(promReg)},
 		Features:          c.features, ResourceUpdated: c.resourceUpdated})
@@ -203,6 +220,7 @@ func New(cfg *config.Config, opts Options) (*Core, error) {
 	if err != nil {
 		c.exec.Close()
 		_ = c.eng.Close(context.Background())
+		c.catalog.Close()
 		_ = c.audit.Close()
 		box.Close()
 		key := "builtins.workspace"
@@ -266,6 +284,9 @@ func (c *Core) Apply(cfg *config.Config) (Report, error) {
 	if err := checkCodeMode(c.cfg.Load(), cfg); err != nil {
 		return Report{}, err
 	}
+	if err := c.checkPinning(cfg); err != nil {
+		return Report{}, err
+	}
 	// The audit file is (re)opened first: a path that cannot be opened
 	// rejects the reload; a reload reopens it, which is how a rotated file
 	// is let go.
@@ -316,6 +337,7 @@ func (c *Core) Close(ctx context.Context) error {
 	c.sessions.Close()
 	c.hub.close()
 	err := c.eng.Close(ctx)
+	c.catalog.Close()
 	if aerr := c.audit.Close(); err == nil {
 		err = aerr
 	}

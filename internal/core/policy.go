@@ -153,7 +153,7 @@ func (g *callGate) approval(ctx context.Context, e *registry.Entry, args json.Ra
 		return nil, nil // approved: the tool runs, without the approval's answer
 	}
 	canon, _ := suspend.Canonical(args) // Digest already parsed args
-	ent, err := store.Create(ctx, approval.Request{Binding: bind, Policy: v.Policy, Summary: summarize(canon)})
+	ent, err := store.Create(ctx, approval.Request{Binding: bind, Policy: v.Policy, Summary: summarize(canon), PolicyReason: v.Reason})
 	if err != nil {
 		return refuse(fmt.Sprintf("approval needed by policy %s, but %v", v.Policy, err)), nil
 	}

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolnexus/toolnexus/internal/catalog"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
 	"github.com/toolnexus/toolnexus/internal/suspend"
@@ -30,6 +31,7 @@ import (
 	"github.com/toolnexus/toolnexus/pkg/sources/http"
 	"github.com/toolnexus/toolnexus/pkg/sources/mcp"
 	"github.com/toolnexus/toolnexus/pkg/sources/native"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/sources/skill"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 	"go.opentelemetry.io/otel/trace"
@@ -55,6 +57,13 @@ type Options struct {
 	// core's approvals so a gate can tell an answer it does not own
 	// (a fresh in-memory store when nil).
 	Suspended suspend.Store
+	// OAuth is handed to the sources (sources.Env.OAuth).
+	OAuth *oauthclient.Manager
+	// Catalog stands between every source and the registry (pinning and
+	// overrides, internal/catalog); nil publishes straight into the
+	// registry. Apply configures it from the config's pinning and
+	// overrides sections.
+	Catalog *catalog.Catalog
 	// Features is where MCP servers publish their resources, templates and
 	// prompts (features.go); nil serves tools only. ResourceUpdated hears
 	// their notifications/resources/updated.
@@ -73,6 +82,7 @@ type Options struct {
 // Engine owns the sources and the registry they publish into.
 type Engine struct {
 	reg  *registry.Registry
+	pub  sources.Publisher // the catalog, or reg without one
 	opts Options
 	log  *slog.Logger
 
@@ -141,7 +151,11 @@ func New(reg *registry.Registry, opts Options) *Engine {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	drainCtx, drainCancel := context.WithCancel(context.Background())
-	return &Engine{reg: reg, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
+	var pub sources.Publisher = reg
+	if opts.Catalog != nil {
+		pub = opts.Catalog
+	}
+	return &Engine{reg: reg, pub: pub, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
 		drainCtx: drainCtx, drainCancel: drainCancel, instances: map[registry.LayerID]*instance{},
 		pending: pending.New(opts.Suspended, pending.Limits{})}
 }
@@ -185,6 +199,9 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 	plan, err := e.plan(cfg)
 	if err != nil {
 		return Report{}, err
+	}
+	if e.opts.Catalog != nil {
+		e.opts.Catalog.Configure(CatalogSettings(cfg))
 	}
 
 	rep := Report{Failed: map[registry.LayerID]error{}}
@@ -234,7 +251,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 			rep.Failed[p.id] = inst.startErr
 			if old != nil {
 				// The old instance's tools must not outlive it.
-				_ = e.reg.Replace(p.id, nil)
+				_ = e.pub.Replace(p.id, nil)
 				e.dropFeatures(p.id)
 			}
 		}
@@ -259,7 +276,7 @@ func (e *Engine) Apply(cfg *config.Config) (Report, error) {
 		}
 		inst.stopRetrying()
 		inst.pub.retire()
-		e.reg.Remove(id)
+		e.pub.Remove(id)
 		e.dropFeatures(id)
 		e.release(id, inst)
 		delete(e.instances, id)
@@ -295,6 +312,7 @@ func (e *Engine) plan(cfg *config.Config) ([]planned, error) {
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
 		Tracing:        e.opts.Tracing,
 		Pending:        e.pendingFor(cfg),
+		OAuth:          e.opts.OAuth,
 	}
 	ws, err := e.workspace(cfg)
 	if err != nil {

@@ -21,7 +21,7 @@ type featureSink struct {
 
 // newPublisher is the publisher of one new instance.
 func (e *Engine) newPublisher() *instancePublisher {
-	p := newInstancePublisher(e.reg)
+	p := newInstancePublisher(e.pub)
 	if e.opts.Features != nil {
 		p.feat = &featureSink{catalog: e.opts.Features, updated: e.opts.ResourceUpdated}
 	}

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -84,27 +83,13 @@ func startFrontWith(t testing.TB, cfgJSON, reloadJSON string, opts core.Options)
 	api := grpcapi.New(c, grpcapi.Options{Logger: log, Shutdown: shutdown, Reload: reload})
 	gs := grpc.NewServer(api.ServerOptions()...)
 	api.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		close(shutdown)
-		gs.GracefulStop()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
+	t.Cleanup(func() { // after the server stopped
 		if err := c.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
+	conn := testutil.ServeGRPC(t, gs)
+	t.Cleanup(func() { close(shutdown) }) // before the server stops: its streams end
 	return &front{core: c, registry: pb.NewRegistryServiceClient(conn), sources: pb.NewSourceServiceClient(conn), sessions: pb.NewSessionServiceClient(conn),
 		approvals: pb.NewApprovalServiceClient(conn), features: pb.NewFeatureServiceClient(conn)}
 }

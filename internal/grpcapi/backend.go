@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/approval"
 	"github.com/toolnexus/toolnexus/internal/auth"
+	"github.com/toolnexus/toolnexus/internal/catalog"
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/sandbox"
@@ -49,6 +50,10 @@ type Core interface {
 	// Approvals and DecideApproval are ApprovalService.
 	Approvals(ctx context.Context, p *auth.Principal) ([]approval.Entry, error)
 	DecideApproval(ctx context.Context, p *auth.Principal, id string, approve bool, reason string) (approval.Entry, error)
+	// HeldDefinitions and DecideDefinition are ApprovalService's tool
+	// definitions held by pinning (kind "definition").
+	HeldDefinitions(ctx context.Context, p *auth.Principal) ([]catalog.Held, error)
+	DecideDefinition(ctx context.Context, p *auth.Principal, id string, approve bool, reason string) (catalog.Held, error)
 	// The MCP servers' resources, templates and prompts (FeatureService).
 	Features() *registry.FeatureSnapshot
 	FeatureCall(caller *auth.Principal, protocol, session string) core.FeatureCall

@@ -3,14 +3,12 @@ package grpcapi_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // panickingHealth panics in Check: a handler other than Execute's.
@@ -69,26 +68,12 @@ func TestUnaryChainPanicsAuthAndMetrics(t *testing.T) {
 	gs := grpc.NewServer(api.ServerOptions()...)
 	gs.RegisterService(executePanicsDesc(), struct{}{})
 	healthpb.RegisterHealthServer(gs, panickingHealth{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		gs.GracefulStop()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
+	t.Cleanup(func() { // after the server stopped
 		if err := c.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
+	conn := testutil.ServeGRPC(t, gs)
 	ctx := bearer(context.Background(), "agent-token-0123456789")
 	rs := pb.NewRegistryServiceClient(conn)
 

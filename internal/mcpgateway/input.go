@@ -31,7 +31,10 @@ import (
 //     question (its options an enum, a multiple-choice question an array
 //     of them); the answer reaches the tool keyed by question text;
 //   - input (an A2A agent's input-required) as a form elicitation of one
-//     "text" property, which becomes the message sent to the agent.
+//     "text" property, which becomes the message sent to the agent;
+//   - authorization (a caller's login at an OAuth upstream) as a URL-mode
+//     elicitation of the login page, for a client that declared
+//     elicitation.url; accepting it resumes the call once the login ends.
 //
 // Approval is not among them: a caller cannot answer its own approval,
 // only wait for someone else's decision. The protocol's only way to say
@@ -71,10 +74,10 @@ func (g *Gateway) inputRequired(req *mcp.CallToolRequest, call core.Call, r tool
 	return res
 }
 
-// askedAs is the client capability a pending kind needs.
+// askedAs is the client capability a pending kind needs (clientCan's kind).
 func askedAs(kind string) string {
-	if kind == kindSampling {
-		return kindSampling
+	if kind == kindSampling || kind == kindAuthorization {
+		return kind
 	}
 	return kindElicitation
 }
@@ -95,7 +98,7 @@ func bindings(call core.Call) stateClaims {
 // for a kind the client cannot answer.
 func modernInputRequest(p *tool.Pending) mcp.InputRequest {
 	switch p.Kind {
-	case kindElicitation, kindSampling:
+	case kindElicitation, kindSampling, kindAuthorization:
 		return inputRequest(p)
 	case kindQuestion:
 		return &mcp.ElicitParams{Message: p.Prompt, RequestedSchema: questionSchema(p.Data)}
@@ -175,6 +178,9 @@ func answerFor(c stateClaims, resp mcp.InputResponse, args json.RawMessage) *too
 	}
 	if er.Action != "accept" {
 		return &tool.Answer{ID: c.Pending, Reason: "the MCP client answered " + er.Action}
+	}
+	if c.Kind == kindAuthorization {
+		return &tool.Answer{ID: c.Pending, OK: true} // the login itself completes at the web listener
 	}
 	if c.Kind == kindInput {
 		text, _ := er.Content["text"].(string)

@@ -18,6 +18,11 @@ import (
 const (
 	kindElicitation = "elicitation"
 	kindSampling    = "sampling"
+	// kindAuthorization is a caller's login at an OAuth upstream
+	// (pkg/sources/oauthclient): put to the client as a URL-mode
+	// elicitation, which only a client that declared elicitation.url
+	// gets; any other keeps the _meta contract (the URL is in the text).
+	kindAuthorization = "authorization"
 )
 
 // answerOf is the answer an MCP client's response to a relayed request
@@ -46,10 +51,12 @@ func answerOf(id string, resp any) *tool.Answer {
 func relayer(req *mcp.CallToolRequest) func(context.Context, tool.Result) *tool.Answer {
 	return func(ctx context.Context, r tool.Result) *tool.Answer {
 		p := r.Pending
-		if p == nil || (p.Kind != kindElicitation && p.Kind != kindSampling) {
+		if p == nil || (p.Kind != kindElicitation && p.Kind != kindSampling && p.Kind != kindAuthorization) {
 			return nil
 		}
 		switch {
+		case p.Kind == kindAuthorization && !clientCan(req.Session, p.Kind):
+			return nil // the PENDING result, with the login URL, goes to the client as it is
 		case multiRoundTrip(req.Session):
 			// In the result: inputRequests, or -32021 for a client that
 			// did not declare the capability (capability.go).
@@ -110,14 +117,20 @@ func clientCan(ss *mcp.ServerSession, kind string) bool {
 	if ip == nil || ip.Capabilities == nil {
 		return false
 	}
-	if kind == kindElicitation {
+	switch kind {
+	case kindElicitation:
 		return ip.Capabilities.Elicitation != nil
+	case kindAuthorization:
+		return ip.Capabilities.Elicitation != nil && ip.Capabilities.Elicitation.URL != nil
 	}
 	return ip.Capabilities.Sampling != nil
 }
 
 // inputRequest is the pending request as the MCP request it came from.
 func inputRequest(p *tool.Pending) mcp.InputRequest {
+	if p.Kind == kindAuthorization {
+		return &mcp.ElicitParams{Mode: "url", Message: p.Prompt, URL: p.URL, ElicitationID: p.ID}
+	}
 	if p.Kind == kindElicitation {
 		ep := &mcp.ElicitParams{Message: p.Prompt, RequestedSchema: p.Data["requestedSchema"], URL: p.URL}
 		if mode, _ := p.Data["mode"].(string); mode == "url" {

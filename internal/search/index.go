@@ -207,8 +207,11 @@ func (ix *Index) expand(dst []expansion, t string, query []string) []expansion {
 	}
 	for _, r := range ix.rk.related()[t] {
 		w := ix.rk.synonym
-		if r.kind == relDerived {
+		switch r.kind {
+		case relDerived:
 			w = ix.rk.derived
+		case relSoftware:
+			w = ix.rk.software
 		}
 		if list := ix.postings[r.term]; w > 0 && len(list) > 0 && !seen(query, r.term) {
 			dst = append(dst, expansion{list, w, r.term})
@@ -245,10 +248,11 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 		for _, x := range group[1:] {
 			reached = append(reached, reachedBy{i, x.term})
 		}
+		tw := ix.rk.termWeight(t)
 		for _, x := range group {
 			res.Postings += len(x.list)
 			for _, p := range x.list {
-				s := x.weight * p.score
+				s := tw * x.weight * p.score
 				if acc.group[p.doc] == 0 {
 					acc.grouped = append(acc.grouped, p.doc)
 				}

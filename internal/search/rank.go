@@ -30,17 +30,39 @@ type ranking struct {
 	// an exact match (0 turns a kind off).
 	related          func() relatedTable
 	synonym, derived float32
+	// software is the fraction for the software table's words: a closer
+	// match than WordNet's (they are other names for the very thing a tool
+	// acts on), still below the exact word.
+	software float32
+	// light is what a light verb of the query counts (1 = as any word).
+	light float32
+}
+
+// lightVerbs are the verbs English pairs with a noun that carries the
+// meaning — take a look, give a thumbs up, get a copy, put it up for
+// review, keep track, bring up to date: in a request they say little of
+// the operation, while a tool whose name happens to start with one
+// (take_screenshot, give_feedback) would match them at a name's weight.
+var lightVerbs = setOf("take", "give", "get", "put", "go", "keep", "bring", "got", "took", "gave", "brought", "kept")
+
+func (rk *ranking) termWeight(t string) float32 {
+	if rk.light != 1 && lightVerbs[t] {
+		return rk.light
+	}
+	return 1
 }
 
 var defaultRanking = ranking{
-	an:      &textAnalyzer,
-	weights: [numFields]float64{fieldName: 3, fieldDescription: 1, fieldDetail: 0.2, fieldParamNames: 1.5, fieldParamText: 0.4, fieldServer: 0.5},
-	b:       [numFields]float64{fieldName: 0.3, fieldDescription: 0.75, fieldDetail: 0.75, fieldParamNames: 0.5, fieldParamText: 0.75, fieldServer: 0.3},
-	servers: true,
-	mention: 2,
-	related: defaultRelated,
-	synonym: 0.2,
-	derived: 0.4,
+	an:       &textAnalyzer,
+	weights:  [numFields]float64{fieldName: 3, fieldDescription: 1, fieldDetail: 0.2, fieldParamNames: 1.5, fieldParamText: 0.4, fieldServer: 0.5},
+	b:        [numFields]float64{fieldName: 0.3, fieldDescription: 0.75, fieldDetail: 0.75, fieldParamNames: 0.5, fieldParamText: 0.75, fieldServer: 0.3},
+	servers:  true,
+	mention:  2,
+	related:  defaultRelated,
+	synonym:  0.2,
+	derived:  0.4,
+	software: 0.5,
+	light:    0.5,
 }
 
 // serverDocs analyses each layer's server field once per build.

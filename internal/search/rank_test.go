@@ -58,7 +58,15 @@ func TestRankingPatterns(t *testing.T) {
 			mkTool(t, "charts_generate_sankey_chart", "Generate a sankey chart. Such as, the user journey from landing on a page to checkout.", ""),
 			mkTool(t, "charts_generate_line_chart", "Generate a line chart of a date series.", ""),
 		},
-		"web": {mkTool(t, "web_evaluate", "Evaluate JavaScript in the page.", `{"type":"object","properties":{"script":{"type":"string"}}}`)},
+		"web": {
+			mkTool(t, "web_evaluate", "Evaluate JavaScript in the page.", `{"type":"object","properties":{"script":{"type":"string"}}}`),
+			mkTool(t, "web_handle_dialog", "Accept or dismiss a dialog.", ""),
+		},
+		"fs": {mkTool(t, "fs_create_directory", "Create a directory.", "")},
+		"chat": {
+			mkTool(t, "chat_give_feedback", "Send feedback to the developers.", ""),
+			mkTool(t, "chat_add_reaction", "Add an emoji reaction to a message.", ""),
+		},
 	})
 	info := map[string]ServerInfo{"mcp/gh": {Title: "GitHub"}, "mcp/gl": {Name: "gitlab-mcp-server"}}
 	ix := Build(snap, All, info)
@@ -69,6 +77,8 @@ func TestRankingPatterns(t *testing.T) {
 		{"question words are stopwords", "how do I make a line chart", "charts_generate_line_chart"},
 		{"date is not dat", "chart the dated values", "charts_generate_line_chart"},
 		{"a related word where the exact one is missing (WordNet)", "shut", "gh_close_tab"},
+		{"other words for one thing in software (software.txt)", "make a new folder", "fs_create_directory"},
+		{"a kind of a thing reaches the general word", "dismiss the popup", "web_handle_dialog"},
 	} {
 		hits := ix.Search(tc.query, 3, nil).Hits
 		if len(hits) == 0 || hits[0].Entry.Tool.Name != tc.first {
@@ -80,6 +90,13 @@ func TestRankingPatterns(t *testing.T) {
 	exact, related := ix.Search("close", 1, nil).Hits, ix.Search("shut", 1, nil).Hits
 	if exact[0].Score <= related[0].Score {
 		t.Errorf("the exact word scores %v, its synonym %v", exact[0].Score, related[0].Score)
+	}
+	// A light verb in a name counts less than the name's other word.
+	if light, other := ix.Search("give", 1, nil).Hits, ix.Search("feedback", 1, nil).Hits; light[0].Score >= other[0].Score/2 {
+		t.Errorf("a light verb scores %v, a name's other word %v", light[0].Score, other[0].Score)
+	}
+	if exact, soft := ix.Search("directory", 1, nil).Hits, ix.Search("folder", 1, nil).Hits; exact[0].Score <= soft[0].Score {
+		t.Errorf("the exact word scores %v, its software synonym %v", exact[0].Score, soft[0].Score)
 	}
 	// An example in a description's detail counts less than its summary.
 	if hits := ix.Search("landing page checkout", 1, nil).Hits; hits[0].Score >= ix.Search("sankey", 1, nil).Hits[0].Score {

@@ -21,6 +21,7 @@ type relation uint8
 const (
 	relSynonym relation = iota
 	relDerived
+	relSoftware // software.txt: other words for one thing in software
 )
 
 type relatedTerm struct {
@@ -34,6 +35,7 @@ type relatedTable map[string][]relatedTerm
 
 func parseRelated(an *analyzer) relatedTable {
 	out := relatedTable{}
+	parseSoftware(an, out) // first: a software sense wins over WordNet's for the same pair
 	for line := range strings.Lines(relatedText) {
 		if strings.HasPrefix(line, "#") {
 			continue
@@ -43,23 +45,50 @@ func parseRelated(an *analyzer) relatedTable {
 			continue
 		}
 		from := an.term(f[0])
-		if from == "" {
-			continue
-		}
 		kind := relSynonym
 		for _, w := range f[1:] {
 			if w == "/" {
 				kind = relDerived
 				continue
 			}
-			to := an.term(w)
-			if to == "" || to == from || hasRelated(out[from], to) {
-				continue
-			}
-			out[from] = append(out[from], relatedTerm{term: to, kind: kind})
+			out.add(from, an.term(w), kind)
 		}
 	}
 	return out
+}
+
+// software.txt is the hand-written table of software words (its header
+// says how to read it and what belongs in it).
+//
+//go:embed software.txt
+var softwareText string
+
+// parseSoftware adds the software table to out: the words of a line
+// relate to each other, or, on a line "a b > c d", a and b to c and d.
+func parseSoftware(an *analyzer, out relatedTable) {
+	for line := range strings.Lines(softwareText) {
+		line, _, _ = strings.Cut(line, "#")
+		from, to, directed := strings.Cut(line, ">")
+		left := strings.Fields(from)
+		right := left
+		if directed {
+			right = strings.Fields(to)
+		}
+		for _, a := range left {
+			for _, b := range right {
+				out.add(an.term(a), an.term(b), relSoftware)
+			}
+		}
+	}
+}
+
+// add relates term from to term to, once, unless either is a stopword
+// (""), they are the same stem, or the pair is already there.
+func (rt relatedTable) add(from, to string, kind relation) {
+	if from == "" || to == "" || to == from || hasRelated(rt[from], to) {
+		return
+	}
+	rt[from] = append(rt[from], relatedTerm{term: to, kind: kind})
 }
 
 func hasRelated(rs []relatedTerm, t string) bool {

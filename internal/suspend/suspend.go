@@ -46,6 +46,9 @@ const (
 	KindElicitation Kind = "elicitation" // an MCP server's elicitation/create
 	KindSampling    Kind = "sampling"    // an MCP server's sampling/createMessage
 	KindInput       Kind = "input"       // an A2A agent's input-required task
+	// KindAuthorization: the caller must connect its own account at an
+	// OAuth upstream (pkg/sources/oauthclient) before the call can run.
+	KindAuthorization Kind = "authorization"
 	// KindRun is a run_code script suspended on one of its inner calls
 	// (whose own entry is of one of the kinds above): its Data is the
 	// record the script is replayed from when the caller resumes it.
@@ -53,7 +56,7 @@ const (
 )
 
 // kinds are every Kind, for KindOf.
-var kinds = []Kind{KindApproval, KindQuestion, KindElicitation, KindSampling, KindInput, KindRun}
+var kinds = []Kind{KindApproval, KindQuestion, KindElicitation, KindSampling, KindInput, KindAuthorization, KindRun}
 
 // State is where an entry stands.
 type State string

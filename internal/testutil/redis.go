@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -43,16 +42,7 @@ func RedisPassword(pw string) RedisOption { return func(r *RedisServer) { r.Pass
 // TOOLNEXUS_REQUIRE_E2E=1, as CI sets).
 func redisPath(t testing.TB) string {
 	t.Helper()
-	for _, p := range []string{"redis-server", "/usr/bin/redis-server", "/usr/sbin/redis-server"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
-		t.Fatal("redis-server is not installed; TOOLNEXUS_REQUIRE_E2E=1 requires it (apt-get install redis-server; .ci/run does)")
-	}
-	t.Skip("redis-server is not installed: skipping (apt-get install redis-server, or set TOOLNEXUS_REQUIRE_E2E=1 to fail instead)")
-	return ""
+	return Installed(t, "redis-server", "the test", "redis-server", "/usr/bin/redis-server", "/usr/sbin/redis-server")
 }
 
 // StartRedis starts a redis-server for t and stops it when t ends.

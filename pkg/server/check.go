@@ -108,5 +108,11 @@ func preflight(cfg *config.Config, insecure bool) (*tls.Config, error) {
 	if _, err := cfg.SessionsRoot(); err != nil {
 		return nil, err
 	}
+	if err := checkCredentials(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkPinStore(cfg); err != nil {
+		return nil, err
+	}
 	return tc, nil
 }

@@ -21,6 +21,8 @@ func checkFindings(cfg *config.Config) []string {
 	if w := mcpStateKeyFinding(cfg); w != "" {
 		out = append(out, w)
 	}
+	out = append(out, cfg.OAuthWarnings()...)
+	out = append(out, catalogFindings(cfg)...) // check_catalog.go
 	return out
 }
 
@@ -173,6 +175,13 @@ func checkSummary(cfg *config.Config) []string {
 	if cfg.Server.MCP.Listen != "" {
 		listen = append(listen, "mcp "+cfg.Server.MCP.Listen+" (resource "+advertisedResource(cfg)+")")
 	}
+	if w := cfg.Server.Web; w.Listen != "" {
+		web := "web " + w.Listen
+		if w.PublicURL != "" {
+			web += " (public " + w.PublicURL + ")"
+		}
+		listen = append(listen, web)
+	}
 	if cfg.Server.TLS.Enabled() {
 		listen = append(listen, "TLS")
 	}
@@ -191,6 +200,9 @@ func checkSummary(cfg *config.Config) []string {
 			if sc.Sandbox != nil {
 				kind += ", sandboxed"
 			}
+		}
+		if sc.OAuth != nil {
+			kind += ", oauth"
 		}
 		if sc.Disabled {
 			kind += ", disabled"
@@ -229,10 +241,14 @@ func checkSummary(cfg *config.Config) []string {
 	if len(src) == 0 {
 		src = []string{"none"}
 	}
-	return []string{
+	out := []string{
 		"listeners: " + strings.Join(listen, ", "),
 		"sources: " + strings.Join(src, ", "),
 		"identity: " + ident,
 		clusterSummary(cfg),
 	}
+	if c := catalogSummary(cfg); c != "" {
+		out = append(out, c)
+	}
+	return out
 }

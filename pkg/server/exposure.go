@@ -11,13 +11,13 @@ import (
 // listenerAddrs are the addresses of the three listeners: the bound ones
 // once Listen has run, else the configured ones ("" = off).
 type listenerAddrs struct {
-	grpc, mcp, metrics string
+	grpc, mcp, metrics, web string
 }
 
 // configured are the addresses cfg asks for; the MCP gateway only when it
 // is on (a reload cannot turn it on: listeners need a restart).
 func configuredAddrs(cfg *config.Config) listenerAddrs {
-	return listenerAddrs{grpc: cfg.Server.Listen, mcp: cfg.Server.MCP.Listen, metrics: cfg.Server.MetricsListen}
+	return listenerAddrs{grpc: cfg.Server.Listen, mcp: cfg.Server.MCP.Listen, metrics: cfg.Server.MetricsListen, web: cfg.Server.Web.Listen}
 }
 
 // boundAddrs are the addresses the sockets actually hold. A reload checks
@@ -38,6 +38,9 @@ func (s *Server) boundAddrs(cfg *config.Config) listenerAddrs {
 	if s.mcp == nil {
 		a.mcp = ""
 	}
+	if s.web != nil && s.web.Addr() != nil {
+		a.web = s.web.Addr().String()
+	}
 	return a
 }
 
@@ -49,7 +52,13 @@ func (s *Server) boundAddrs(cfg *config.Config) listenerAddrs {
 // /metrics and /healthz are read-only and may be public; the startup line
 // names them. --insecure skips the rule.
 func checkExposure(cfg *config.Config, addrs listenerAddrs, insecure bool) error {
-	if insecure || cfg.Auth.Enabled() || mutualTLS(cfg) {
+	if insecure {
+		return nil
+	}
+	if err := checkWebExposure(cfg, addrs.web); err != nil {
+		return err
+	}
+	if cfg.Auth.Enabled() || mutualTLS(cfg) {
 		return nil
 	}
 	for _, l := range []struct{ addr, key string }{{addrs.grpc, "server.listen"}, {addrs.mcp, "server.mcp.listen"}} {
@@ -64,6 +73,18 @@ func checkExposure(cfg *config.Config, addrs listenerAddrs, insecure bool) error
 			"configure auth.tokens, auth.oidc or server.tls.clientCA (mutual TLS), listen on 127.0.0.1, or pass --insecure if you really mean it", l.addr, why)}
 	}
 	return nil
+}
+
+// checkWebExposure is the rule for the web listener beyond loopback: it
+// runs no tool, but a login's callback carries an authorization code, so
+// browsers must reach it over TLS — server.tls on the listener itself, or
+// an https server.web.publicUrl whose proxy terminates TLS.
+func checkWebExposure(cfg *config.Config, addr string) error {
+	if addr == "" || isLoopback(addr) || cfg.Server.TLS.Enabled() || strings.HasPrefix(cfg.Server.Web.PublicURL, "https://") {
+		return nil
+	}
+	return &config.Error{Key: "server.web.listen", Msg: fmt.Sprintf("%s is not a loopback address and neither server.tls nor an https server.web.publicUrl is set, so logins' authorization codes would cross the network in clear; "+
+		"configure server.tls, set server.web.publicUrl to the https URL of the TLS proxy in front, listen on 127.0.0.1, or pass --insecure if you really mean it", addr)}
 }
 
 func mutualTLS(cfg *config.Config) bool {
@@ -88,6 +109,9 @@ func exposed(cfg *config.Config, addrs listenerAddrs) string {
 	}
 	if addrs.mcp != "" && !isLoopback(addrs.mcp) {
 		parts = append(parts, "mcp "+addrs.mcp+" ("+guard+")")
+	}
+	if addrs.web != "" && !isLoopback(addrs.web) {
+		parts = append(parts, "web "+addrs.web+" (logins' callbacks)")
 	}
 	if addrs.metrics != "" && !isLoopback(addrs.metrics) {
 		parts = append(parts, "metrics "+addrs.metrics+" (open: /metrics and /healthz are public, read-only)")

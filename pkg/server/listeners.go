@@ -55,6 +55,14 @@ func (s *Server) Listen() error {
 			return err
 		}
 	}
+	if s.web != nil {
+		if err := s.web.Listen(); err != nil {
+			for _, l := range bound {
+				l.Close()
+			}
+			return err
+		}
+	}
 	// Checked again on what was bound: a host name may resolve elsewhere
 	// than its spelling suggests.
 	if err := checkExposure(cfg, s.boundAddrs(cfg), s.opts.Insecure); err != nil {
@@ -62,6 +70,7 @@ func (s *Server) Listen() error {
 			l.Close()
 		}
 		s.lis, s.metricsLis, s.mcpLis = nil, nil, nil
+		s.shutdownWeb()
 		return publicError(err)
 	}
 	return nil

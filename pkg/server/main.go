@@ -50,6 +50,7 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 		listen        = fs.String("listen", envDefault("TOOLNEXUS_LISTEN", ""), "gRPC listen address (default "+config.DefaultListen+", or server.listen) [TOOLNEXUS_LISTEN]")
 		metricsListen = fs.String("metrics-listen", envDefault("TOOLNEXUS_METRICS_LISTEN", ""), "Prometheus /metrics listen address (default "+config.DefaultMetricsListen+"); \"-\" or \"off\" disables [TOOLNEXUS_METRICS_LISTEN]")
 		mcpListen     = fs.String("mcp-listen", envDefault("TOOLNEXUS_MCP_LISTEN", ""), "serve the tools over MCP streamable HTTP at http://ADDR/mcp (off unless set, or server.mcp.listen); \"-\" or \"off\" disables [TOOLNEXUS_MCP_LISTEN]")
+		webListen     = fs.String("web-listen", envDefault("TOOLNEXUS_WEB_LISTEN", ""), "serve the browsers' pages at http://ADDR (the OAuth login callback /oauth/callback; off unless set, or server.web.listen); \"-\" or \"off\" disables [TOOLNEXUS_WEB_LISTEN]")
 		workspace     = fs.String("workspace", envDefault("TOOLNEXUS_WORKSPACE", ""), "root the builtin file tools are confined to (default ./workspace, or builtins.workspace) [TOOLNEXUS_WORKSPACE]")
 		logLevel      = fs.String("log-level", envDefault("TOOLNEXUS_LOG_LEVEL", "info"), "debug, info, warn or error [TOOLNEXUS_LOG_LEVEL]")
 		logFormat     = fs.String("log-format", envDefault("TOOLNEXUS_LOG_FORMAT", "text"), "text or json [TOOLNEXUS_LOG_FORMAT]")
@@ -80,11 +81,14 @@ func run(args []string, stderr io.Writer, native []tool.Tool) int {
 	if *mcpListen == "off" {
 		*mcpListen = "-"
 	}
+	if *webListen == "off" {
+		*webListen = "-"
+	}
 	if *pprofListen != "" && !isLoopback(*pprofListen) {
 		fmt.Fprintf(stderr, "toolnexus-server: --pprof-listen %q: profiles are served on a loopback address only (e.g. 127.0.0.1:6060)\n", *pprofListen)
 		return ExitConfig
 	}
-	opts := Options{ConfigPath: *configPath, ConfigPatches: *configPatches, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen,
+	opts := Options{ConfigPath: *configPath, ConfigPatches: *configPatches, Listen: *listen, MetricsListen: *metricsListen, MCPListen: *mcpListen, WebListen: *webListen,
 		Workspace: *workspace, Insecure: *insecure, Debug: *debugTools, Logger: logger, Native: native, ManageHeap: true,
 		sourcesBehind: true} // the listeners come up before a slow upstream has answered
 	if *checkOnly {

@@ -52,16 +52,7 @@ http {
 // nginxPath finds nginx: on PATH, or where Debian's package puts it.
 func nginxPath(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("TOOLNEXUS_REQUIRE_E2E") == "1" {
-		t.Fatal("nginx is not installed; TOOLNEXUS_REQUIRE_E2E=1 requires it (apt-get install nginx; .ci/run does)")
-	}
-	t.Skip("nginx is not installed: skipping the replicas-behind-a-load-balancer test (apt-get install nginx, or set TOOLNEXUS_REQUIRE_E2E=1 to fail instead)")
-	return ""
+	return testutil.Installed(t, "nginx", "the replicas-behind-a-load-balancer test", "nginx", "/usr/sbin/nginx")
 }
 
 // freeAddr is a loopback address nothing listens on right now.

@@ -51,6 +51,12 @@ func (s *Server) reload(ctx context.Context, trigger string) (rep core.Report, e
 	if err == nil {
 		tc, err = tlsFromConfig(cfg)
 	}
+	if err == nil && s.web == nil {
+		// An oauth section needs the web listener, which only a start opens.
+		bound := *cfg
+		bound.Server.Web.Listen = ""
+		err = bound.CheckOAuth()
+	}
 	if err == nil && cfg.Server.TLS.Enabled() != old.Server.TLS.Enabled() {
 		err = &config.Error{Key: "server.tls", Msg: "turning TLS on or off needs a restart; certificates can be swapped by reload"}
 	}
@@ -97,6 +103,9 @@ func restartOnly(old, next *config.Config) []string {
 	changed("server.mcp.version", old.Server.MCP.Version, next.Server.MCP.Version)
 	changed("sessions.shared", old.Sessions.Shared, next.Sessions.Shared)
 	changed("server.mcp.stateless", old.MCPStateless(), next.MCPStateless())
+	changed("server.web.listen", old.Server.Web.Listen, next.Server.Web.Listen)
+	changed("server.web.publicUrl", old.Server.Web.PublicURL, next.Server.Web.PublicURL)
+	changed("credentials", old.Credentials, next.Credentials)
 	return keys
 }
 

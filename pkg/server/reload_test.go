@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -518,14 +516,7 @@ func blockingMCPServer(t *testing.T, entered chan<- struct{}, release <-chan str
 			return nil, nil, ctx.Err()
 		}
 	})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s }, nil)}
-	go func() { _ = hs.Serve(lis) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return "http://" + lis.Addr().String()
+	return testutil.ServeMCP(t, s)
 }
 
 func TestReloadRebuildsOneMCPServerAndItsRunningCallFinishes(t *testing.T) {

@@ -40,15 +40,19 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/cluster"
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/console"
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/gcfloor"
 	"github.com/toolnexus/toolnexus/internal/grpcapi"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 	"github.com/toolnexus/toolnexus/internal/serverknobs"
+	"github.com/toolnexus/toolnexus/internal/suspend"
 	"github.com/toolnexus/toolnexus/internal/suspend/redisstore"
 	"github.com/toolnexus/toolnexus/internal/telemetry"
 	"github.com/toolnexus/toolnexus/internal/telemetry/otlp"
+	"github.com/toolnexus/toolnexus/internal/web"
 	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -68,6 +72,9 @@ type Options struct {
 	// MCPListen overrides server.mcp.listen (the MCP gateway at /mcp);
 	// "-" disables the gateway.
 	MCPListen string
+	// WebListen overrides server.web.listen (the browsers' listener: the
+	// OAuth login callback); "-" disables it.
+	WebListen string
 	// Workspace overrides builtins.workspace.
 	Workspace string
 	// Insecure allows a non-loopback listener without auth tokens or
@@ -145,6 +152,14 @@ type Server struct {
 	cluster *cluster.Client
 	// suspended is the shared store of suspended calls on it.
 	suspended *redisstore.Redis
+
+	// web is the browsers' listener (server.web.listen); nil when off.
+	// oauth connects each caller's own account at OAuth upstreams; its
+	// callback is on web (oauth.go).
+	web   *web.Server
+	oauth *oauthclient.Manager
+	// console is the web console on web (console.go); nil when off.
+	console *console.Console
 }
 
 // New loads the config, starts every source and builds the gRPC server. A
@@ -179,10 +194,27 @@ func New(opts Options) (*Server, error) {
 		s.shutdownTracing()
 		return nil, publicError(err)
 	}
+	suspended := suspend.Store(s.sharedSuspended())
+	if s.suspended == nil {
+		suspended = suspend.NewMemory(nil, 0) // shared by the core and the OAuth logins
+	}
+	if err := s.startOAuth(cfg, suspended); err != nil {
+		s.closeCluster()
+		s.shutdownTracing()
+		return nil, publicError(err)
+	}
 	s.core, err = core.New(cfg, core.Options{Logger: log, Metrics: s.prom, Native: opts.Native,
-		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster, Suspended: s.sharedSuspended(),
+		Tracing: s.tracing.TracerProvider(), AuditStderr: opts.AuditOutput, Cluster: s.cluster, Suspended: suspended, OAuth: s.oauth,
 		SourcesInBackground: true})
 	if err != nil {
+		s.closeOAuth()
+		s.closeCluster()
+		s.shutdownTracing()
+		return nil, publicError(err)
+	}
+	if err := s.startConsole(cfg); err != nil {
+		_ = s.core.Close(context.Background())
+		s.closeOAuth()
 		s.closeCluster()
 		s.shutdownTracing()
 		return nil, publicError(err)
@@ -205,6 +237,7 @@ func New(opts Options) (*Server, error) {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(s.dynamicTLS())))
 	}
 	s.grpc = grpc.NewServer(gopts...)
+	grpcapi.RegisterConnections(s.grpc, s.oauth)
 	s.api.Register(s.grpc)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -250,7 +283,7 @@ func streamWorkers() uint32 { return uint32(max(64, 16*runtime.GOMAXPROCS(0))) }
 // once, so that everything downstream reads one config.
 func (s *Server) loadConfig() (*config.Config, error) {
 	return config.LoadWith(s.opts.ConfigPath, config.Overrides{
-		Listen: s.opts.Listen, MetricsListen: s.opts.MetricsListen, MCPListen: s.opts.MCPListen,
+		Listen: s.opts.Listen, MetricsListen: s.opts.MetricsListen, MCPListen: s.opts.MCPListen, WebListen: s.opts.WebListen,
 		Workspace: s.opts.Workspace, Debug: s.opts.Debug, Patches: s.opts.ConfigPatches,
 	})
 }
@@ -292,9 +325,10 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	s.serveMetrics(errc)
 	s.serveMCP(errc)
+	s.serveWeb(errc)
 	s.startHeapFloor()
 	s.setServing(true)
 	go func() { errc <- s.grpc.Serve(s.lis) }()
@@ -367,6 +401,7 @@ func (s *Server) stop(ctx context.Context) error {
 	}
 	<-mcpDone
 	s.shutdownMetrics()
+	s.shutdownWeb()
 	// The sources close after the drain even when ctx cut it short: their
 	// children are killed, not waited for, so this takes little; the
 	// bound only keeps a source that hangs from holding Shutdown forever.
@@ -376,6 +411,7 @@ func (s *Server) stop(ctx context.Context) error {
 	if closeErr != nil {
 		s.log.Warn("closing sources", "error", closeErr)
 	}
+	s.closeOAuth()
 	s.closeCluster()
 	if s.stopEmbeddings != nil {
 		s.stopEmbeddings()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -57,14 +56,7 @@ func tracedMCPServer(t *testing.T, rec *traceparents) string {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "peer"}}}, nil, nil
 	})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
-	go func() { _ = hs.Serve(lis) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return "http://" + lis.Addr().String()
+	return testutil.ServeMCP(t, s)
 }
 
 // tracedA2AAgent is an A2A 1.0 agent that completes every task on the first

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -31,6 +32,10 @@ type Env struct {
 	// elicitation or sampling); shared by every source so limits.maxPending
 	// counts per principal across them. Nil: each source keeps its own.
 	Pending *pending.Store `json:"-"`
+	// OAuth connects each caller's own account at upstreams with an
+	// "oauth" section (pkg/sources/oauthclient); nil: such an upstream fails
+	// to start, saying the server has no credential vault.
+	OAuth *oauthclient.Manager `json:"-"`
 }
 
 // Sandbox confines the processes a source starts for a model. The server

@@ -24,6 +24,9 @@ const (
 	Disabled   State = "disabled"
 	Failed     State = "failed"
 	Restarting State = "restarting"
+	// Unauthorized: the source needs an OAuth connection before it can
+	// list its tools; Status.Error says how to make one.
+	Unauthorized State = "unauthorized"
 )
 
 // Status is one source instance's state for ListSources and the

@@ -134,7 +134,14 @@ type Approval struct {
 	Reason string `protobuf:"bytes,12,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The session the call was made in ("" for none): the approval covers
 	// the call in that session only.
-	Session       string `protobuf:"bytes,13,opt,name=session,proto3" json:"session,omitempty"`
+	Session string `protobuf:"bytes,13,opt,name=session,proto3" json:"session,omitempty"`
+	// What waits: "call" (a call a policy held back; the fields above) or
+	// "definition" (a tool definition pinning held back: see definition;
+	// principal, session, arguments_digest and policy are empty, expires_at
+	// unset: it waits until decided).
+	Kind string `protobuf:"bytes,14,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The held definition, for kind "definition".
+	Definition    *DefinitionChange `protobuf:"bytes,15,opt,name=definition,proto3" json:"definition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -260,6 +267,134 @@ func (x *Approval) GetSession() string {
 	return ""
 }
 
+func (x *Approval) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Approval) GetDefinition() *DefinitionChange {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
+// DefinitionChange is a tool definition a source publishes that does not
+// match its pin: the approver reads the old and the new text before Approve
+// pins the new one.
+type DefinitionChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The source layer, "kind/name" (mcp/weather).
+	Source string `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// The tool's name as the source publishes it (before any override).
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// changed (a pinned definition changed), added (a source already seen
+	// offers a new tool), first_sight (pinning.holdFirstSight), shadows (a
+	// new source offers a name another source has pinned).
+	Change string `protobuf:"bytes,3,opt,name=change,proto3" json:"change,omitempty"`
+	// The pinned definition as canonical JSON ({"description", "kind",
+	// "name", "parts": {"inputSchema", "outputSchema", "annotations"}});
+	// empty when the tool was never pinned in this source.
+	OldDefinition string `protobuf:"bytes,4,opt,name=old_definition,json=oldDefinition,proto3" json:"old_definition,omitempty"`
+	// The definition the source publishes now, as canonical JSON.
+	NewDefinition string `protobuf:"bytes,5,opt,name=new_definition,json=newDefinition,proto3" json:"new_definition,omitempty"`
+	// Hex SHA-256 of the canonical definitions.
+	OldDigest string `protobuf:"bytes,6,opt,name=old_digest,json=oldDigest,proto3" json:"old_digest,omitempty"`
+	NewDigest string `protobuf:"bytes,7,opt,name=new_digest,json=newDigest,proto3" json:"new_digest,omitempty"`
+	// For change "shadows": the source that pinned the same name.
+	ShadowedSource string `protobuf:"bytes,8,opt,name=shadowed_source,json=shadowedSource,proto3" json:"shadowed_source,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DefinitionChange) Reset() {
+	*x = DefinitionChange{}
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefinitionChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefinitionChange) ProtoMessage() {}
+
+func (x *DefinitionChange) ProtoReflect() protoreflect.Message {
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefinitionChange.ProtoReflect.Descriptor instead.
+func (*DefinitionChange) Descriptor() ([]byte, []int) {
+	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *DefinitionChange) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *DefinitionChange) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *DefinitionChange) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *DefinitionChange) GetOldDefinition() string {
+	if x != nil {
+		return x.OldDefinition
+	}
+	return ""
+}
+
+func (x *DefinitionChange) GetNewDefinition() string {
+	if x != nil {
+		return x.NewDefinition
+	}
+	return ""
+}
+
+func (x *DefinitionChange) GetOldDigest() string {
+	if x != nil {
+		return x.OldDigest
+	}
+	return ""
+}
+
+func (x *DefinitionChange) GetNewDigest() string {
+	if x != nil {
+		return x.NewDigest
+	}
+	return ""
+}
+
+func (x *DefinitionChange) GetShadowedSource() string {
+	if x != nil {
+		return x.ShadowedSource
+	}
+	return ""
+}
+
 // ApproveRequest names the approval to grant.
 type ApproveRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -273,7 +408,7 @@ type ApproveRequest struct {
 
 func (x *ApproveRequest) Reset() {
 	*x = ApproveRequest{}
-	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -285,7 +420,7 @@ func (x *ApproveRequest) String() string {
 func (*ApproveRequest) ProtoMessage() {}
 
 func (x *ApproveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[3]
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -298,7 +433,7 @@ func (x *ApproveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRequest.ProtoReflect.Descriptor instead.
 func (*ApproveRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{3}
+	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ApproveRequest) GetId() string {
@@ -326,7 +461,7 @@ type ApproveResponse struct {
 
 func (x *ApproveResponse) Reset() {
 	*x = ApproveResponse{}
-	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[4]
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -338,7 +473,7 @@ func (x *ApproveResponse) String() string {
 func (*ApproveResponse) ProtoMessage() {}
 
 func (x *ApproveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[4]
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -351,7 +486,7 @@ func (x *ApproveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveResponse.ProtoReflect.Descriptor instead.
 func (*ApproveResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{4}
+	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ApproveResponse) GetApproval() *Approval {
@@ -374,7 +509,7 @@ type DenyRequest struct {
 
 func (x *DenyRequest) Reset() {
 	*x = DenyRequest{}
-	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -386,7 +521,7 @@ func (x *DenyRequest) String() string {
 func (*DenyRequest) ProtoMessage() {}
 
 func (x *DenyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[5]
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -399,7 +534,7 @@ func (x *DenyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DenyRequest.ProtoReflect.Descriptor instead.
 func (*DenyRequest) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{5}
+	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DenyRequest) GetId() string {
@@ -427,7 +562,7 @@ type DenyResponse struct {
 
 func (x *DenyResponse) Reset() {
 	*x = DenyResponse{}
-	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +574,7 @@ func (x *DenyResponse) String() string {
 func (*DenyResponse) ProtoMessage() {}
 
 func (x *DenyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[6]
+	mi := &file_toolnexus_v1_approval_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +587,7 @@ func (x *DenyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DenyResponse.ProtoReflect.Descriptor instead.
 func (*DenyResponse) Descriptor() ([]byte, []int) {
-	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{6}
+	return file_toolnexus_v1_approval_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DenyResponse) GetApproval() *Approval {
@@ -469,7 +604,7 @@ const file_toolnexus_v1_approval_service_proto_rawDesc = "" +
 	"#toolnexus/v1/approval_service.proto\x12\ftoolnexus.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n" +
 	"\x14ListApprovalsRequest\"M\n" +
 	"\x15ListApprovalsResponse\x124\n" +
-	"\tapprovals\x18\x01 \x03(\v2\x16.toolnexus.v1.ApprovalR\tapprovals\"\xc3\x03\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x16.toolnexus.v1.ApprovalR\tapprovals\"\x97\x04\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n" +
@@ -488,7 +623,22 @@ const file_toolnexus_v1_approval_service_proto_rawDesc = "" +
 	"\n" +
 	"decided_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n" +
 	"\x06reason\x18\f \x01(\tR\x06reason\x12\x18\n" +
-	"\asession\x18\r \x01(\tR\asession\"8\n" +
+	"\asession\x18\r \x01(\tR\asession\x12\x12\n" +
+	"\x04kind\x18\x0e \x01(\tR\x04kind\x12>\n" +
+	"\n" +
+	"definition\x18\x0f \x01(\v2\x1e.toolnexus.v1.DefinitionChangeR\n" +
+	"definition\"\x8b\x02\n" +
+	"\x10DefinitionChange\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x16\n" +
+	"\x06change\x18\x03 \x01(\tR\x06change\x12%\n" +
+	"\x0eold_definition\x18\x04 \x01(\tR\roldDefinition\x12%\n" +
+	"\x0enew_definition\x18\x05 \x01(\tR\rnewDefinition\x12\x1d\n" +
+	"\n" +
+	"old_digest\x18\x06 \x01(\tR\toldDigest\x12\x1d\n" +
+	"\n" +
+	"new_digest\x18\a \x01(\tR\tnewDigest\x12'\n" +
+	"\x0fshadowed_source\x18\b \x01(\tR\x0eshadowedSource\"8\n" +
 	"\x0eApproveRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +
@@ -516,35 +666,37 @@ func file_toolnexus_v1_approval_service_proto_rawDescGZIP() []byte {
 	return file_toolnexus_v1_approval_service_proto_rawDescData
 }
 
-var file_toolnexus_v1_approval_service_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_toolnexus_v1_approval_service_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_toolnexus_v1_approval_service_proto_goTypes = []any{
 	(*ListApprovalsRequest)(nil),  // 0: toolnexus.v1.ListApprovalsRequest
 	(*ListApprovalsResponse)(nil), // 1: toolnexus.v1.ListApprovalsResponse
 	(*Approval)(nil),              // 2: toolnexus.v1.Approval
-	(*ApproveRequest)(nil),        // 3: toolnexus.v1.ApproveRequest
-	(*ApproveResponse)(nil),       // 4: toolnexus.v1.ApproveResponse
-	(*DenyRequest)(nil),           // 5: toolnexus.v1.DenyRequest
-	(*DenyResponse)(nil),          // 6: toolnexus.v1.DenyResponse
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*DefinitionChange)(nil),      // 3: toolnexus.v1.DefinitionChange
+	(*ApproveRequest)(nil),        // 4: toolnexus.v1.ApproveRequest
+	(*ApproveResponse)(nil),       // 5: toolnexus.v1.ApproveResponse
+	(*DenyRequest)(nil),           // 6: toolnexus.v1.DenyRequest
+	(*DenyResponse)(nil),          // 7: toolnexus.v1.DenyResponse
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_toolnexus_v1_approval_service_proto_depIdxs = []int32{
-	2, // 0: toolnexus.v1.ListApprovalsResponse.approvals:type_name -> toolnexus.v1.Approval
-	7, // 1: toolnexus.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	7, // 2: toolnexus.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	7, // 3: toolnexus.v1.Approval.decided_at:type_name -> google.protobuf.Timestamp
-	2, // 4: toolnexus.v1.ApproveResponse.approval:type_name -> toolnexus.v1.Approval
-	2, // 5: toolnexus.v1.DenyResponse.approval:type_name -> toolnexus.v1.Approval
-	0, // 6: toolnexus.v1.ApprovalService.ListApprovals:input_type -> toolnexus.v1.ListApprovalsRequest
-	3, // 7: toolnexus.v1.ApprovalService.Approve:input_type -> toolnexus.v1.ApproveRequest
-	5, // 8: toolnexus.v1.ApprovalService.Deny:input_type -> toolnexus.v1.DenyRequest
-	1, // 9: toolnexus.v1.ApprovalService.ListApprovals:output_type -> toolnexus.v1.ListApprovalsResponse
-	4, // 10: toolnexus.v1.ApprovalService.Approve:output_type -> toolnexus.v1.ApproveResponse
-	6, // 11: toolnexus.v1.ApprovalService.Deny:output_type -> toolnexus.v1.DenyResponse
-	9, // [9:12] is the sub-list for method output_type
-	6, // [6:9] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	2,  // 0: toolnexus.v1.ListApprovalsResponse.approvals:type_name -> toolnexus.v1.Approval
+	8,  // 1: toolnexus.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 2: toolnexus.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	8,  // 3: toolnexus.v1.Approval.decided_at:type_name -> google.protobuf.Timestamp
+	3,  // 4: toolnexus.v1.Approval.definition:type_name -> toolnexus.v1.DefinitionChange
+	2,  // 5: toolnexus.v1.ApproveResponse.approval:type_name -> toolnexus.v1.Approval
+	2,  // 6: toolnexus.v1.DenyResponse.approval:type_name -> toolnexus.v1.Approval
+	0,  // 7: toolnexus.v1.ApprovalService.ListApprovals:input_type -> toolnexus.v1.ListApprovalsRequest
+	4,  // 8: toolnexus.v1.ApprovalService.Approve:input_type -> toolnexus.v1.ApproveRequest
+	6,  // 9: toolnexus.v1.ApprovalService.Deny:input_type -> toolnexus.v1.DenyRequest
+	1,  // 10: toolnexus.v1.ApprovalService.ListApprovals:output_type -> toolnexus.v1.ListApprovalsResponse
+	5,  // 11: toolnexus.v1.ApprovalService.Approve:output_type -> toolnexus.v1.ApproveResponse
+	7,  // 12: toolnexus.v1.ApprovalService.Deny:output_type -> toolnexus.v1.DenyResponse
+	10, // [10:13] is the sub-list for method output_type
+	7,  // [7:10] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_toolnexus_v1_approval_service_proto_init() }
@@ -558,7 +710,7 @@ func file_toolnexus_v1_approval_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolnexus_v1_approval_service_proto_rawDesc), len(file_toolnexus_v1_approval_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

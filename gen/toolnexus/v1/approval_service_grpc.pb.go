@@ -34,6 +34,12 @@ const (
 // principal that made it and the policy that asked. Only admin tokens and
 // the principals or groups in policy.approvers may call it (PERMISSION_DENIED
 // otherwise), and never for their own calls.
+//
+// It also lists and decides the tool definitions pinning holds back
+// (kind "definition", ids "def_..."; docs/catalog.md): a source that
+// changed a pinned definition, added a tool, or was seen for the first time
+// with pinning.holdFirstSight. Approve pins the new definition (the tool is
+// listed and runs from then on); Deny keeps it held.
 type ApprovalServiceClient interface {
 	// ListApprovals returns the approvals held in memory, pending and
 	// decided, newest first.
@@ -97,6 +103,12 @@ func (c *approvalServiceClient) Deny(ctx context.Context, in *DenyRequest, opts 
 // principal that made it and the policy that asked. Only admin tokens and
 // the principals or groups in policy.approvers may call it (PERMISSION_DENIED
 // otherwise), and never for their own calls.
+//
+// It also lists and decides the tool definitions pinning holds back
+// (kind "definition", ids "def_..."; docs/catalog.md): a source that
+// changed a pinned definition, added a tool, or was seen for the first time
+// with pinning.holdFirstSight. Approve pins the new definition (the tool is
+// listed and runs from then on); Deny keeps it held.
 type ApprovalServiceServer interface {
 	// ListApprovals returns the approvals held in memory, pending and
 	// decided, newest first.

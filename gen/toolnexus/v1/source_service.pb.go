@@ -248,7 +248,8 @@ type Source struct {
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// The instance name: the MCP server or A2A agent id; the kind for single-instance sources.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// One of "connected", "disabled", "failed", "restarting".
+	// One of "connected", "disabled", "failed", "restarting", "unauthorized"
+	// (an MCP server with "oauth" that no admin has connected yet: error says how).
 	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
 	// Tools this instance currently contributes, before shadowing.
 	ToolCount int32 `protobuf:"varint,4,opt,name=tool_count,json=toolCount,proto3" json:"tool_count,omitempty"`

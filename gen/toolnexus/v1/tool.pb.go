@@ -725,7 +725,9 @@ type PendingRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Identifies this request; echo it in Answer.id.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// What is asked for, e.g. "question".
+	// What is asked for, e.g. "question"; "authorization" when the caller
+	// must first connect its own account at an OAuth upstream: url is the
+	// login page, and once logged in the caller answers {id, ok: true}.
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Human-readable text to show.
 	Prompt string `protobuf:"bytes,3,opt,name=prompt,proto3" json:"prompt,omitempty"`

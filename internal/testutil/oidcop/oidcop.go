@@ -7,6 +7,12 @@
 // publishes its keys at the discovered jwks_uri, and rotates its signing
 // key on request while keeping the old keys published.
 //
+// It also serves the browser flow (browser.go, authcode.go): the
+// authorization code with PKCE behind a login page that takes the user's
+// name, rotating refresh tokens, revocation, RFC 7591 dynamic
+// registration and the RFC 9207 iss parameter; Browser follows a login as
+// a person's browser does.
+//
 // Tokens come from the provider's token endpoint over HTTP, as any client
 // gets them. Tokens no real provider would issue (unsigned, HMAC with the
 // public key, signed by an unpublished key, tampered, or with a chosen
@@ -48,6 +54,8 @@ type Provider struct {
 	mu     sync.Mutex
 	srv    *http.Server
 	served chan struct{}
+
+	knobs browserKnobs
 }
 
 // Start starts a provider with these clients on a fresh loopback port; it
@@ -77,16 +85,19 @@ func Reserve(t testing.TB, clients ...Client) *Provider {
 		st.clients[c.ID] = c
 	}
 	issuer := "http://" + addr
+	st.issuer = issuer
+	st.authRequests, st.codes, st.refreshes = map[string]*authRequest{}, map[string]string{}, map[string]*refreshRecord{}
 	var cfg op.Config
 	_, _ = rand.Read(cfg.CryptoKey[:])
 	cfg.CodeMethodS256 = true // MCP clients refuse a provider that does not offer PKCE S256
 	cfg.AuthMethodPost = true
+	cfg.GrantTypeRefreshToken = true
 	provider, err := op.NewProvider(&cfg, st, op.StaticIssuer(issuer), op.WithAllowInsecure()) // http: the issuer is on loopback
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &Provider{Issuer: issuer, TokenURL: issuer + op.DefaultEndpoints.Token.Relative(), t: t, addr: addr, store: st}
-	p.handler = withResource(provider)
+	p.handler = p.withBrowser(withResource(provider))
 	t.Cleanup(p.Stop)
 	return p
 }

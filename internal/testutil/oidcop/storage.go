@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,18 +15,26 @@ import (
 )
 
 // storage is the provider's state behind zitadel's op.Storage: clients,
-// keys and the token exchanges answered. Only what a machine-to-machine
-// provider needs is implemented — client credentials (with the RFC 8707
-// resource as the audience), RFC 8693 token exchange and JWT access
-// tokens; the browser flows (authorization code, refresh tokens, device
-// codes) answer "not supported".
+// keys, the token exchanges answered, and the browser flow's requests,
+// codes and refresh tokens (authcode.go). It implements client
+// credentials (with the RFC 8707 resource as the audience), RFC 8693
+// token exchange, the authorization code flow with PKCE and refresh
+// tokens, revocation, and JWT access tokens; device codes answer "not
+// supported".
 type storage struct {
 	mu        sync.Mutex
+	issuer    string
 	lifetime  time.Duration // of the access tokens issued from now on
 	clients   map[string]Client
 	keys      []key // the last one signs; all are published
 	exchanges []Exchange
 	fetches   int // JWKS requests answered
+
+	authRequests map[string]*authRequest   // by id
+	codes        map[string]string         // code → auth request id
+	refreshes    map[string]*refreshRecord // by refresh token
+	counts       Counts
+	groups       map[string][]string // a login page user's groups (SetGroups)
 }
 
 var (
@@ -74,7 +83,7 @@ func (s *storage) ClientCredentials(_ context.Context, id, secret string) (op.Cl
 	if !ok || c.Secret != secret {
 		return nil, errors.New("unknown client or wrong secret")
 	}
-	return opClient{c}, nil
+	return opClient{c, s.issuer}, nil
 }
 
 func (s *storage) ClientCredentialsTokenRequest(ctx context.Context, id string, scopes []string) (op.TokenRequest, error) {
@@ -91,7 +100,7 @@ func (s *storage) GetClientByClientID(_ context.Context, id string) (op.Client, 
 	if !ok {
 		return nil, errors.New("unknown client")
 	}
-	return opClient{c}, nil
+	return opClient{c, s.issuer}, nil
 }
 
 func (s *storage) AuthorizeClientIDSecret(_ context.Context, id, secret string) error {
@@ -187,35 +196,35 @@ func (s *storage) KeySet(context.Context) ([]op.Key, error) {
 
 func (s *storage) Health(context.Context) error { return nil }
 
-// The rest of op.Storage serves browser logins, refresh tokens,
-// introspection and the JWT profile grant, which the tests do not use.
+// The rest of op.Storage serves what the tests do not use: sessions,
+// introspection, userinfo and the JWT profile grant. The browser flow
+// (authorization code, refresh tokens, revocation) is in authcode.go.
 
-func (s *storage) CreateAuthRequest(context.Context, *oidc.AuthRequest, string) (op.AuthRequest, error) {
-	return nil, errUnsupported
-}
-func (s *storage) AuthRequestByID(context.Context, string) (op.AuthRequest, error) {
-	return nil, errUnsupported
-}
-func (s *storage) AuthRequestByCode(context.Context, string) (op.AuthRequest, error) {
-	return nil, errUnsupported
-}
-func (s *storage) SaveAuthCode(context.Context, string, string) error { return errUnsupported }
-func (s *storage) DeleteAuthRequest(context.Context, string) error    { return errUnsupported }
-func (s *storage) CreateAccessAndRefreshTokens(context.Context, op.TokenRequest, string) (string, string, time.Time, error) {
-	return "", "", time.Time{}, errUnsupported
-}
-func (s *storage) TokenRequestByRefreshToken(context.Context, string) (op.RefreshTokenRequest, error) {
-	return nil, op.ErrInvalidRefreshToken
-}
 func (s *storage) TerminateSession(context.Context, string, string) error { return errUnsupported }
-func (s *storage) RevokeToken(context.Context, string, string, string) *oidc.Error {
-	return oidc.ErrRequestNotSupported()
-}
-func (s *storage) GetRefreshTokenInfo(context.Context, string, string) (string, string, error) {
-	return "", "", op.ErrInvalidRefreshToken
-}
-func (s *storage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
+
+// SetUserinfoFromScopes is the user's part of an ID token: the subject
+// (the ID token takes it from here), and the user's groups (SetGroups)
+// for a login that asked for the scope "groups".
+func (s *storage) SetUserinfoFromScopes(_ context.Context, ui *oidc.UserInfo, subject, _ string, scopes []string) error {
+	ui.Subject = subject
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.groups[subject]; ok && slices.Contains(scopes, "groups") {
+		ui.AppendClaims("groups", g)
+	}
 	return nil
+}
+
+// SetGroups gives the person who logs in as subject at the login page
+// these groups: the ID token of a login that asked for the scope "groups"
+// lists them in its "groups" claim.
+func (p *Provider) SetGroups(subject string, groups ...string) {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	if p.store.groups == nil {
+		p.store.groups = map[string][]string{}
+	}
+	p.store.groups[subject] = groups
 }
 func (s *storage) SetUserinfoFromToken(context.Context, *oidc.UserInfo, string, string, string) error {
 	return errUnsupported

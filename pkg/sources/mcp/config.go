@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/sources/field"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -91,6 +92,12 @@ type ServerConfig struct {
 	// token exchanged for one meant for this server (percaller.go). The
 	// tools are listed with the configured client's own token.
 	TokenExchange *tokenexchange.Config `json:"tokenExchange,omitempty"`
+	// OAuth (remote servers) makes each caller connect its own account at
+	// the server's authorization server (the MCP authorization spec):
+	// every call goes out on the caller's session with the caller's own
+	// token (oauth.go); the tools are listed with the connection an admin
+	// made with `toolnexus connect`.
+	OAuth *oauthclient.Config `json:"oauth,omitempty"`
 }
 
 // Sandbox is a local server's "sandbox" setting: it runs confined like a
@@ -181,7 +188,7 @@ var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "environment": true, "env": true,
 	"cwd": true, "url": true, "headers": true, "enabled": true, "disabled": true,
 	"timeout": true, "tools": true, "restart": true, "prefix": true, "sandbox": true,
-	"elicitation": true, "sampling": true, "tokenExchange": true, "title": true, "description": true,
+	"elicitation": true, "sampling": true, "tokenExchange": true, "oauth": true, "title": true, "description": true,
 }
 
 // parseServer reads one server entry. Keys it does not know are warnings,
@@ -244,6 +251,9 @@ func parseServer(name string, raw json.RawMessage) (ServerConfig, []string, erro
 		return sc, nil, err
 	}
 	if sc.TokenExchange, err = tokenexchange.Parse(name, field.Object(fields)); err != nil {
+		return sc, nil, err
+	}
+	if sc.OAuth, err = oauthclient.Parse(name, field.Object(fields)); err != nil {
 		return sc, nil, err
 	}
 	if err := inferType(&sc, name, typ, key); err != nil {
@@ -460,7 +470,7 @@ func checkRunnable(sc ServerConfig, name string, key func(string) string) error 
 	if sc.TokenExchange != nil && sc.Type != TypeRemote {
 		return field.Errorf(key("tokenExchange"), "only a remote server (a URL) can receive the caller's identity; remove it from this local server")
 	}
-	return nil
+	return checkOAuth(sc, key)
 }
 
 // parseSandbox reads "sandbox": true/false, or an object with network,
@@ -578,4 +588,25 @@ func stringOrList(v json.RawMessage) ([]string, error) {
 		return nil, err
 	}
 	return list, nil
+}
+
+// checkOAuth refuses an oauth section where it cannot work: a local
+// server has no HTTP to carry a token; beside tokenExchange or a
+// configured Authorization header, two credentials would compete.
+func checkOAuth(sc ServerConfig, key func(string) string) error {
+	if sc.OAuth == nil {
+		return nil
+	}
+	switch {
+	case sc.Type != TypeRemote:
+		return field.Errorf(key("oauth"), "only a remote server (a URL) authorizes with OAuth; remove it from this local server")
+	case sc.TokenExchange != nil:
+		return field.Errorf(key("oauth"), "oauth (each caller's own account) and tokenExchange (the caller's identity-provider token exchanged) exclude each other; keep one")
+	}
+	for h := range sc.Headers {
+		if strings.EqualFold(h, "Authorization") {
+			return field.Errorf(key("headers."+h), "with oauth each call carries its caller's own token; remove the configured Authorization header")
+		}
+	}
+	return nil
 }

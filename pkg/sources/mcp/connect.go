@@ -158,16 +158,22 @@ func phaseError(phase string, ctx context.Context, timeout time.Duration, err er
 	return fmt.Errorf("%s: %w", phase, err)
 }
 
+// renewFunc gets a new token after the server refused old with a 401
+// (oauth.go): the request is then sent once more with it.
+type renewFunc func(ctx context.Context, old string) (string, error)
+
 // bearerFunc gives the token a remote session sends as "Authorization:
 // Bearer" on each request (tokenExchange): the source's own token on the
 // shared session, the caller's exchanged token on a caller's session.
 type bearerFunc func(context.Context) (string, error)
 
-// dial starts the server (or reaches it) and runs initialize, all within
-// ctx. The session's own lifetime is not bound to ctx: once dial returns the
+// dialAs starts the server (or reaches it) and runs initialize, all within
+// ctx. The session's own lifetime is not bound to ctx: once dialAs returns the
 // session lives until close. bearer, when set, authenticates every request
 // of a remote session.
-func (s *Source) dial(ctx context.Context, headers map[string]string, bearer bearerFunc) (*session, error) {
+//
+// renew, when set, renews a bearer token the server refused (oauth.go).
+func (s *Source) dialAs(ctx context.Context, headers map[string]string, bearer bearerFunc, renew renewFunc) (*session, error) {
 	sess := newSession()
 	life, cancel := context.WithCancel(context.Background())
 	sess.cancel = cancel
@@ -204,7 +210,7 @@ func (s *Source) dial(ctx context.Context, headers map[string]string, bearer bea
 	if s.cfg.Type == TypeLocal {
 		err = s.dialLocal(ctx, life, client, sess)
 	} else {
-		err = s.dialRemote(ctx, life, client, sess, headers, bearer)
+		err = s.dialRemote(ctx, life, client, sess, headers, bearer, renew)
 	}
 	if !stop() && err == nil {
 		// The deadline fired just as the connection came up: too late.
@@ -288,10 +294,10 @@ func (s *Source) dialLocal(ctx, life context.Context, client *sdk.Client, sess *
 	return nil
 }
 
-func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess *session, headers map[string]string, bearer bearerFunc) error {
+func (s *Source) dialRemote(ctx, life context.Context, client *sdk.Client, sess *session, headers map[string]string, bearer bearerFunc, renew renewFunc) error {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	sess.http = base
-	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, bearer: bearer, life: life, count: sess.relay, host: hostOf(s.cfg.URL)}}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: headers, bearer: bearer, renew: renew, life: life, count: sess.relay, host: hostOf(s.cfg.URL)}}
 
 	if s.cfg.Transport != TransportSSE {
 		// The SDK's own retries (resuming a dropped event stream) stay on:
@@ -352,8 +358,10 @@ type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	// bearer, when set, is the Authorization on every request to host,
-	// replacing a configured one.
+	// replacing a configured one; renew, when set, replaces a token the
+	// server refused (401) and the request is sent once more.
 	bearer bearerFunc
+	renew  renewFunc
 	life   context.Context
 	count  *relay // counts relayed notifications in the bodies
 	// host is the configured URL's host:port: the headers go there only,
@@ -402,6 +410,9 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		telemetry.InjectHeader(ctx, r.Header)
 	}
 	resp, err := h.base.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && token != "" && h.renew != nil {
+		resp, err = h.retryRenewed(ctx, r, resp, token)
+	}
 	if err != nil {
 		stop()
 		cancel()
@@ -413,6 +424,26 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	resp.Body = &lifeBody{ReadCloser: body, done: func() { stop(); cancel() }}
 	return resp, nil
+}
+
+// retryRenewed sends r once more with a renewed token after the server
+// refused token; when no new token comes (the refresh was refused too),
+// or the body cannot be sent again, the 401 stands.
+func (h headerTransport) retryRenewed(ctx context.Context, r *http.Request, resp *http.Response, token string) (*http.Response, error) {
+	fresh, err := h.renew(ctx, token)
+	if err != nil || fresh == "" || fresh == token || (r.Body != nil && r.GetBody == nil) {
+		return resp, nil
+	}
+	again := r.Clone(ctx)
+	if r.GetBody != nil {
+		if again.Body, err = r.GetBody(); err != nil {
+			return resp, nil
+		}
+	}
+	again.Header.Set("Authorization", "Bearer "+fresh)
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	resp.Body.Close()
+	return h.base.RoundTrip(again)
 }
 
 // lifeBody releases the request's lifetime hook when the body is closed.

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnexus/toolnexus/internal/callerctx"
 	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -251,10 +252,16 @@ func annotationsFrom(a *sdk.Annotations) *feature.Annotations {
 }
 
 // featureSession is the session a feature request goes out on, as a tool
-// call's would (the caller's own with tokenExchange), and its release.
+// call's would (the caller's own with tokenExchange or oauth, with the
+// caller's token), and its release.
 func (s *Source) featureSession(ctx context.Context) (*session, func(), error) {
 	if s.callers != nil {
-		c, msg := s.callerSession(ctx)
+		principal := callerctx.Principal(ctx)
+		tok, err := s.featureToken(ctx, principal)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, msg := s.callerSession(ctx, principal, tok)
 		if c == nil {
 			return nil, nil, feature.Errorf(feature.Unavailable, "%s", msg)
 		}

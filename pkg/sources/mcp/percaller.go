@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -9,7 +10,10 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/internal/callerctx"
+	"github.com/toolnexus/toolnexus/pkg/feature"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/sources/tokenexchange"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 // A remote server with tokenExchange sees each caller as itself. An MCP
@@ -34,12 +38,13 @@ const (
 // callerSession is one caller's session. sess and err are set before ready
 // is closed; a session that failed to open is dropped from the pool at once.
 type callerSession struct {
-	token    atomic.Pointer[string] // the caller's latest exchanged token
-	ready    chan struct{}
-	sess     *session
-	err      error
-	calls    atomic.Int32 // calls holding the session
-	lastUsed atomic.Int64 // unix nanoseconds of the last release
+	principal string
+	token     atomic.Pointer[string] // the caller's latest token (exchanged, or its own OAuth token)
+	ready     chan struct{}
+	sess      *session
+	err       error
+	calls     atomic.Int32 // calls holding the session
+	lastUsed  atomic.Int64 // unix nanoseconds of the last release
 }
 
 // bearer is the session's credential: always the newest exchanged token.
@@ -115,17 +120,61 @@ func (s *Source) setupExchange() (bearerFunc, error) {
 	return x.ServiceToken, nil
 }
 
-// callerSession returns the session of the caller in ctx, opening it on
-// the caller's first call, with the caller's freshly exchanged token; the
-// caller must release it. On failure it returns the text of the call's
-// is_error result, which names the server and never a token.
-func (s *Source) callerSession(ctx context.Context) (*callerSession, string) {
-	p := s.callers
-	tok, err := p.x.Token(ctx)
-	if err != nil {
-		return nil, s.redact.Apply(err.Error())
+// callerToken is the token the call goes out with: the caller's own
+// OAuth token (oauth.go), or its identity-provider token exchanged; else
+// the result the call returns instead (a PENDING login, a failure naming
+// the server, never a token).
+func (s *Source) callerToken(ctx context.Context, call tool.Call) (string, *tool.Result) {
+	if s.oauth != nil {
+		return s.oauth.ForCall(ctx, call, s.pending.Limits())
 	}
-	principal := callerctx.Principal(ctx)
+	tok, err := s.callers.x.Token(ctx)
+	if err != nil {
+		r := tool.Failure(s.redact.Apply(err.Error()), s.meta)
+		return "", &r
+	}
+	return tok, nil
+}
+
+// featureToken is the token a feature request (resources, prompts,
+// completion) goes out with, as callerToken is a tool call's. It cannot
+// return a PENDING login: a caller not connected yet is told how to
+// connect (a tool call of the server, or `toolnexus connect`).
+func (s *Source) featureToken(ctx context.Context, principal string) (string, error) {
+	if s.oauth == nil {
+		tok, err := s.callers.x.Token(ctx)
+		if err != nil {
+			return "", feature.Errorf(feature.Unavailable, "%s", s.redact.Apply(err.Error()))
+		}
+		return tok, nil
+	}
+	tok, err := s.oauth.Token(ctx, principal)
+	switch {
+	case errors.Is(err, oauthclient.ErrNotConnected):
+		return "", feature.Errorf(feature.Unavailable, "MCP server %q acts with your own account there, and you have not connected it (%v): run `toolnexus connect %s`, or call one of its tools to get the login link, then ask again",
+			s.name, err, s.name)
+	case err != nil:
+		return "", feature.Errorf(feature.Unavailable, "MCP server %q: %v", s.name, err)
+	}
+	return tok, nil
+}
+
+// callerOf is the principal whose session a call goes out on: with oauth
+// the call's owner, whose token callerToken took; else the caller in ctx,
+// whose identity-provider token was exchanged.
+func (s *Source) callerOf(ctx context.Context, call tool.Call) string {
+	if s.oauth != nil {
+		return call.Owner.Principal
+	}
+	return callerctx.Principal(ctx)
+}
+
+// callerSession returns principal's session, opening it on the caller's
+// first call, and sets tok (from callerToken or featureToken) as its
+// credential; the caller must release it. On failure it returns the text
+// of the call's is_error result, which names the server and never a token.
+func (s *Source) callerSession(ctx context.Context, principal, tok string) (*callerSession, string) {
+	p := s.callers
 	c, fresh, evict, msg := p.acquire(s, principal)
 	for _, e := range evict {
 		go s.closeEvicted(e)
@@ -133,8 +182,12 @@ func (s *Source) callerSession(ctx context.Context) (*callerSession, string) {
 	if c == nil {
 		return nil, msg
 	}
-	c.token.Store(&tok)
+	if cur := c.token.Load(); cur == nil || *cur != tok { // a cached token is the same string: no allocation
+		latest := tok
+		c.token.Store(&latest)
+	}
 	if fresh {
+		c.principal = principal
 		s.openCaller(ctx, c, principal)
 	}
 	select {
@@ -210,7 +263,7 @@ func (s *Source) openCaller(ctx context.Context, c *callerSession, principal str
 	stop := context.AfterFunc(s.closeCtx, cancel)
 	defer stop()
 	var err error
-	c.sess, err = s.dial(ctx, s.headers, c.bearer)
+	c.sess, err = s.dialAs(ctx, s.headers, c.bearer, s.callerRenew(c))
 	// Under mu, so Close either finds the session ready (and closes it) or
 	// has closed the pool before this looks.
 	p := s.callers

@@ -192,9 +192,9 @@ func (s *Source) resumeRoundTrip(ctx context.Context, call tool.Call, rt *roundT
 	if len(rt.Responses) < len(rt.Requests) {
 		return s.askNext(ctx, call, rt, name)
 	}
-	sess, release, down := s.callSession(ctx)
+	sess, release, instead := s.callSession(ctx, call)
 	if sess == nil {
-		return tool.Failure(down, s.meta)
+		return *instead
 	}
 	defer release()
 	params := &sdk.CallToolParams{Meta: rt.Meta, Name: rt.Tool, Arguments: rt.Arguments, InputResponses: rt.Responses, RequestState: rt.State}

@@ -18,6 +18,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/waitctx"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
+	"github.com/toolnexus/toolnexus/pkg/sources/oauthclient"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -69,6 +70,9 @@ type Source struct {
 	// token, and callers the per-caller sessions calls run on.
 	serviceBearer bearerFunc
 	callers       *callerPool
+	// oauth is the server as an OAuth upstream (oauth.go); nil without
+	// an oauth section. Set once in Start.
+	oauth *oauthclient.Upstream
 
 	// live is the session calls go to; nil while the server is down, so a
 	// call fails at once instead of waiting for a timeout.
@@ -195,6 +199,14 @@ func (s *Source) Start(ctx context.Context, pub sources.Publisher) error {
 			return s.fail(err)
 		}
 	}
+	if s.cfg.OAuth != nil {
+		if err := s.setupOAuth(); err != nil {
+			return s.fail(err)
+		}
+		if !s.sourceConnected() {
+			return s.startUnauthorized(pub, headers)
+		}
+	}
 	if s.childEnv, err = childEnvironment(s.cfg); err != nil {
 		return s.fail(err)
 	}
@@ -252,7 +264,7 @@ func (s *Source) connect(ctx context.Context, headers map[string]string) (*sessi
 	defer stop()
 
 	dctx, dcancel := context.WithTimeout(ctx, timeout)
-	sess, err := s.dial(dctx, headers, s.serviceBearer)
+	sess, err := s.dialAs(dctx, headers, s.serviceBearer, s.sourceRenew())
 	dcancel()
 	if err != nil {
 		return nil, nil, err
@@ -431,7 +443,7 @@ func (s *Source) bringBack(pace *backoff, headers map[string]string) *session {
 			return nil
 		default:
 		}
-		s.setStatus(sources.Restarting, fmt.Errorf("MCP server %q is down: restart %d failed: %w", s.name, attempt, err))
+		s.setStatus(s.downState(fmt.Errorf("MCP server %q is down: restart %d failed: %w", s.name, attempt, err)))
 	}
 }
 
@@ -495,6 +507,9 @@ func (s *Source) Close(ctx context.Context) error {
 	}
 	s.closeCallers()
 	err := waitctx.Group(ctx, &s.wg)
+	if s.oauth != nil {
+		s.oauth.Close()
+	}
 	if s.callers != nil {
 		s.callers.transport.CloseIdleConnections()
 	}

@@ -101,15 +101,15 @@ func (s *Source) buildTool(t *sdk.Tool, name string, schema json.RawMessage) too
 // caller is the Run function of one tool.
 func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 	return func(ctx context.Context, call tool.Call) tool.Result {
-		meta := s.meta
-		if call.Answer != nil {
+		if call.Answer != nil && !s.answersLogin(call.Answer) {
 			return out.check(s.resume(ctx, call, name))
 		}
-		sess, release, msg := s.callSession(ctx)
+		sess, release, instead := s.callSession(ctx, call)
 		if sess == nil {
-			return tool.Failure(msg, meta)
+			return *instead
 		}
 		defer release()
+		call.Answer = nil // an answered login (oauth): the call runs afresh
 		params := &sdk.CallToolParams{Name: original, Arguments: call.Arguments}
 		sess.relay.calls.Add(1)
 		defer sess.relay.calls.Add(-1)
@@ -133,22 +133,30 @@ func (s *Source) caller(original, name string, out *outputChecker) tool.Func {
 	}
 }
 
-// callSession is the session a call goes out on: with tokenExchange the
-// caller's own, else the live one; release ends the call's hold on it.
-// When there is none, msg says why (down: answered now rather than after
-// a timeout).
-func (s *Source) callSession(ctx context.Context) (sess *session, release func(), msg string) {
+// callSession is the session a call goes out on: with tokenExchange or
+// oauth the caller's own, with the caller's token, else the live one;
+// release ends the call's hold on it. When there is none, instead is what
+// the call returns: a failure saying why (down: answered now rather than
+// after a timeout), or with oauth the PENDING login of a caller not
+// connected yet.
+func (s *Source) callSession(ctx context.Context, call tool.Call) (sess *session, release func(), instead *tool.Result) {
 	if s.callers != nil {
-		c, msg := s.callerSession(ctx)
-		if c == nil {
-			return nil, nil, msg
+		tok, instead := s.callerToken(ctx, call)
+		if instead != nil {
+			return nil, nil, instead
 		}
-		return c.sess, func() { s.callers.release(c) }, ""
+		c, msg := s.callerSession(ctx, s.callerOf(ctx, call), tok)
+		if c == nil {
+			r := tool.Failure(msg, s.meta)
+			return nil, nil, &r
+		}
+		return c.sess, func() { s.callers.release(c) }, nil
 	}
 	if sess = s.live.Load(); sess == nil {
-		return nil, nil, s.downText()
+		r := tool.Failure(s.downText(), s.meta)
+		return nil, nil, &r
 	}
-	return sess, func() {}, ""
+	return sess, func() {}, nil
 }
 
 // finish turns what CallTool returned into the call's result.

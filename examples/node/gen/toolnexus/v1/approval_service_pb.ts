@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolnexus/v1/approval_service.proto.
  */
 export const file_toolnexus_v1_approval_service: GenFile = /*@__PURE__*/
-  fileDesc("CiN0b29sbmV4dXMvdjEvYXBwcm92YWxfc2VydmljZS5wcm90bxIMdG9vbG5leHVzLnYxIhYKFExpc3RBcHByb3ZhbHNSZXF1ZXN0IkIKFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIpCglhcHByb3ZhbHMYASADKAsyFi50b29sbmV4dXMudjEuQXBwcm92YWwixwIKCEFwcHJvdmFsEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIMCgR0b29sGAMgASgJEhEKCXByaW5jaXBhbBgEIAEoCRIYChBhcmd1bWVudHNfZGlnZXN0GAUgASgJEg4KBnBvbGljeRgGIAEoCRIPCgdzdW1tYXJ5GAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmRlY2lkZWRfYnkYCiABKAkSLgoKZGVjaWRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAwgASgJEg8KB3Nlc3Npb24YDSABKAkiLAoOQXBwcm92ZVJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKD0FwcHJvdmVSZXNwb25zZRIoCghhcHByb3ZhbBgBIAEoCzIWLnRvb2xuZXh1cy52MS5BcHByb3ZhbCIpCgtEZW55UmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiOAoMRGVueVJlc3BvbnNlEigKCGFwcHJvdmFsGAEgASgLMhYudG9vbG5leHVzLnYxLkFwcHJvdmFsMvIBCg9BcHByb3ZhbFNlcnZpY2USWAoNTGlzdEFwcHJvdmFscxIiLnRvb2xuZXh1cy52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBojLnRvb2xuZXh1cy52MS5MaXN0QXBwcm92YWxzUmVzcG9uc2USRgoHQXBwcm92ZRIcLnRvb2xuZXh1cy52MS5BcHByb3ZlUmVxdWVzdBodLnRvb2xuZXh1cy52MS5BcHByb3ZlUmVzcG9uc2USPQoERGVueRIZLnRvb2xuZXh1cy52MS5EZW55UmVxdWVzdBoaLnRvb2xuZXh1cy52MS5EZW55UmVzcG9uc2VCPVo7Z2l0aHViLmNvbS90b29sbmV4dXMvdG9vbG5leHVzL2dlbi90b29sbmV4dXMvdjE7dG9vbG5leHVzdjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiN0b29sbmV4dXMvdjEvYXBwcm92YWxfc2VydmljZS5wcm90bxIMdG9vbG5leHVzLnYxIhYKFExpc3RBcHByb3ZhbHNSZXF1ZXN0IkIKFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIpCglhcHByb3ZhbHMYASADKAsyFi50b29sbmV4dXMudjEuQXBwcm92YWwiiQMKCEFwcHJvdmFsEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIMCgR0b29sGAMgASgJEhEKCXByaW5jaXBhbBgEIAEoCRIYChBhcmd1bWVudHNfZGlnZXN0GAUgASgJEg4KBnBvbGljeRgGIAEoCRIPCgdzdW1tYXJ5GAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmRlY2lkZWRfYnkYCiABKAkSLgoKZGVjaWRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAwgASgJEg8KB3Nlc3Npb24YDSABKAkSDAoEa2luZBgOIAEoCRIyCgpkZWZpbml0aW9uGA8gASgLMh4udG9vbG5leHVzLnYxLkRlZmluaXRpb25DaGFuZ2UisQEKEERlZmluaXRpb25DaGFuZ2USDgoGc291cmNlGAEgASgJEgwKBHRvb2wYAiABKAkSDgoGY2hhbmdlGAMgASgJEhYKDm9sZF9kZWZpbml0aW9uGAQgASgJEhYKDm5ld19kZWZpbml0aW9uGAUgASgJEhIKCm9sZF9kaWdlc3QYBiABKAkSEgoKbmV3X2RpZ2VzdBgHIAEoCRIXCg9zaGFkb3dlZF9zb3VyY2UYCCABKAkiLAoOQXBwcm92ZVJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKD0FwcHJvdmVSZXNwb25zZRIoCghhcHByb3ZhbBgBIAEoCzIWLnRvb2xuZXh1cy52MS5BcHByb3ZhbCIpCgtEZW55UmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiOAoMRGVueVJlc3BvbnNlEigKCGFwcHJvdmFsGAEgASgLMhYudG9vbG5leHVzLnYxLkFwcHJvdmFsMvIBCg9BcHByb3ZhbFNlcnZpY2USWAoNTGlzdEFwcHJvdmFscxIiLnRvb2xuZXh1cy52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBojLnRvb2xuZXh1cy52MS5MaXN0QXBwcm92YWxzUmVzcG9uc2USRgoHQXBwcm92ZRIcLnRvb2xuZXh1cy52MS5BcHByb3ZlUmVxdWVzdBodLnRvb2xuZXh1cy52MS5BcHByb3ZlUmVzcG9uc2USPQoERGVueRIZLnRvb2xuZXh1cy52MS5EZW55UmVxdWVzdBoaLnRvb2xuZXh1cy52MS5EZW55UmVzcG9uc2VCPVo7Z2l0aHViLmNvbS90b29sbmV4dXMvdG9vbG5leHVzL2dlbi90b29sbmV4dXMvdjE7dG9vbG5leHVzdjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * ListApprovalsRequest takes no parameters.
@@ -147,6 +147,23 @@ export type Approval = Message<"toolnexus.v1.Approval"> & {
    * @generated from field: string session = 13;
    */
   session: string;
+
+  /**
+   * What waits: "call" (a call a policy held back; the fields above) or
+   * "definition" (a tool definition pinning held back: see definition;
+   * principal, session, arguments_digest and policy are empty, expires_at
+   * unset: it waits until decided).
+   *
+   * @generated from field: string kind = 14;
+   */
+  kind: string;
+
+  /**
+   * The held definition, for kind "definition".
+   *
+   * @generated from field: toolnexus.v1.DefinitionChange definition = 15;
+   */
+  definition?: DefinitionChange | undefined;
 };
 
 /**
@@ -155,6 +172,80 @@ export type Approval = Message<"toolnexus.v1.Approval"> & {
  */
 export const ApprovalSchema: GenMessage<Approval> = /*@__PURE__*/
   messageDesc(file_toolnexus_v1_approval_service, 2);
+
+/**
+ * DefinitionChange is a tool definition a source publishes that does not
+ * match its pin: the approver reads the old and the new text before Approve
+ * pins the new one.
+ *
+ * @generated from message toolnexus.v1.DefinitionChange
+ */
+export type DefinitionChange = Message<"toolnexus.v1.DefinitionChange"> & {
+  /**
+   * The source layer, "kind/name" (mcp/weather).
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * The tool's name as the source publishes it (before any override).
+   *
+   * @generated from field: string tool = 2;
+   */
+  tool: string;
+
+  /**
+   * changed (a pinned definition changed), added (a source already seen
+   * offers a new tool), first_sight (pinning.holdFirstSight), shadows (a
+   * new source offers a name another source has pinned).
+   *
+   * @generated from field: string change = 3;
+   */
+  change: string;
+
+  /**
+   * The pinned definition as canonical JSON ({"description", "kind",
+   * "name", "parts": {"inputSchema", "outputSchema", "annotations"}});
+   * empty when the tool was never pinned in this source.
+   *
+   * @generated from field: string old_definition = 4;
+   */
+  oldDefinition: string;
+
+  /**
+   * The definition the source publishes now, as canonical JSON.
+   *
+   * @generated from field: string new_definition = 5;
+   */
+  newDefinition: string;
+
+  /**
+   * Hex SHA-256 of the canonical definitions.
+   *
+   * @generated from field: string old_digest = 6;
+   */
+  oldDigest: string;
+
+  /**
+   * @generated from field: string new_digest = 7;
+   */
+  newDigest: string;
+
+  /**
+   * For change "shadows": the source that pinned the same name.
+   *
+   * @generated from field: string shadowed_source = 8;
+   */
+  shadowedSource: string;
+};
+
+/**
+ * Describes the message toolnexus.v1.DefinitionChange.
+ * Use `create(DefinitionChangeSchema)` to create a new message.
+ */
+export const DefinitionChangeSchema: GenMessage<DefinitionChange> = /*@__PURE__*/
+  messageDesc(file_toolnexus_v1_approval_service, 3);
 
 /**
  * ApproveRequest names the approval to grant.
@@ -182,7 +273,7 @@ export type ApproveRequest = Message<"toolnexus.v1.ApproveRequest"> & {
  * Use `create(ApproveRequestSchema)` to create a new message.
  */
 export const ApproveRequestSchema: GenMessage<ApproveRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_approval_service, 3);
+  messageDesc(file_toolnexus_v1_approval_service, 4);
 
 /**
  * ApproveResponse is the approval as decided.
@@ -203,7 +294,7 @@ export type ApproveResponse = Message<"toolnexus.v1.ApproveResponse"> & {
  * Use `create(ApproveResponseSchema)` to create a new message.
  */
 export const ApproveResponseSchema: GenMessage<ApproveResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_approval_service, 4);
+  messageDesc(file_toolnexus_v1_approval_service, 5);
 
 /**
  * DenyRequest names the approval to refuse.
@@ -231,7 +322,7 @@ export type DenyRequest = Message<"toolnexus.v1.DenyRequest"> & {
  * Use `create(DenyRequestSchema)` to create a new message.
  */
 export const DenyRequestSchema: GenMessage<DenyRequest> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_approval_service, 5);
+  messageDesc(file_toolnexus_v1_approval_service, 6);
 
 /**
  * DenyResponse is the approval as decided.
@@ -252,7 +343,7 @@ export type DenyResponse = Message<"toolnexus.v1.DenyResponse"> & {
  * Use `create(DenyResponseSchema)` to create a new message.
  */
 export const DenyResponseSchema: GenMessage<DenyResponse> = /*@__PURE__*/
-  messageDesc(file_toolnexus_v1_approval_service, 6);
+  messageDesc(file_toolnexus_v1_approval_service, 7);
 
 /**
  * ApprovalService is where a human decides the calls a Cedar policy
@@ -261,6 +352,12 @@ export const DenyResponseSchema: GenMessage<DenyResponse> = /*@__PURE__*/
  * principal that made it and the policy that asked. Only admin tokens and
  * the principals or groups in policy.approvers may call it (PERMISSION_DENIED
  * otherwise), and never for their own calls.
+ *
+ * It also lists and decides the tool definitions pinning holds back
+ * (kind "definition", ids "def_..."; docs/catalog.md): a source that
+ * changed a pinned definition, added a tool, or was seen for the first time
+ * with pinning.holdFirstSight. Approve pins the new definition (the tool is
+ * listed and runs from then on); Deny keeps it held.
  *
  * @generated from service toolnexus.v1.ApprovalService
  */

@@ -146,7 +146,8 @@ export type Source = Message<"toolnexus.v1.Source"> & {
   name: string;
 
   /**
-   * One of "connected", "disabled", "failed", "restarting".
+   * One of "connected", "disabled", "failed", "restarting", "unauthorized"
+   * (an MCP server with "oauth" that no admin has connected yet: error says how).
    *
    * @generated from field: string status = 3;
    */

@@ -364,7 +364,9 @@ export type PendingRequest = Message<"toolnexus.v1.PendingRequest"> & {
   id: string;
 
   /**
-   * What is asked for, e.g. "question".
+   * What is asked for, e.g. "question"; "authorization" when the caller
+   * must first connect its own account at an OAuth upstream: url is the
+   * login page, and once logged in the caller answers {id, ok: true}.
    *
    * @generated from field: string kind = 2;
    */

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#toolnexus/v1/approval_service.proto\x12\x0ctoolnexus.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n\x14ListApprovalsRequest\"M\n\x15ListApprovalsResponse\x12\x34\n\tapprovals\x18\x01 \x03(\x0b\x32\x16.toolnexus.v1.ApprovalR\tapprovals\"\xc3\x03\n\x08\x41pproval\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1c\n\tprincipal\x18\x04 \x01(\tR\tprincipal\x12)\n\x10\x61rguments_digest\x18\x05 \x01(\tR\x0f\x61rgumentsDigest\x12\x16\n\x06policy\x18\x06 \x01(\tR\x06policy\x12\x18\n\x07summary\x18\x07 \x01(\tR\x07summary\x12\x39\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x39\n\nexpires_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n\ndecided_by\x18\n \x01(\tR\tdecidedBy\x12\x39\n\ndecided_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n\x06reason\x18\x0c \x01(\tR\x06reason\x12\x18\n\x07session\x18\r \x01(\tR\x07session\"8\n\x0e\x41pproveRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"E\n\x0f\x41pproveResponse\x12\x32\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x16.toolnexus.v1.ApprovalR\x08\x61pproval\"5\n\x0b\x44\x65nyRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"B\n\x0c\x44\x65nyResponse\x12\x32\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x16.toolnexus.v1.ApprovalR\x08\x61pproval2\xf2\x01\n\x0f\x41pprovalService\x12X\n\rListApprovals\x12\".toolnexus.v1.ListApprovalsRequest\x1a#.toolnexus.v1.ListApprovalsResponse\x12\x46\n\x07\x41pprove\x12\x1c.toolnexus.v1.ApproveRequest\x1a\x1d.toolnexus.v1.ApproveResponse\x12=\n\x04\x44\x65ny\x12\x19.toolnexus.v1.DenyRequest\x1a\x1a.toolnexus.v1.DenyResponseB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#toolnexus/v1/approval_service.proto\x12\x0ctoolnexus.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n\x14ListApprovalsRequest\"M\n\x15ListApprovalsResponse\x12\x34\n\tapprovals\x18\x01 \x03(\x0b\x32\x16.toolnexus.v1.ApprovalR\tapprovals\"\x97\x04\n\x08\x41pproval\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1c\n\tprincipal\x18\x04 \x01(\tR\tprincipal\x12)\n\x10\x61rguments_digest\x18\x05 \x01(\tR\x0f\x61rgumentsDigest\x12\x16\n\x06policy\x18\x06 \x01(\tR\x06policy\x12\x18\n\x07summary\x18\x07 \x01(\tR\x07summary\x12\x39\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x39\n\nexpires_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n\ndecided_by\x18\n \x01(\tR\tdecidedBy\x12\x39\n\ndecided_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n\x06reason\x18\x0c \x01(\tR\x06reason\x12\x18\n\x07session\x18\r \x01(\tR\x07session\x12\x12\n\x04kind\x18\x0e \x01(\tR\x04kind\x12>\n\ndefinition\x18\x0f \x01(\x0b\x32\x1e.toolnexus.v1.DefinitionChangeR\ndefinition\"\x8b\x02\n\x10\x44\x65\x66initionChange\x12\x16\n\x06source\x18\x01 \x01(\tR\x06source\x12\x12\n\x04tool\x18\x02 \x01(\tR\x04tool\x12\x16\n\x06\x63hange\x18\x03 \x01(\tR\x06\x63hange\x12%\n\x0eold_definition\x18\x04 \x01(\tR\roldDefinition\x12%\n\x0enew_definition\x18\x05 \x01(\tR\rnewDefinition\x12\x1d\n\nold_digest\x18\x06 \x01(\tR\toldDigest\x12\x1d\n\nnew_digest\x18\x07 \x01(\tR\tnewDigest\x12\'\n\x0fshadowed_source\x18\x08 \x01(\tR\x0eshadowedSource\"8\n\x0e\x41pproveRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"E\n\x0f\x41pproveResponse\x12\x32\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x16.toolnexus.v1.ApprovalR\x08\x61pproval\"5\n\x0b\x44\x65nyRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"B\n\x0c\x44\x65nyResponse\x12\x32\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x16.toolnexus.v1.ApprovalR\x08\x61pproval2\xf2\x01\n\x0f\x41pprovalService\x12X\n\rListApprovals\x12\".toolnexus.v1.ListApprovalsRequest\x1a#.toolnexus.v1.ListApprovalsResponse\x12\x46\n\x07\x41pprove\x12\x1c.toolnexus.v1.ApproveRequest\x1a\x1d.toolnexus.v1.ApproveResponse\x12=\n\x04\x44\x65ny\x12\x19.toolnexus.v1.DenyRequest\x1a\x1a.toolnexus.v1.DenyResponseB=Z;github.com/toolnexus/toolnexus/gen/toolnexus/v1;toolnexusv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolnexus.v1.approval_service_pb2', globals())
@@ -27,15 +27,17 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _LISTAPPROVALSRESPONSE._serialized_start=110
   _LISTAPPROVALSRESPONSE._serialized_end=187
   _APPROVAL._serialized_start=190
-  _APPROVAL._serialized_end=641
-  _APPROVEREQUEST._serialized_start=643
-  _APPROVEREQUEST._serialized_end=699
-  _APPROVERESPONSE._serialized_start=701
-  _APPROVERESPONSE._serialized_end=770
-  _DENYREQUEST._serialized_start=772
-  _DENYREQUEST._serialized_end=825
-  _DENYRESPONSE._serialized_start=827
-  _DENYRESPONSE._serialized_end=893
-  _APPROVALSERVICE._serialized_start=896
-  _APPROVALSERVICE._serialized_end=1138
+  _APPROVAL._serialized_end=725
+  _DEFINITIONCHANGE._serialized_start=728
+  _DEFINITIONCHANGE._serialized_end=995
+  _APPROVEREQUEST._serialized_start=997
+  _APPROVEREQUEST._serialized_end=1053
+  _APPROVERESPONSE._serialized_start=1055
+  _APPROVERESPONSE._serialized_end=1124
+  _DENYREQUEST._serialized_start=1126
+  _DENYREQUEST._serialized_end=1179
+  _DENYRESPONSE._serialized_start=1181
+  _DENYRESPONSE._serialized_end=1247
+  _APPROVALSERVICE._serialized_start=1250
+  _APPROVALSERVICE._serialized_end=1492
 # @@protoc_insertion_point(module_scope)

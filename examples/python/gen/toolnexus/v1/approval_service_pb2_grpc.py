@@ -12,6 +12,12 @@ class ApprovalServiceStub(object):
     principal that made it and the policy that asked. Only admin tokens and
     the principals or groups in policy.approvers may call it (PERMISSION_DENIED
     otherwise), and never for their own calls.
+
+    It also lists and decides the tool definitions pinning holds back
+    (kind "definition", ids "def_..."; docs/catalog.md): a source that
+    changed a pinned definition, added a tool, or was seen for the first time
+    with pinning.holdFirstSight. Approve pins the new definition (the tool is
+    listed and runs from then on); Deny keeps it held.
     """
 
     def __init__(self, channel):
@@ -44,6 +50,12 @@ class ApprovalServiceServicer(object):
     principal that made it and the policy that asked. Only admin tokens and
     the principals or groups in policy.approvers may call it (PERMISSION_DENIED
     otherwise), and never for their own calls.
+
+    It also lists and decides the tool definitions pinning holds back
+    (kind "definition", ids "def_..."; docs/catalog.md): a source that
+    changed a pinned definition, added a tool, or was seen for the first time
+    with pinning.holdFirstSight. Approve pins the new definition (the tool is
+    listed and runs from then on); Deny keeps it held.
     """
 
     def ListApprovals(self, request, context):
@@ -105,6 +117,12 @@ class ApprovalService(object):
     principal that made it and the policy that asked. Only admin tokens and
     the principals or groups in policy.approvers may call it (PERMISSION_DENIED
     otherwise), and never for their own calls.
+
+    It also lists and decides the tool definitions pinning holds back
+    (kind "definition", ids "def_..."; docs/catalog.md): a source that
+    changed a pinned definition, added a tool, or was seen for the first time
+    with pinning.holdFirstSight. Approve pins the new definition (the tool is
+    listed and runs from then on); Deny keeps it held.
     """
 
     @staticmethod
