@@ -114,8 +114,6 @@ func (f *fixture) scrape(t *testing.T) string {
 	return string(b)
 }
 
-var mustStruct = inproc.Struct
-
 // collect reads an ExecuteStream to its end (inproc.Collect).
 var collect = inproc.Collect
 

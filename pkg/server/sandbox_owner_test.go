@@ -225,10 +225,6 @@ chmod 000 %[2]s; echo chmodfile=$?; chmod 777 %[1]s; echo chmoddir=$?; touch %[2
 	}
 }
 
-// sandboxIDs are the host ids a root server's sandboxed commands act as,
-// or -1 when the tests do not run as root.
-var sandboxIDs = testutil.SandboxIDs
-
 // sandbox.uid and sandbox.gid choose the host ids a root server's commands
 // act as: a file a command writes belongs to them on the host (inside its
 // namespace the command sees itself as 65534, whatever the host ids are).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,15 +89,6 @@ func TestSessionsSurviveReloadAndRestart(t *testing.T) {
 	if r := execIn(t, inSession("", "keep"), f.reg, "read", map[string]any{"path": "k.txt"}); r.GetOutput() != "kept" {
 		t.Fatalf("after a restart: %q", r.GetOutput())
 	}
-}
-
-// sessionHeader adds Toolnexus-Session to every MCP request.
-type sessionHeader struct{ id string }
-
-func (s sessionHeader) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Toolnexus-Session", s.id)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // sessions.root moves the sessions; one inside the workspace is refused
