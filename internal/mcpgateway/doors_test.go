@@ -18,6 +18,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/core"
 	"github.com/toolnexus/toolnexus/internal/mcpgateway"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 )
 
 // door is a gateway on loopback over a core that records every step each
@@ -51,27 +52,13 @@ func startDoor(t *testing.T, cfgJSON string, opts mcpgateway.Options) *door {
 func (d *door) connect(t *testing.T, path string, header ...string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "doors", Version: "0"}, nil)
-	hc := &http.Client{Transport: headers{http.DefaultTransport, header}}
+	hc := mcpclient.HeaderClient(header...)
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: d.url + path, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
-}
-
-// headers adds its name, value pairs to every request.
-type headers struct {
-	rt http.RoundTripper
-	kv []string
-}
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for i := 0; i+1 < len(h.kv); i += 2 {
-		r.Header.Set(h.kv[i], h.kv[i+1])
-	}
-	return h.rt.RoundTrip(r)
 }
 
 // call is a tools/call: its result, or the JSON-RPC error's message.

@@ -44,6 +44,12 @@ type Dial struct {
 	Retry bool
 }
 
+// HeaderClient is an HTTP client that sends these headers (name, value
+// pairs) with every request.
+func HeaderClient(kv ...string) *http.Client {
+	return &http.Client{Transport: headers{http.DefaultTransport, kv}}
+}
+
 // headers adds its name, value pairs to every request.
 type headers struct {
 	rt http.RoundTripper
