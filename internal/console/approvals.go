@@ -86,8 +86,10 @@ func (c *Console) heldDefinitions(r *http.Request, u *user, v *approvalsView) {
 	if c.opts.Definitions == nil {
 		return
 	}
-	v.DefinitionsOn = true
 	defs, err := c.opts.Definitions.HeldDefinitions(r.Context(), u.p)
+	// The section shows while pinning is on, and after it was turned off
+	// while something is still held.
+	v.DefinitionsOn = c.opts.Core.Config().Pinning.On() || len(defs) > 0 || err != nil
 	switch {
 	case errors.Is(err, core.ErrNotApprover):
 		v.DefinitionsNote = "Only admins and policy.approvers may decide held tool definitions."

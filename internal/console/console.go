@@ -43,8 +43,9 @@ type Options struct {
 	// BaseURL is where browsers reach the web listener (its public URL):
 	// the origin POSTs must come from and the OIDC redirect's base.
 	BaseURL func() string
-	// Definitions are the tool definitions pinning holds for an approver;
-	// nil until the server has them (definitions.go).
+	// Definitions are the tool definitions pinning holds, listed and
+	// decided on /approvals (CatalogDefinitions over the core); nil
+	// leaves the section out.
 	Definitions Definitions
 	// Logger receives logins, logouts and refusals.
 	Logger *slog.Logger

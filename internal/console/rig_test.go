@@ -121,7 +121,8 @@ func startRig(t testing.TB, o rigOptions) *rig {
 		store = v
 	}
 	r.console = console.New(console.Options{Core: r.core, Connections: r.manager, Store: store, BaseURL: r.web.BaseURL,
-		Logger: quiet(), Reload: func(context.Context) (core.Report, error) { return r.core.Apply(cfg) }})
+		Logger: quiet(), Reload: func(context.Context) (core.Report, error) { return r.core.Apply(cfg) },
+		Definitions: console.CatalogDefinitions(r.core)})
 	r.console.Mount(r.web)
 	r.web.Handle("GET "+oauthclient.CallbackPath, r.console.WrapCallback(r.manager.Callback()))
 	r.web.Serve(make(chan error, 1))

@@ -10,7 +10,9 @@ import (
 // The console (internal/console) on the web listener: on whenever the
 // listener is, unless server.web.console is false. Its login sessions
 // live in the OAuth vault (memory, credentials.dir, or Redis with
-// cluster.redis), sealed like the tokens.
+// cluster.redis), sealed like the tokens. /approvals lists the tool
+// definitions pinning holds beside the held calls (core.HeldDefinitions,
+// core.DecideDefinition: admins and policy.approvers only).
 
 // startConsole mounts the console's pages; a client secret that does not
 // resolve is a config error, as --check says.
@@ -22,7 +24,7 @@ func (s *Server) startConsole(cfg *config.Config) error {
 		return err
 	}
 	s.console = console.New(console.Options{Core: s.core, Connections: s.oauth, Store: s.oauth.Vault(), Reload: s.reloadForRPC,
-		BaseURL: s.web.BaseURL, Logger: s.log})
+		Definitions: console.CatalogDefinitions(s.core), BaseURL: s.web.BaseURL, Logger: s.log})
 	s.console.Mount(s.web)
 	return nil
 }
