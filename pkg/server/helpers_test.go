@@ -16,6 +16,7 @@ import (
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
+	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -143,3 +144,9 @@ func (f *fixture) scrapeAs(t *testing.T, accept string) (string, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.Header.Get("Content-Type"), string(b)
 }
+
+// metricLine and modernVersion are testutil's and mcpclient's, by the
+// names the whole-server tests use.
+var metricLine = testutil.MetricLine
+
+const modernVersion = mcpclient.ModernVersion

@@ -38,7 +38,7 @@ const (
 
 func metricValue(t *testing.T, body, name string, labels ...string) string {
 	t.Helper()
-	line := testutil.MetricLine(body, name, labels...)
+	line := metricLine(body, name, labels...)
 	if line == "" {
 		return ""
 	}

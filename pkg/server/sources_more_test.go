@@ -48,7 +48,7 @@ func TestQuestionSuspendsAndResumesOverGRPC(t *testing.T) {
 	if r := resp.GetResult(); r.GetIsError() || r.GetOutcome() != pb.Outcome_OUTCOME_OK || r.GetOutput() != `{"answers":["red"]}` {
 		t.Fatalf("resumed: %v", r)
 	}
-	if line := testutil.MetricLine(f.scrape(t), "toolnexus_tool_calls_total", `tool="question"`, `outcome="pending"`); !strings.HasSuffix(line, " 1") {
+	if line := metricLine(f.scrape(t), "toolnexus_tool_calls_total", `tool="question"`, `outcome="pending"`); !strings.HasSuffix(line, " 1") {
 		t.Errorf("pending not counted: %q", line)
 	}
 }
@@ -118,11 +118,11 @@ func TestA2AAndHTTPSourcesOverGRPC(t *testing.T) {
 	}
 	body := f.scrape(t)
 	for _, src := range []string{"a2a", "http"} {
-		if line := testutil.MetricLine(body, "toolnexus_tool_calls_total", `source="`+src+`"`, `outcome="ok"`); !strings.HasSuffix(line, " 1") {
+		if line := metricLine(body, "toolnexus_tool_calls_total", `source="`+src+`"`, `outcome="ok"`); !strings.HasSuffix(line, " 1") {
 			t.Errorf("toolnexus_tool_calls_total{source=%q,outcome=ok} = %q", src, line)
 		}
 	}
-	if line := testutil.MetricLine(body, "toolnexus_source_up", `source="a2a"`, `name="reviewer"`); !strings.HasSuffix(line, " 1") {
+	if line := metricLine(body, "toolnexus_source_up", `source="a2a"`, `name="reviewer"`); !strings.HasSuffix(line, " 1") {
 		t.Errorf("source_up{a2a,reviewer} = %q", line)
 	}
 }
@@ -178,10 +178,10 @@ func TestMCPServerOverGRPC(t *testing.T) {
 		t.Errorf("mcp/broken = %v; want failed with its error", s)
 	}
 	body := f.scrape(t)
-	if line := testutil.MetricLine(body, "toolnexus_source_up", `source="mcp"`, `name="broken"`); !strings.HasSuffix(line, " 0") {
+	if line := metricLine(body, "toolnexus_source_up", `source="mcp"`, `name="broken"`); !strings.HasSuffix(line, " 0") {
 		t.Errorf("source_up{broken} = %q", line)
 	}
-	if line := testutil.MetricLine(body, "toolnexus_source_up", `source="mcp"`, `name="calc"`); !strings.HasSuffix(line, " 1") {
+	if line := metricLine(body, "toolnexus_source_up", `source="mcp"`, `name="calc"`); !strings.HasSuffix(line, " 1") {
 		t.Errorf("source_up{calc} = %q", line)
 	}
 }

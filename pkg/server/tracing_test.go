@@ -17,7 +17,6 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
-	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -326,21 +325,21 @@ func TestTraceFromAgentThroughMCPGateway(t *testing.T) {
 	// _meta it sends with every request) continues its trace the same way.
 	const modernTrace, modernSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	modern, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: "http://" + ts.srv.MCPAddr().String() + server.MCPPath}, &mcp.ClientSessionOptions{ProtocolVersion: mcpclient.ModernVersion})
-	if err != nil || modern.InitializeResult().ProtocolVersion != mcpclient.ModernVersion {
-		t.Fatalf("connect at %s: %v", mcpclient.ModernVersion, err)
+		&mcp.StreamableClientTransport{Endpoint: "http://" + ts.srv.MCPAddr().String() + server.MCPPath}, &mcp.ClientSessionOptions{ProtocolVersion: modernVersion})
+	if err != nil || modern.InitializeResult().ProtocolVersion != modernVersion {
+		t.Fatalf("connect at %s: %v", modernVersion, err)
 	}
 	res, err = modern.CallTool(context.Background(), &mcp.CallToolParams{Name: "ping", Arguments: map[string]any{},
 		Meta: mcp.Meta{"traceparent": "00-" + modernTrace + "-" + modernSpan + "-01"}})
 	if err != nil || res.IsError {
-		t.Fatalf("tools/call ping at %s: %v %v", mcpclient.ModernVersion, err, res)
+		t.Fatalf("tools/call ping at %s: %v %v", modernVersion, err, res)
 	}
 	_ = modern.Close()
 	ts.stop()
 
 	all := ts.receiver.Spans()
 	if s := findSpan(t, oneTrace(t, all, modernTrace), "execute_tool ping"); s.ParentSpanID != modernSpan {
-		t.Errorf("at %s: execute_tool ping's parent %s, want the _meta span %s", mcpclient.ModernVersion, s.ParentSpanID, modernSpan)
+		t.Errorf("at %s: execute_tool ping's parent %s, want the _meta span %s", modernVersion, s.ParentSpanID, modernSpan)
 	}
 	mcpSpan := findSpan(t, oneTrace(t, all, metaTrace), "execute_tool peer_whoami")
 	if mcpSpan.ParentSpanID != metaSpan {
