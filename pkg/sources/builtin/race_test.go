@@ -48,7 +48,9 @@ func TestSymlinkSwapRaceHasNoEscapes(t *testing.T) {
 		// removed.
 		syscall.Kill(-loop.Process.Pid, syscall.SIGKILL)
 		loop.Wait()
-		for syscall.Kill(-loop.Process.Pid, 0) == nil {
+		// Until the group is gone (its killed members reaped), for at
+		// most ten seconds: a zombie nobody reaps would hold it forever.
+		for end := time.Now().Add(10 * time.Second); syscall.Kill(-loop.Process.Pid, 0) == nil && time.Now().Before(end); {
 			runtime.Gosched()
 		}
 	}()

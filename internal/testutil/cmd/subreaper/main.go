@@ -55,11 +55,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer signal.Stop(sigs)
 	done := make(chan struct{})
 	defer close(done)
+	// Orphans that end while the command runs are reaped as they end, as
+	// init would: a zombie left in its process group would keep a test's
+	// kill(-pgid, 0) succeeding, a wait for the group to be gone.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	go func() {
 		for {
 			select {
 			case s := <-sigs:
 				_ = cmd.Process.Signal(s)
+			case <-tick.C:
+				for _, pid := range orphanZombies(os.Getpid(), cmd.Process.Pid) {
+					var ws unix.WaitStatus
+					_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+				}
 			case <-done:
 				return
 			}

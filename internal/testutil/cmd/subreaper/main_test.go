@@ -22,6 +22,11 @@ func TestSubreaperReportsWhatOutlivesTheCommand(t *testing.T) {
 		{"orphan ends within the grace period", []string{"-grace", "5s", "--", "sh", "-c", "sleep 0.3 &"}, 0, ""},
 		{"orphan left running", []string{"-grace", "200ms", "--", "sh", "-c", "sleep 31 & echo started"}, 1, "sleep 31"},
 		{"daemonized orphan", []string{"-grace", "200ms", "--", "sh", "-c", "setsid sh -c 'sleep 32' & sleep 0.1"}, 1, "sleep 32"},
+		// An orphan that ends while the command still runs is reaped then,
+		// as init would: its zombie must not linger (a test waiting for a
+		// killed process group to be gone would wait forever).
+		{"orphan reaped while the command runs", []string{"--", "sh", "-c",
+			`(sleep 0.1 &); sleep 1; cat /proc/[0-9]*/stat 2>/dev/null | awk -v p=$PPID '$3 == "Z" && $4 == p {n++} END {exit n > 0}'`}, 0, ""},
 		{"no command", nil, 2, "usage"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

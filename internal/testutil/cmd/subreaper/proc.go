@@ -65,3 +65,29 @@ func readProc(pid int) (proc, bool) {
 	}
 	return proc{pid: pid, ppid: ppid, cmdline: cl}, true
 }
+
+// orphanZombies lists the zombies re-parented to parent, except the
+// process except (the command, which exec.Cmd.Wait reaps itself).
+func orphanZombies(parent, except int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == except {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) >= 2 && fields[0] == "Z" && fields[1] == strconv.Itoa(parent) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
