@@ -3,10 +3,7 @@ package grpcapi_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
@@ -25,24 +22,7 @@ func BenchmarkReadResource1MiB(b *testing.B) {
 	const size = 1 << 20
 	up := testutil.StartFeatureUpstream(b, "big", testutil.FeatureUpstreamOptions{Big: size})
 	f := startFront(b, fmt.Sprintf(`{"builtins": false, "mcpServers": {"big": {"url": %q}}}`, up.URL))
-	b.Run("direct", func(b *testing.B) {
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: up.URL, HTTPClient: &http.Client{}},
-			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		b.SetBytes(size)
-		cpu := testutil.CPUTime()
-		for b.Loop() {
-			res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file:///big.bin"})
-			if err != nil || len(res.Contents) != 1 || len(res.Contents[0].Blob) != size {
-				b.Fatalf("read: %v", err)
-			}
-		}
-		testutil.CPUPerOp(b, cpu)
-	})
+	b.Run("direct", func(b *testing.B) { testutil.BenchReadResource(b, up.URL, "file:///big.bin", size) })
 	b.Run("toolnexus-grpc", func(b *testing.B) {
 		b.SetBytes(size)
 		cpu := testutil.CPUTime()

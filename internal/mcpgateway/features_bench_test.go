@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
@@ -45,23 +42,6 @@ func BenchmarkReadResource1MiB(b *testing.B) {
 		_ = c.Close(context.Background())
 	})
 	for _, target := range []struct{ name, url string }{{"direct", up.URL}, {"toolnexus", hs.URL + mcpgateway.Path}} {
-		b.Run(target.name, func(b *testing.B) {
-			client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-			cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: target.url, HTTPClient: &http.Client{}},
-				&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cs.Close()
-			b.SetBytes(size)
-			cpu := testutil.CPUTime()
-			for b.Loop() {
-				res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file:///big.bin"})
-				if err != nil || len(res.Contents) != 1 || len(res.Contents[0].Blob) != size {
-					b.Fatalf("read: %v", err)
-				}
-			}
-			testutil.CPUPerOp(b, cpu)
-		})
+		b.Run(target.name, func(b *testing.B) { testutil.BenchReadResource(b, target.url, "file:///big.bin", size) })
 	}
 }

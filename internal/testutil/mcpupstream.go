@@ -192,3 +192,26 @@ func CPUTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchReadResource reads uri, size bytes, from the MCP endpoint url with
+// the go-sdk client in a benchmark loop, reporting CPU per read
+// (CPUPerOp): the direct read and a read through toolnexus's /mcp measured
+// alike.
+func BenchReadResource(b *testing.B, url, uri string, size int) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	b.SetBytes(int64(size))
+	cpu := CPUTime()
+	for b.Loop() {
+		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(res.Contents) != 1 || len(res.Contents[0].Blob) != size {
+			b.Fatalf("read: %v", err)
+		}
+	}
+	CPUPerOp(b, cpu)
+}
