@@ -154,7 +154,7 @@ func (b *tab) shot(name string) {
 		return
 	}
 	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(repoRoot(b.t), dir)
+		dir = filepath.Join(testutil.RepoRoot(b.t), dir)
 	}
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -169,21 +169,6 @@ func (b *tab) noDialogs() {
 	b.t.Helper()
 	if n := b.dialogs.Load(); n > 0 {
 		b.t.Fatalf("%d JavaScript dialogs opened: injected script ran", n)
-	}
-}
-
-func repoRoot(t testing.TB) string {
-	dir, err := os.Getwd()
-	must(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
 	}
 }
 
