@@ -131,6 +131,11 @@ func (f *featureService) ReadResource(ctx context.Context, req *pb.ReadResourceR
 	}
 	out := &pb.ReadResourceResponse{Contents: make([]*pb.ResourceContent, len(contents))}
 	for i, c := range contents {
+		// A part kept as the MCP server sent it is decoded here: protobuf
+		// carries the bytes themselves.
+		if c, err = c.Decoded(); err != nil {
+			return nil, featureStatus(&feature.Error{Kind: feature.Unavailable, Msg: err.Error()})
+		}
 		r := &pb.ResourceContent{Uri: c.URI, MimeType: c.MIMEType}
 		if c.Blob {
 			r.Contents = &pb.ResourceContent_Blob{Blob: c.Data}

@@ -296,15 +296,11 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, featureWireError(err, uri)
 	}
 	out := &mcp.ReadResourceResult{Contents: make([]*mcp.ResourceContents, len(contents))}
+	w := g.wire.writer(req)
 	for i, c := range contents {
-		rc := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}
-		if c.Blob {
-			rc.Blob, rc.Text = c.Data, ""
-			if rc.Blob == nil {
-				rc.Blob = []byte{}
-			}
+		if out.Contents[i], err = wireContents(w, c); err != nil { // wire.go
+			return nil, &jsonrpc.Error{Code: CodeUnavailable, Message: err.Error()}
 		}
-		out.Contents[i] = rc
 	}
 	return out, nil
 }

@@ -46,6 +46,12 @@ func startFeatureFixtureWith(t *testing.T, alphaOpts, betaOpts testutil.FeatureU
 	t.Helper()
 	alpha := testutil.StartFeatureUpstream(t, "alpha", alphaOpts)
 	beta := testutil.StartFeatureUpstream(t, "beta", betaOpts)
+	return startFixtureOver(t, alpha, beta, extra)
+}
+
+// startFixtureOver is startFeatureFixture over the given servers.
+func startFixtureOver(t *testing.T, alpha, beta *testutil.FeatureUpstream, extra string) *featureFixture {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Parse(testutil.FeatureConfig(t, dir, alpha, beta, extra), filepath.Join(dir, "config.json"), dir)
 	if err != nil {

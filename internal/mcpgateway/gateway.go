@@ -159,6 +159,8 @@ type Gateway struct {
 	// feat serves the MCP servers' resources, templates and prompts
 	// (features.go).
 	feat featureSync
+	// wire passes resource parts on as their MCP server sent them (wire.go).
+	wire wireSlots
 }
 
 // Options configures the gateway (the server.mcp section).
@@ -203,6 +205,7 @@ func New(c Core, opts Options) *Gateway {
 	}
 	g := &Gateway{core: c, log: log, tracing: opts.Tracing, stateless: opts.Stateless, have: map[string]*tool.Tool{}, reconf: make(chan struct{}, 1), syncDone: make(chan struct{})}
 	g.hardStop, g.hardCancel = context.WithCancel(context.Background())
+	g.wire.init()
 	sdkLog := slog.New(sdkLogHandler{log.Handler()}).With("component", "mcp-gateway")
 	g.sdk = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Logger: sdkLog,
@@ -669,6 +672,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 2026-07-28 protocol to the stateless handler modern, any other to h,
 // naming its toolnexus session first when /mcp is stateless.
 func (g *Gateway) serveSDK(h, modern http.Handler, w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		var done func()
+		w, r, done = g.wire.open(w, r) // wire.go
+		defer done()
+	}
 	if isModern(r) {
 		modern.ServeHTTP(w, r)
 		return

@@ -45,6 +45,8 @@ type FeatureUpstreamOptions struct {
 	Extra []*mcp.Resource
 	// Embed is the URI the prompt "embed" embeds (default file:///shared.txt).
 	Embed string
+	// Texts are more text/plain resources, URI → text.
+	Texts map[string]string
 }
 
 // StartFeatureUpstream serves one upstream until the test ends.
@@ -89,6 +91,9 @@ func StartFeatureUpstream(t testing.TB, name string, o FeatureUpstreamOptions) *
 	}
 	for _, r := range o.Extra {
 		s.AddResource(r, text(r.URI, "extra from "+name))
+	}
+	for uri, body := range o.Texts {
+		s.AddResource(&mcp.Resource{URI: uri, Name: "text", MIMEType: "text/plain"}, text(uri, body))
 	}
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///docs/{name}", Name: "docs"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

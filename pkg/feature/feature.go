@@ -12,6 +12,9 @@ package feature
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
 
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -57,15 +60,58 @@ type Argument struct {
 
 // Contents is one part of what reading a resource returned: text, or bytes
 // (Blob set).
+//
+// A source may hand a part over as its MCP server sent it (Wire), so that
+// a front-end speaking MCP passes a large resource on without decoding the
+// JSON string (base64, for bytes) and encoding it again; a front-end that
+// needs the text or the bytes calls Decoded.
 type Contents struct {
 	URI, MIMEType string
 	Text          string
 	Data          []byte
 	Blob          bool
+	// Wire, when set, is the part's text or blob exactly as the MCP
+	// server sent it: one JSON string, quotes and escapes included, that
+	// the source checked is valid (base64 for a blob, UTF-8 without raw
+	// control characters for text) and so safe to splice into JSON as it
+	// is. Text and Data are then empty; WireSize is the bytes it decodes to.
+	Wire     []byte
+	WireSize int
 }
 
 // Size is the bytes the part carries.
-func (c Contents) Size() int { return len(c.Text) + len(c.Data) }
+func (c Contents) Size() int {
+	if c.Wire != nil {
+		return c.WireSize
+	}
+	return len(c.Text) + len(c.Data)
+}
+
+// Decoded is the part with Wire decoded into Text or Data (a part without
+// Wire as it is).
+func (c Contents) Decoded() (Contents, error) {
+	if c.Wire == nil {
+		return c, nil
+	}
+	wire := c.Wire
+	c.Wire, c.WireSize = nil, 0
+	if c.Blob {
+		if len(wire) < 2 {
+			return c, fmt.Errorf("resource %s: blob is not a JSON string", c.URI)
+		}
+		c.Data = make([]byte, base64.StdEncoding.DecodedLen(len(wire)-2))
+		n, err := base64.StdEncoding.Decode(c.Data, wire[1:len(wire)-1])
+		if err != nil {
+			return c, fmt.Errorf("resource %s: blob: %w", c.URI, err)
+		}
+		c.Data = c.Data[:n]
+		return c, nil
+	}
+	if err := json.Unmarshal(wire, &c.Text); err != nil {
+		return c, fmt.Errorf("resource %s: text: %w", c.URI, err)
+	}
+	return c, nil
+}
 
 // Message is one message of a prompt.
 type Message struct {
@@ -107,6 +153,7 @@ type Completion struct {
 // Server answers the requests for one source's features. Every URI and
 // name it takes and returns is the upstream's own.
 type Server interface {
+	// Read may return parts as the server sent them (Contents.Wire).
 	Read(ctx context.Context, uri string) ([]Contents, error)
 	GetPrompt(ctx context.Context, name string, args map[string]string) (PromptResult, error)
 	Complete(ctx context.Context, req CompleteRequest) (Completion, error)

@@ -422,6 +422,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if h.count != nil {
 		body = &countingBody{ReadCloser: body, r: h.count}
 	}
+	body = captureRead(ctx, r, resp, body) // rawread.go
 	resp.Body = &lifeBody{ReadCloser: body, done: func() { stop(); cancel() }}
 	return resp, nil
 }

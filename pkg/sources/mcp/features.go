@@ -316,10 +316,19 @@ func (s *Source) Read(ctx context.Context, uri string) ([]feature.Contents, erro
 		return nil, err
 	}
 	defer release()
-	res, err := sess.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	kept := &rawRead{}
+	res, err := sess.cs.ReadResource(withRawRead(ctx, kept), &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, s.featureError(ctx, sess, err)
 	}
+	if result := kept.get(); result != nil {
+		return s.readAnswer(uri, result) // rawread.go
+	}
+	return s.readResult(uri, res)
+}
+
+// readResult is Read's answer from the result the SDK decoded.
+func (s *Source) readResult(uri string, res *sdk.ReadResourceResult) ([]feature.Contents, error) {
 	if res.NeedsInput() {
 		return nil, s.needsInput("read " + uri)
 	}

@@ -78,8 +78,11 @@ func TestSourcePublishesAndServesFeatures(t *testing.T) {
 			set, _ := snap.Set(registry.LayerID{Kind: snap.Resources()[0].Layer.Kind, Name: "up"})
 			ctx := context.Background()
 			got, err := set.Server.Read(ctx, "file:///docs/x")
-			if err != nil || len(got) != 1 || got[0].Text != "doc x from up" {
-				t.Errorf("Read = %+v, %v", got, err)
+			if err != nil || len(got) != 1 || got[0].Wire == nil {
+				t.Fatalf("Read = %+v, %v; want the part as the server sent it (Wire)", got, err)
+			}
+			if d, err := got[0].Decoded(); err != nil || d.Text != "doc x from up" || d.Size() != got[0].Size() {
+				t.Errorf("Read, decoded = %+v, %v", d, err)
 			}
 			_, err = set.Server.Read(ctx, "file:///none")
 			if fe := (*feature.Error)(nil); !errors.As(err, &fe) || fe.Kind != feature.NotFound {

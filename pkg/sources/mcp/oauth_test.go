@@ -168,7 +168,8 @@ func TestOAuthFeatureRequestsActAsEachCaller(t *testing.T) {
 		if len(got) != 1 {
 			t.Fatalf("%s's read: %+v", who, got)
 		}
-		return got[0].Text, nil
+		part, err := got[0].Decoded()
+		return part.Text, err
 	}
 	for who, want := range map[string]string{"corp:alice": "you are alice", "ops": "you are ops-admin"} {
 		if got, err := read(who); err != nil || got != want {
