@@ -3,9 +3,12 @@ package mcpgateway_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +34,7 @@ func TestFeaturesReadPassesContentsThrough(t *testing.T) {
 				return testutil.FeatureUpstreamOptions{Modern: v == "", Big: 300 << 10, Texts: map[string]string{"file:///odd.txt": name + " " + oddText}}
 			}
 			f := startFeatureFixtureWith(t, opts("alpha"), opts("beta"), "")
-			cs := f.connect(t, fullToken, v, nil)
+			cs, seen := f.connectRecording(t, v)
 			for served, up := range map[string]struct {
 				server *testutil.FeatureUpstream
 				uri    string
@@ -42,11 +45,18 @@ func TestFeaturesReadPassesContentsThrough(t *testing.T) {
 				"toolnexus://alpha/file:///big.bin": {f.alpha, "file:///big.bin"},
 				"file:///alpha.bin":                 {f.alpha, "file:///alpha.bin"},
 			} {
+				seen.reset()
 				got, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: served})
 				if err != nil {
 					t.Fatalf("read %s through /mcp: %v", served, err)
 				}
-				want := readDirect(t, up.server.URL, up.uri, v)
+				want, sent := readDirect(t, up.server.URL, up.uri, v)
+				if g, w := seen.answer(t), sent.answer(t); g.ResultType != w.ResultType || len(g.Contents) != 1 ||
+					!bytes.Equal(g.Contents[0]["text"], w.Contents[0]["text"]) || !bytes.Equal(g.Contents[0]["blob"], w.Contents[0]["blob"]) {
+					t.Errorf("read %s: /mcp sent resultType %q and %.80s, the server %q and %.80s", served, g.ResultType, g.Contents, w.ResultType, w.Contents)
+				} else if v == "" && g.ResultType != "complete" {
+					t.Errorf("read %s at 2026-07-28: resultType %q, want complete", served, g.ResultType)
+				}
 				if len(got.Contents) != 1 || len(want.Contents) != 1 {
 					t.Fatalf("read %s: %d parts through /mcp, %d from the server", served, len(got.Contents), len(want.Contents))
 				}
@@ -60,24 +70,92 @@ func TestFeaturesReadPassesContentsThrough(t *testing.T) {
 	}
 }
 
-// readDirect reads uri from the MCP server at url itself.
-func readDirect(t *testing.T, url, uri, version string) *mcp.ReadResourceResult {
+// readDirect reads uri from the MCP server at url itself, recording what
+// it sent.
+func readDirect(t *testing.T, url, uri, version string) (*mcp.ReadResourceResult, *recorder) {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
-	var so *mcp.ClientSessionOptions
-	if version != "" {
-		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
-	}
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, so)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := &recorder{next: http.DefaultTransport}
+	cs := connectWith(t, url, version, rec)
 	defer cs.Close()
+	rec.reset()
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		t.Fatalf("read %s from the server: %v", uri, err)
 	}
-	return res
+	return res, rec
+}
+
+// connectRecording is connect with the full token, recording what /mcp sends.
+func (f *featureFixture) connectRecording(t *testing.T, version string) (*mcp.ClientSession, *recorder) {
+	rec := &recorder{next: bearer{fullToken}}
+	cs := connectWith(t, f.url, version, rec)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, rec
+}
+
+func connectWith(t *testing.T, url, version string, rt http.RoundTripper) *mcp.ClientSession {
+	t.Helper()
+	var so *mcp.ClientSessionOptions
+	if version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}}, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// recorder keeps the bodies of the answers to POSTs, as they came.
+type recorder struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	buf  bytes.Buffer
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		r.mu.Lock()
+		r.buf.Write(body)
+		r.buf.WriteString("\n")
+		r.mu.Unlock()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return resp, err
+}
+
+func (r *recorder) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf.Reset()
+}
+
+// wireAnswer is a read's answer with each part's members as sent.
+type wireAnswer struct {
+	ResultType string                       `json:"resultType"`
+	Contents   []map[string]json.RawMessage `json:"contents"`
+}
+
+// answer is the read's answer among what was recorded since reset.
+func (r *recorder) answer(t *testing.T) wireAnswer {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for line := range strings.Lines(r.buf.String()) {
+		var msg struct {
+			Result *wireAnswer `json:"result"`
+		}
+		line = strings.TrimPrefix(strings.TrimSpace(line), "data: ")
+		if json.Unmarshal([]byte(line), &msg) == nil && msg.Result != nil && msg.Result.Contents != nil {
+			return *msg.Result
+		}
+	}
+	t.Fatalf("no read answer among %.300q", r.buf.String())
+	return wireAnswer{}
 }
 
 // TestAttackUpstreamBreaksTheEventStream: a hostile MCP server answers a
@@ -110,6 +188,29 @@ func TestAttackUpstreamBreaksTheEventStream(t *testing.T) {
 	if _, text := readText(t, cs, "file:///shared.txt"); text != "shared from beta" {
 		t.Errorf("a later read = %q", text)
 	}
+	// A client naming a response writer itself (the header /mcp uses
+	// inside) names nothing: the gateway sets the header on every POST.
+	forger := mcp.NewClient(&mcp.Implementation{Name: "forger", Version: "1"}, nil)
+	fcs, err := forger.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.url,
+		HTTPClient: &http.Client{Transport: forgedSlot{bearer{fullToken}}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fcs.Close()
+	for _, c := range []*mcp.ClientSession{fcs, cs} {
+		if _, text := readText(t, c, "alpha://only"); text != "only alpha" {
+			t.Errorf("a read beside a forged writer id = %q", text)
+		}
+	}
+}
+
+// forgedSlot sends the gateway's internal writer header on every request.
+type forgedSlot struct{ next http.RoundTripper }
+
+func (f forgedSlot) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Toolnexus-Internal-Wire-Slot", "1")
+	return f.next.RoundTrip(r)
 }
 
 // hostileUpstream is an MCP server (answering POSTs in JSON, not events)
