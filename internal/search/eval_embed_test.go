@@ -77,7 +77,7 @@ func fusedRanker(s evalSplit, rk *ranking, e *Embedder) ranker {
 // semanticRanker is the embedder's ranking alone.
 func semanticRanker(s evalSplit, e *Embedder) ranker {
 	rk := defaultRanking
-	rk.fusion.semanticDepth = 1 << 20
+	rk.fusion.semanticDepth = s.snap.Len()
 	ix := build(s.snap, All, &rk, s.servers, nil)
 	ix.embedder, ix.viewKey = e, evalView
 	return func(q string, k int) []string {
@@ -137,7 +137,7 @@ func TestEmbeddingsOnUnseenCatalogs(t *testing.T) {
 		t.Logf("  %-40s %s", "lexical", lex)
 		t.Logf("  %-40s %s", "embeddings alone", sem)
 		t.Logf("  %-40s %s", "fused (RRF)", fused)
-		if os.Getenv("SEARCH_EVAL_MISSES") != "" && !s.heldOut {
+		if showMisses(s) {
 			for _, m := range fused.misses {
 				t.Log("  ", m)
 			}
