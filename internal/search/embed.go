@@ -199,10 +199,9 @@ func (e *Embedder) fill() error {
 	var keys [][32]byte
 	e.mu.Lock()
 	for _, en := range snap.Entries() {
-		d, ok := e.digests[en.Tool]
-		if !ok {
+		if _, ok := e.digests[en.Tool]; !ok {
 			text := e.textOf(en.Tool, serverLabel(en.Layer, info))
-			d = textDigest(text)
+			d := textDigest(text)
 			e.digests[en.Tool] = d
 			if _, ok := e.vectors[d]; !ok && !containsKey(keys, d) {
 				texts, keys = append(texts, text), append(keys, d)

@@ -1,12 +1,9 @@
 package testutil
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -33,39 +30,6 @@ func EmbeddingsPeer(t testing.TB) string {
 	}
 	cmd := exec.Command(node, "server.mjs", "--port", "0")
 	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe() // the peer exits when it closes
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if url, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
-				addr <- url
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case url := <-addr:
-		return url + "/v1/embeddings"
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the embeddings peer did not start listening within 2 minutes")
-		return ""
-	}
+	// Loading the model takes a few seconds; minutes on a busy machine.
+	return StartListening(t, cmd, 3*time.Minute) + "/v1/embeddings"
 }
