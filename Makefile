@@ -67,14 +67,16 @@ cluster-demo: build
 run: build
 	$(BIN)/toolnexus-server
 
-## e2e-deps: install the npm peers the integration tests run against and the
-## Node client example's packages (skipped without npm)
+## e2e-deps: install the npm peers the integration tests run against (the
+## search evaluation's embeddings model among them) and the Node client
+## example's packages (skipped without npm)
 e2e-deps:
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix e2e/node --no-audit --no-fund --loglevel=error && \
 		npm ci --prefix examples/node --no-audit --no-fund --loglevel=error && \
 		npm ci --prefix e2e/conformance --no-audit --no-fund --loglevel=error && \
-		npm ci --prefix e2e/conformance-next --no-audit --no-fund --loglevel=error; \
+		npm ci --prefix e2e/conformance-next --no-audit --no-fund --loglevel=error && \
+		npm ci --prefix e2e/embeddings --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: integration tests against npm peers will be skipped"; fi
 
 ## test: every test with the race detector (installs the npm peers first)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -36,11 +37,14 @@ var EmbedOutcomes = []string{EmbedUsed, EmbedNotReady, EmbedUnavailable, EmbedTi
 // Defaults of EmbedOptions.
 const (
 	DefaultEmbedQueryTimeout = 250 * time.Millisecond
-	embedBatch               = 64
-	embedRequestTimeout      = 30 * time.Second
-	embedMaxBackoff          = 5 * time.Minute
-	maxEmbedText             = 2000 // bytes of a tool's text sent to be embedded
-	maxQueryVectors          = 1024 // query vectors kept, per Embedder
+	embedBatch               = 32
+	// embedRequestTimeout bounds one background request: long enough for a
+	// model on a CPU (32 tools of Universal Sentence Encoder on a busy
+	// 2-core machine take ~10 s); a search never waits on it.
+	embedRequestTimeout = 2 * time.Minute
+	embedMaxBackoff     = 5 * time.Minute
+	maxEmbedText        = 2000 // bytes of a tool's text sent to be embedded
+	maxQueryVectors     = 1024 // query vectors kept, per Embedder
 )
 
 // EmbedOptions configure the semantic side (search.embeddings).
@@ -62,6 +66,10 @@ type EmbedOptions struct {
 	Logger *slog.Logger
 	// Client makes the requests; nil = a default client.
 	Client *http.Client
+	// Servers says what each source says about itself, by its layer
+	// (LayerID.String()), as Cache.Servers does: the server's title is
+	// embedded with each of its tools. nil = each source's layer name.
+	Servers func() map[string]ServerInfo
 }
 
 // Embedder is the optional semantic side of search: a vector per tool
@@ -86,6 +94,10 @@ type Embedder struct {
 	vectors map[[32]byte][]float32 // by definition digest
 	digests map[*tool.Tool][32]byte
 	queries map[string][]float32 // by view key and query text
+
+	// textOf is what is embedded for a tool of the named server
+	// (embedText; the evaluation measures others).
+	textOf func(t *tool.Tool, server string) string
 }
 
 // NewEmbedder starts the semantic side's worker; Close ends it.
@@ -102,7 +114,7 @@ func NewEmbedder(opts EmbedOptions) *Embedder {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Embedder{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		wake: make(chan struct{}, 1), vectors: map[[32]byte][]float32{}, digests: map[*tool.Tool][32]byte{},
-		queries: map[string][]float32{}}
+		queries: map[string][]float32{}, textOf: embedText}
 	go e.work()
 	return e
 }
@@ -179,28 +191,29 @@ func (e *Embedder) fill() error {
 	if snap == nil {
 		return nil
 	}
-	var missing []*tool.Tool
+	var info map[string]ServerInfo
+	if e.opts.Servers != nil {
+		info = e.opts.Servers()
+	}
+	var texts []string
 	var keys [][32]byte
 	e.mu.Lock()
 	for _, en := range snap.Entries() {
-		d, ok := e.digests[en.Tool]
-		if !ok {
-			d = definitionDigest(en.Tool)
+		if _, ok := e.digests[en.Tool]; !ok {
+			text := e.textOf(en.Tool, serverLabel(en.Layer, info))
+			d := textDigest(text)
 			e.digests[en.Tool] = d
-		}
-		if _, ok := e.vectors[d]; !ok && !containsKey(keys, d) {
-			missing, keys = append(missing, en.Tool), append(keys, d)
+			if _, ok := e.vectors[d]; !ok && !containsKey(keys, d) {
+				texts, keys = append(texts, text), append(keys, d)
+			}
 		}
 	}
 	e.mu.Unlock()
-	for start := 0; start < len(missing); start += embedBatch {
-		end := min(start+embedBatch, len(missing))
-		texts := make([]string, 0, end-start)
-		for _, t := range missing[start:end] {
-			texts = append(texts, embedText(t))
-		}
-		vecs, err := e.embed(e.ctx, texts)
+	for start := 0; start < len(texts); start += embedBatch {
+		end := min(start+embedBatch, len(texts))
+		vecs, err := e.embed(e.ctx, texts[start:end])
 		if err != nil {
+			e.forget(keys[start:])
 			return err
 		}
 		e.mu.Lock()
@@ -221,29 +234,61 @@ func containsKey(keys [][32]byte, k [32]byte) bool {
 	return false
 }
 
-// definitionDigest names a tool's definition: its vector is reused while
-// name, description and schema stay the same.
-func definitionDigest(t *tool.Tool) [32]byte {
-	h := sha256.New()
-	h.Write([]byte(t.Name))
-	h.Write([]byte{0})
-	h.Write([]byte(t.Description))
-	h.Write([]byte{0})
-	h.Write(t.InputSchema)
-	var d [32]byte
-	h.Sum(d[:0])
-	return d
+// forget drops the digests of tools whose vectors a failed request did not
+// bring, so the next pass asks for them again.
+func (e *Embedder) forget(keys [][32]byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for t, d := range e.digests {
+		if containsKey(keys, d) {
+			delete(e.digests, t)
+		}
+	}
 }
 
-// embedText is what is embedded for a tool: its name in words and its
-// description.
-func embedText(t *tool.Tool) string {
-	name := strings.Join(textAnalyzerWords(t.Name), " ")
-	return truncateBytes(name+": "+t.Description, maxEmbedText)
+// textDigest names what was embedded: a vector is reused while a tool's
+// embedded text (its server's title, name and first sentence) stays the
+// same. A tool is a new *tool.Tool whenever its definition changes.
+func textDigest(text string) [32]byte {
+	return sha256.Sum256([]byte(text))
 }
 
-func textAnalyzerWords(name string) []string {
-	return strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == '.' })
+// serverLabel is the name a source goes by: its title, else its
+// serverInfo name, else its layer name (the mcpServers key).
+func serverLabel(layer registry.LayerID, info map[string]ServerInfo) string {
+	i := info[layer.String()]
+	return cmp.Or(i.Title, i.Name, layer.Name)
+}
+
+// embedText is what is embedded for a tool: its server's name, its own
+// name in words and its description's first sentence, the part that says
+// what the tool does. Measured on the evaluation's tuning split
+// (eval_embed_test.go): the whole description, or parameter names added,
+// dilute a sentence encoder's vector; the server's name tells Linear's
+// issues from GitHub's.
+func embedText(t *tool.Tool, server string) string {
+	summary, _ := splitSummary(t.Description)
+	return truncateBytes(server+": "+strings.Join(nameWords(t.Name), " ")+": "+summary, maxEmbedText)
+}
+
+// nameWords is a tool name in words: cut at '_', '-', '.' and where a word
+// starts inside a run of letters ("createIssue" → create Issue), which a
+// model's vocabulary knows where it does not know the whole.
+func nameWords(name string) []string {
+	var out []string
+	for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		start := 0
+		var prev rune
+		for i, r := range part {
+			if i > 0 && wordBoundary(part, i, prev, r) {
+				out = append(out, part[start:i])
+				start = i
+			}
+			prev = r
+		}
+		out = append(out, part[start:])
+	}
+	return out
 }
 
 func truncateBytes(s string, n int) string {

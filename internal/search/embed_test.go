@@ -3,10 +3,12 @@ package search
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus/pkg/registry"
+	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
 const testAPIKey = "sk-test-0123456789-secret"
@@ -28,6 +31,15 @@ type embedServer struct {
 	mode    atomic.Value // string
 	entered atomic.Int64 // requests received
 	release chan struct{}
+
+	mu     sync.Mutex
+	inputs []string // every text asked, in order
+}
+
+func (s *embedServer) asked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.inputs)
 }
 
 var concepts = [][]string{{"fork", "copy", "duplicate", "clone"}, {"bug", "issue", "defect"}, {"weather", "forecast"}}
@@ -69,6 +81,9 @@ func startEmbedServer(t *testing.T) *embedServer {
 		}
 		var req struct{ Input []string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
+		s.mu.Lock()
+		s.inputs = append(s.inputs, req.Input...)
+		s.mu.Unlock()
 		type item struct {
 			Index     int       `json:"index"`
 			Embedding []float32 `json:"embedding"`
@@ -231,5 +246,44 @@ func TestEmbeddingsEndpointThatHangsOrErrorsNeverSlowsSearch(t *testing.T) {
 	}
 	if logged := r.log.String(); strings.Contains(logged, testAPIKey) || !strings.Contains(logged, "embeddings endpoint failing") {
 		t.Fatalf("log: %s", logged)
+	}
+}
+
+// TestEmbeddedTextNamesTheServer: what is embedded for a tool is its
+// server's title (the name a user says: "Linear", not the key "pm"), its
+// name in words, camelCase cut, and only its description's first sentence;
+// a tool whose definition did not change is not asked again after a reload.
+func TestEmbeddedTextNamesTheServer(t *testing.T) {
+	srv := startEmbedServer(t)
+	pm := registry.LayerID{Kind: mcpKind, Name: "pm"}
+	e := NewEmbedder(EmbedOptions{URL: srv.url, Model: "test",
+		Servers: func() map[string]ServerInfo {
+			return map[string]ServerInfo{pm.String(): {Name: "linear", Title: "Linear"}}
+		}})
+	t.Cleanup(e.Close)
+	r := registry.New()
+	create := mkTool(t, "pm_createIssue", "Create a new issue. Needs a team; see getTeams for their ids.", "")
+	if err := r.Replace(pm, []tool.Tool{create}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Replace(registry.LayerID{Kind: mcpKind, Name: "maps"}, []tool.Tool{mkTool(t, "maps_geocode", "Address to coordinates.", "")}); err != nil {
+		t.Fatal(err)
+	}
+	first := r.Snapshot()
+	e.Update(first)
+	waitFor(t, "the tools' vectors", func() bool { return Build(first, All, nil).vectorsOf(e) != nil })
+	want := []string{"maps: maps geocode: Address to coordinates.", "Linear: pm create Issue: Create a new issue."} // in name order
+	if got := srv.asked(); !slices.Equal(got, want) {
+		t.Fatalf("embedded %q, want %q", got, want)
+	}
+	// A reload that changes only the maps tool asks for it alone.
+	if err := r.Replace(registry.LayerID{Kind: mcpKind, Name: "maps"}, []tool.Tool{mkTool(t, "maps_geocode", "An address to coordinates.", "")}); err != nil {
+		t.Fatal(err)
+	}
+	second := r.Snapshot()
+	e.Update(second)
+	waitFor(t, "the changed tool's vector", func() bool { return Build(second, All, nil).vectorsOf(e) != nil })
+	if got := srv.asked()[len(want):]; fmt.Sprint(got) != "[maps: maps geocode: An address to coordinates.]" {
+		t.Fatalf("after the reload embedded %q, want the changed tool alone", got)
 	}
 }

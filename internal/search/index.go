@@ -271,7 +271,7 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 	if ix.embedder == nil {
 		res.Hits = ix.top(acc, k, keep, ix.mentioned(terms))
 	} else {
-		res.Hits = ix.withSemantic(query, ix.top(acc, max(k, fuseDepth), keep, ix.mentioned(terms)), k, keep)
+		res.Hits = ix.withSemantic(query, ix.top(acc, max(k, ix.rk.fusion.lexicalDepth), keep, ix.mentioned(terms)), k, keep)
 	}
 	var sc reasonScratch
 	for i := range res.Hits {

@@ -36,6 +36,13 @@ type ranking struct {
 	software float32
 	// light is what a light verb of the query counts (1 = as any word).
 	light float32
+	// fusion joins the semantic side's ranking, when there is one. Chosen
+	// on the evaluation's tuning split with a sentence encoder
+	// (eval_embed_test.go): the semantic ranking at a quarter of the
+	// lexical one's weight, with RRF's k at 10, reorders the lexical
+	// candidates and lifts a few it missed; at equal weights it pulled good
+	// lexical answers down.
+	fusion fusion
 }
 
 // lightVerbs are the verbs English pairs with a noun that carries the
@@ -63,6 +70,7 @@ var defaultRanking = ranking{
 	derived:  0.4,
 	software: 0.5,
 	light:    0.5,
+	fusion:   fusion{k: 10, lexical: 1, semantic: 0.25, lexicalDepth: 50, semanticDepth: 50},
 }
 
 // serverDocs analyses each layer's server field once per build.

@@ -30,7 +30,14 @@ func (s *Server) startEmbeddings(cfg *config.Config, log *slog.Logger) *search.E
 	}
 	s.prom.MustRegister(outcomes)
 	emb := search.NewEmbedder(search.EmbedOptions{URL: e.URL, Model: e.Model, APIKey: e.APIKey, QueryTimeout: e.QueryTimeout,
-		Count: func(o string) { outcomes.WithLabelValues(o).Inc() }, Logger: log.With("component", "search-embeddings")})
+		Count: func(o string) { outcomes.WithLabelValues(o).Inc() }, Logger: log.With("component", "search-embeddings"),
+		Servers: func() map[string]search.ServerInfo {
+			out := map[string]search.ServerInfo{}
+			for _, src := range s.core.Sources() {
+				out[src.Kind+"/"+src.Name] = search.ServerInfo{Title: src.Title, Description: src.Description}
+			}
+			return out
+		}})
 	reg := s.core.Registry()
 	unsubscribe := reg.Subscribe(func(_, next *registry.Snapshot) { emb.Update(next) })
 	emb.Update(reg.Snapshot())

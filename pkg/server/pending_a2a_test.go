@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // nodeA2AAgent runs pkg/sources/a2a/testdata/agent.mjs, a real agent on
@@ -31,43 +31,7 @@ func nodeA2AAgent(t *testing.T, proto string, extra ...string) string {
 		t.Skip("node or e2e/node/node_modules/@a2a-js/sdk missing; skipping the real-agent test")
 	}
 	cmd := exec.Command(node, append([]string{filepath.Join("..", "sources", "a2a", "testdata", "agent.mjs"), nodeDir, proto}, extra...)...)
-	stdin, err := cmd.StdinPipe() // the agent exits when this closes
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr logBuffer // written by the process, read on failure
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	lines := make(chan string, 1)
-	go func() {
-		// Ends when the agent prints its line or its stdout closes.
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		lines <- line
-	}()
-	// A guard against a wedged node, not a synchronisation sleep: the line
-	// normally arrives within a second.
-	select {
-	case line := <-lines:
-		base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-		if !ok {
-			t.Fatalf("agent did not start: first line %q; stderr:\n%s", line, stderr.String())
-		}
-		return base + "/.well-known/agent-card.json"
-	case <-time.After(30 * time.Second):
-		t.Fatalf("agent printed nothing in 30s; stderr:\n%s", stderr.String())
-	}
-	return ""
+	return testutil.StartListening(t, cmd, 30*time.Second) + "/.well-known/agent-card.json"
 }
 
 // a2aPending serves a real A2A agent (protocol 1.0) to two principals.

@@ -1,7 +1,6 @@
 package a2a_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -69,49 +68,7 @@ func startNodeAgent(t *testing.T, proto string, extra ...string) *nodeAgent {
 	}
 
 	cmd := exec.Command(node, append([]string{filepath.Join("testdata", "agent.mjs"), nodeDir, proto}, extra...)...)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe() // the agent exits when this closes
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting node: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("agent %s stderr:\n%s", proto, stderr.String())
-		}
-	})
-
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-	}()
-	// A guard against a wedged node, not a synchronisation sleep: the line
-	// normally arrives within a second.
-	select {
-	case l, ok := <-line:
-		base, found := strings.CutPrefix(l, "listening ")
-		if !ok || !found {
-			t.Fatalf("agent %s did not start (first line %q); stderr:\n%s", proto, l, stderr.String())
-		}
-		return &nodeAgent{base: base}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("agent %s printed nothing in 30s; stderr:\n%s", proto, stderr.String())
-	}
-	return nil
+	return &nodeAgent{base: testutil.StartListening(t, cmd, 30*time.Second)}
 }
 
 func (a *nodeAgent) cardURL() string { return a.base + "/.well-known/agent-card.json" }
@@ -132,8 +89,6 @@ func (a *nodeAgent) stats(t *testing.T) nodeStats {
 
 // statsClient keeps no idle connection, so no goroutine outlives a test.
 var statsClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-
-type syncBuffer = testutil.Buffer
 
 func TestRealAgent(t *testing.T) {
 	for _, tc := range []struct {
