@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -82,8 +83,11 @@ func (s *Source) inputRequired(ctx context.Context, call tool.Call, rt *roundTri
 }
 
 // askNext opens a pending entry for the first input request not answered
-// yet (in id order, so the caller sees a stable sequence), with the round
-// trip as its portable state.
+// yet (in key order, so the caller sees a stable sequence), with the round
+// trip as its portable state. The request carries the upstream's key and
+// the round's other open requests, so a door whose client answers a round
+// whole (/mcp at 2026-07-28) shows them all at once; each answer still
+// resumes its own entry, bound to the call.
 func (s *Source) askNext(ctx context.Context, call tool.Call, rt *roundTrip, name string) tool.Result {
 	ids := make([]string, 0, len(rt.Requests))
 	for id := range rt.Requests {
@@ -92,20 +96,26 @@ func (s *Source) askNext(ctx context.Context, call tool.Call, rt *roundTrip, nam
 		}
 	}
 	sort.Strings(ids)
-	p, _, ok := pendingOf(rt.Requests[ids[0]])
-	if !ok {
-		return tool.Failure(name+": the MCP server asked for input of a kind toolnexus does not pass on (only elicitation and sampling; roots are not offered)", s.meta)
+	round := make([]tool.Pending, len(ids))
+	for i, id := range ids {
+		p, _, ok := pendingOf(rt.Requests[id])
+		if !ok {
+			return tool.Failure(name+": the MCP server asked for input of a kind toolnexus does not pass on (only elicitation, sampling and roots)", s.meta)
+		}
+		p.Key, p.RoundTrip = id, rt.Rounds
+		round[i] = p
 	}
 	rt.Asking = ids[0]
 	state, err := json.Marshal(rt)
 	if err != nil {
 		return tool.Failure(name+": the MCP server's input requests cannot be kept for the answer: "+err.Error(), s.meta)
 	}
+	p := round[0]
 	e, err := s.pending.OpenPortable(ctx, call, p.Kind, state, false)
 	if err != nil {
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
-	p.ID, p.ExpiresAt = e.ID, e.ExpiresAt
+	p.ID, p.ExpiresAt, p.Also = e.ID, e.ExpiresAt, round[1:]
 	r := tool.Suspend(p)
 	r.Metadata = s.meta
 	return r
@@ -176,6 +186,8 @@ func pendingOf(ir sdk.InputRequest) (p tool.Pending, check any, ok bool) {
 		data, _ := plainjson.Of(q).(map[string]any)
 		delete(data, "_meta")
 		return tool.Pending{Kind: KindSampling, Prompt: lastUserTextV2(q), Data: data}, nil, true
+	case *sdk.ListRootsParams:
+		return tool.Pending{Kind: KindRoots, Prompt: "The MCP server asks for the client's roots (the directories it may work in)", Data: map[string]any{}}, nil, true
 	}
 	return tool.Pending{}, nil, false
 }
@@ -219,12 +231,42 @@ func inputResponse(ir sdk.InputRequest, a tool.Answer) (sdk.InputResponse, strin
 			return nil, err.Error()
 		}
 		return res, ""
+	case *sdk.ListRootsParams:
+		if !a.OK {
+			// A roots response has no "declined" form either.
+			return nil, "the caller declined the roots request; the call to the MCP server ends here"
+		}
+		res, err := rootsResult(a.Data)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return res, ""
 	}
 	if !a.OK {
 		return &sdk.ElicitResult{Action: actionDecline}, ""
 	}
 	content, _ := plainjson.Of(a.Data).(map[string]any)
 	return &sdk.ElicitResult{Action: actionAccept, Content: content}, ""
+}
+
+// rootsResult reads a roots answer: {"roots": [{"uri": "file:///...",
+// "name": "..."}]}, each URI a file:// URI as the protocol requires.
+func rootsResult(v any) (*sdk.ListRootsResult, error) {
+	bad := errors.New(`the roots answer's data must be {"roots": [{"uri": "file:///path", "name": "..."}]}, every uri a file:// URI`)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, bad
+	}
+	var res sdk.ListRootsResult
+	if json.Unmarshal(b, &res) != nil || res.Roots == nil {
+		return nil, bad
+	}
+	for _, r := range res.Roots {
+		if r == nil || !strings.HasPrefix(r.URI, "file://") {
+			return nil, bad
+		}
+	}
+	return &res, nil
 }
 
 // lastUserTextV2 is lastUserText for a sampling request with array content.
