@@ -222,31 +222,28 @@ func (s *Source) resumeRoundTrip(ctx context.Context, call tool.Call, rt *roundT
 func inputResponse(ir sdk.InputRequest, a tool.Answer) (sdk.InputResponse, string) {
 	switch ir.(type) {
 	case *sdk.CreateMessageParams, *sdk.CreateMessageWithToolsParams:
-		if !a.OK {
-			// A sampling input response has no "declined" form.
-			return nil, "the caller declined the sampling request; the call to the MCP server ends here"
-		}
-		res, err := samplingResult(a.Data)
-		if err != nil {
-			return nil, err.Error()
-		}
-		return res, ""
+		return undeclinable(a, "sampling", samplingResult)
 	case *sdk.ListRootsParams:
-		if !a.OK {
-			// A roots response has no "declined" form either.
-			return nil, "the caller declined the roots request; the call to the MCP server ends here"
-		}
-		res, err := rootsResult(a.Data)
-		if err != nil {
-			return nil, err.Error()
-		}
-		return res, ""
+		return undeclinable(a, "roots", rootsResult)
 	}
 	if !a.OK {
 		return &sdk.ElicitResult{Action: actionDecline}, ""
 	}
 	content, _ := plainjson.Of(a.Data).(map[string]any)
 	return &sdk.ElicitResult{Action: actionAccept, Content: content}, ""
+}
+
+// undeclinable is the answer to a request whose response has no
+// "declined" form (sampling, roots), read by read; declined, the call ends.
+func undeclinable[R sdk.InputResponse](a tool.Answer, kind string, read func(any) (R, error)) (sdk.InputResponse, string) {
+	if !a.OK {
+		return nil, "the caller declined the " + kind + " request; the call to the MCP server ends here"
+	}
+	res, err := read(a.Data)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return res, ""
 }
 
 // rootsResult reads a roots answer: {"roots": [{"uri": "file:///...",
