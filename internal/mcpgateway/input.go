@@ -73,7 +73,7 @@ func (g *Gateway) inputRequired(req *mcp.CallToolRequest, call core.Call, r tool
 		return nil
 	}
 	claims := bindings(call)
-	claims.Pending, claims.Kind, claims.Key, claims.RoundTrip = p.ID, p.Kind, p.Key, p.RoundTrip
+	claims.Pending, claims.Kind, claims.Key, claims.Round = p.ID, p.Kind, p.Key, p.Round
 	if !p.ExpiresAt.IsZero() {
 		claims.Expires = p.ExpiresAt.Unix()
 	}
@@ -168,7 +168,7 @@ func questionSchema(data map[string]any) map[string]any {
 func (g *Gateway) resumeInput(req *mcp.CallToolRequest, call core.Call) (*tool.Answer, func(context.Context, tool.Result) *tool.Answer, error) {
 	responses := req.Params.InputResponses
 	if req.Params.RequestState == "" {
-		return nil, roundRelay(responses, 1), nil
+		return nil, roundRelay(responses, ""), nil
 	}
 	refuse := func(msg string) (*tool.Answer, func(context.Context, tool.Result) *tool.Answer, error) {
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
@@ -192,20 +192,28 @@ func (g *Gateway) resumeInput(req *mcp.CallToolRequest, call core.Call) (*tool.A
 	if c.Key == "" {
 		return a, nil, nil
 	}
-	return a, roundRelay(responses, c.RoundTrip), nil
+	return a, roundRelay(responses, c.Round), nil
 }
 
 // roundRelay answers, within the call (core.Call.Relay), the requests of
-// the upstream's round roundTrip from the client's inputResponses, by the
-// upstream's keys. It answers nothing else: not a later round (an answer
-// given for one round is never taken for another), not toolnexus's own
-// kinds, and nothing the client left out (that request comes back in a
-// fresh input_required). Every answer resumes an entry the same call
-// opened, so it is bound to the caller as any answer is.
-func roundRelay(responses mcp.InputResponseMap, roundTrip int) func(context.Context, tool.Result) *tool.Answer {
+// the upstream's round named round ("": the first round the call asks)
+// from the client's inputResponses, by the upstream's keys. It answers
+// nothing else: not another round (an answer given for one round is
+// never taken for another, of this upstream call or of another inner call
+// of a run_code script), not toolnexus's own kinds, and nothing the client
+// left out (that request comes back in a fresh input_required). Every
+// answer resumes an entry the same call opened, so it is bound to the
+// caller as any answer is. The core calls it in turn, never at once.
+func roundRelay(responses mcp.InputResponseMap, round string) func(context.Context, tool.Result) *tool.Answer {
 	return func(_ context.Context, r tool.Result) *tool.Answer {
 		p := r.Pending
-		if p == nil || p.Key == "" || p.RoundTrip != roundTrip || !relayed(p.Kind) {
+		if p == nil || p.Key == "" || !relayed(p.Kind) {
+			return nil
+		}
+		if round == "" {
+			round = p.Round
+		}
+		if p.Round != round {
 			return nil
 		}
 		resp, ok := responses[p.Key]

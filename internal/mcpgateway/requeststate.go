@@ -31,7 +31,7 @@ type stateClaims struct {
 	Pending   string `json:"p"`           // the pending request's id
 	Kind      string `json:"k"`           // its kind, to read the client's answer
 	Key       string `json:"i,omitempty"` // the upstream's key of the request in its round ("" for none)
-	RoundTrip int    `json:"r,omitempty"` // which of the upstream's rounds of the call (with Key)
+	Round     string `json:"r,omitempty"` // which of the upstream's rounds (with Key)
 	Tool      string `json:"t"`           // the tool called
 	Args      string `json:"a"`           // the arguments' canonical digest (suspend.Bind)
 	Principal string `json:"u,omitempty"` // the caller's principal name

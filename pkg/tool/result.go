@@ -116,10 +116,11 @@ type Pending struct {
 	// round of requests asked at once (an MCP server's inputRequests
 	// key); "" for a request asked alone.
 	Key string
-	// RoundTrip counts the asker's rounds within the call (1 for the
-	// first) when Key is set, so that an answer given for one round is
-	// never taken for a later one.
-	RoundTrip int
+	// Round names the round when Key is set: the same for each of its
+	// requests, another for every other round (of this call or any
+	// other), so that an answer given for one round is never taken for
+	// another.
+	Round string
 	// Also are the round's other requests not answered yet, each with its
 	// Key and no ID (it gets one when its turn comes): a door whose client
 	// answers a round whole shows them with this one.

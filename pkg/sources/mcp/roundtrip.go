@@ -4,6 +4,8 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -47,6 +49,7 @@ type roundTrip struct {
 	Responses sdk.InputResponseMap `json:"responses,omitempty"`
 	Asking    string               `json:"asking"` // the input request id the open entry shows
 	Rounds    int                  `json:"rounds"`
+	Round     string               `json:"round"` // names the current round (tool.Pending.Round)
 }
 
 // speaksModern reports whether the session negotiated 2026-07-28 or later.
@@ -78,8 +81,15 @@ func (s *Source) inputRequired(ctx context.Context, call tool.Call, rt *roundTri
 	if rt.Rounds > maxRoundTrips {
 		return tool.Failure(name+": the MCP server asked for input more than 10 times in one call; the call was stopped", s.meta)
 	}
-	rt.State, rt.Requests, rt.Responses = res.RequestState, res.InputRequests, sdk.InputResponseMap{}
+	rt.State, rt.Requests, rt.Responses, rt.Round = res.RequestState, res.InputRequests, sdk.InputResponseMap{}, roundName()
 	return s.askNext(ctx, call, rt, name)
+}
+
+// roundName is a new round's name: 96 random bits.
+func roundName() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 // askNext opens a pending entry for the first input request not answered
@@ -102,7 +112,7 @@ func (s *Source) askNext(ctx context.Context, call tool.Call, rt *roundTrip, nam
 		if !ok {
 			return tool.Failure(name+": the MCP server asked for input of a kind toolnexus does not pass on (only elicitation, sampling and roots)", s.meta)
 		}
-		p.Key, p.RoundTrip = id, rt.Rounds
+		p.Key, p.Round = id, rt.Round
 		round[i] = p
 	}
 	rt.Asking = ids[0]

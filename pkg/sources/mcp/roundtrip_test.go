@@ -158,16 +158,16 @@ func TestModernUpstreamAnswers(t *testing.T) {
 	})
 	t.Run("two requests in one round", func(t *testing.T) {
 		p := exec("up_both", `{}`, "p", nil).Pending
-		if p == nil || p.Kind != "elicitation" || p.Prompt != "Name?" || p.Key != "a-elicit" || p.RoundTrip != 1 {
+		if p == nil || p.Kind != "elicitation" || p.Prompt != "Name?" || p.Key != "a-elicit" || p.Round == "" {
 			t.Fatalf("first: %+v", p)
 		}
 		// The round's other request, shown with it by a door that
 		// answers rounds whole, under the upstream's key and no id yet.
-		if len(p.Also) != 1 || p.Also[0].Key != "b-sample" || p.Also[0].Kind != "sampling" || p.Also[0].ID != "" {
+		if len(p.Also) != 1 || p.Also[0].Key != "b-sample" || p.Also[0].Kind != "sampling" || p.Also[0].ID != "" || p.Also[0].Round != p.Round {
 			t.Fatalf("the rest of the round: %+v", p.Also)
 		}
 		r := exec("up_both", `{}`, "p", &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"reason": "y"}})
-		if r.Pending == nil || r.Pending.Kind != "sampling" || r.Pending.Prompt != "Say hi" || r.Pending.Key != "b-sample" || len(r.Pending.Also) != 0 {
+		if r.Pending == nil || r.Pending.Kind != "sampling" || r.Pending.Prompt != "Say hi" || r.Pending.Key != "b-sample" || r.Pending.Round != p.Round || len(r.Pending.Also) != 0 {
 			t.Fatalf("second: %+v", r)
 		}
 		r = exec("up_both", `{}`, "p", &tool.Answer{ID: r.Pending.ID, OK: true, Data: "hi there"})
