@@ -20,13 +20,13 @@ import (
 )
 
 // roundsRig is a gateway with the go-sdk server of the conformance
-// suite's input_required fixtures behind it and two callers, alice and
+// suite's input_required fixtures behind it, code mode on, and two callers, alice and
 // bob; it returns the gateway and the two tokens.
 func roundsRig(t *testing.T) (g *inproc.Rig, alice, bob string) {
 	alice, bob = "mcp-alice-secret-0001", "mcp-bob-secret-000002"
 	t.Setenv("TN_MCP_ALICE", alice)
 	t.Setenv("TN_MCP_BOB", bob)
-	cfg, _ := json.Marshal(map[string]any{"builtins": false, "skills": []any{},
+	cfg, _ := json.Marshal(map[string]any{"builtins": false, "skills": []any{}, "codeMode": map[string]any{"enabled": true},
 		"mcpServers": map[string]any{"mrtr": map[string]any{"url": testutil.StartMRTRUpstream(t), "prefix": ""}},
 		"auth":       map[string]any{"tokens": []any{map[string]any{"name": "alice", "token": "${TN_MCP_ALICE}"}, map[string]any{"name": "bob", "token": "${TN_MCP_BOB}"}}}})
 	return inproc.Serve(t, string(cfg)), alice, bob
@@ -144,5 +144,38 @@ func TestMCPGatewayRootsOnlyToClientsThatDeclareThem(t *testing.T) {
 	none := mcpclient.MustConnect(t, g.MCPURL, mcpclient.Dial{Token: alice, Client: &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}})
 	if res := mcpclient.Call(t, none, tool, map[string]any{}); !res.IsError || !strings.Contains(mcpclient.Text(t, res), "declined the roots request") {
 		t.Fatalf("older client without roots: %q", mcpclient.Text(t, res))
+	}
+}
+
+// TestMCPGatewayModernRoundOfAnotherInnerCallIsAsked: a run_code script
+// calls two tools whose upstream asks the same key ("user_name") in its
+// first round. The client's answer to the first inner call's round is not
+// taken for the second's (rounds are named, not counted): the second is
+// asked, and the script ends with each answer where it was given.
+func TestMCPGatewayModernRoundOfAnotherInnerCallIsAsked(t *testing.T) {
+	g, alice, _ := roundsRig(t)
+	cs := answering(t, g, alice, nil)
+	script := map[string]any{"code": `const a = tools.test_input_required_result_elicitation({});
+const b = tools.test_input_required_result_elicitation({second: true});
+[a, b];`}
+	call := func(state string, name string) *mcp.CallToolResult {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: script, RequestState: state,
+			InputResponses: mcp.InputResponseMap{"user_name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := mcpclient.Call(t, cs, "run_code", script)
+	if !first.NeedsInput() || first.InputRequests["user_name"] == nil {
+		t.Fatalf("the first inner call's round: %+v", first)
+	}
+	second := call(first.RequestState, "Ann")
+	if !second.NeedsInput() || second.InputRequests["user_name"] == nil {
+		t.Fatalf("the second inner call's round was answered with the first's answer: %+v", second)
+	}
+	done := call(second.RequestState, "Bo")
+	if out := mcpclient.Text(t, done); done.IsError || !strings.Contains(out, "Hello, Ann!") || !strings.Contains(out, "Hello, Bo!") {
+		t.Fatalf("the script's result: %q", out)
 	}
 }
