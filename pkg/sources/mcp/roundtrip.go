@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/plainjson"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -290,4 +291,52 @@ func lastUserTextV2(p *sdk.CreateMessageWithToolsParams) string {
 		}
 	}
 	return p.SystemPrompt
+}
+
+// answerRound puts a client's answers to a prompt's round of input
+// requests (in, as a door that showed the round whole carries them) on
+// params, each checked against the request it answers as a tool call's
+// answer is: an elicitation against its requestedSchema, sampling and
+// roots by their form. Answers to keys the round did not ask are dropped;
+// a request left unanswered goes unanswered (the server asks again).
+func answerRound(params *sdk.GetPromptParams, in *feature.PromptInput) error {
+	var reqs sdk.InputRequestMap
+	var resps sdk.InputResponseMap
+	if json.Unmarshal(in.Requests, &reqs) != nil || json.Unmarshal(in.Responses, &resps) != nil {
+		return feature.Errorf(feature.InvalidArgument, "inputResponses are not answers to the prompt's input requests")
+	}
+	params.RequestState, params.InputResponses = in.State, sdk.InputResponseMap{}
+	for key, ir := range reqs {
+		resp, ok := resps[key]
+		if !ok {
+			continue
+		}
+		p, check, _ := pendingOf(ir)
+		a, ok := answerOf(resp)
+		if !ok {
+			return feature.Errorf(feature.InvalidArgument, "inputResponses[%q] is not an answer to a %s request", key, p.Kind)
+		}
+		if msg := checkAnswer(&pending.Entry{Kind: p.Kind, Check: check}, a); msg != "" {
+			return feature.Errorf(feature.InvalidArgument, "inputResponses[%q]: %s", key, msg)
+		}
+		v, msg := inputResponse(ir, a)
+		if msg != "" {
+			return feature.Errorf(feature.InvalidArgument, "inputResponses[%q]: %s", key, msg)
+		}
+		params.InputResponses[key] = v
+	}
+	return nil
+}
+
+// answerOf is a client's input response as the answer a caller gives.
+func answerOf(resp sdk.InputResponse) (tool.Answer, bool) {
+	switch r := resp.(type) {
+	case *sdk.ElicitResult:
+		return tool.Answer{OK: r.Action == actionAccept, Data: plainjson.Of(r.Content)}, true
+	case *sdk.CreateMessageResult, *sdk.CreateMessageWithToolsResult:
+		return tool.Answer{OK: true, Data: plainjson.Of(r)}, true
+	case *sdk.ListRootsResult:
+		return tool.Answer{OK: true, Data: plainjson.Of(r)}, true
+	}
+	return tool.Answer{}, false
 }
