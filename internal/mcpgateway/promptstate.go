@@ -42,7 +42,7 @@ const promptStateTTL = 10 * time.Minute
 // promptClaims are what a prompt's requestState seals.
 type promptClaims struct {
 	stateClaims
-	Requests json.RawMessage `json:"q"`           // the upstream's inputRequests
+	Requests json.RawMessage `json:"q"`            // the upstream's inputRequests
 	State    string          `json:"us,omitempty"` // the upstream's requestState
 }
 

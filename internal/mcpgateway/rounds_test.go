@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/metadata"
 
+	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
@@ -177,5 +179,60 @@ const b = tools.test_input_required_result_elicitation({second: true});
 	done := call(second.RequestState, "Bo")
 	if out := mcpclient.Text(t, done); done.IsError || !strings.Contains(out, "Hello, Ann!") || !strings.Contains(out, "Hello, Bo!") {
 		t.Fatalf("the script's result: %q", out)
+	}
+}
+
+// TestMCPGatewayModernPromptRound: a prompts/get the upstream answers with
+// input_required reaches a 2026-07-28 client as the upstream's round, with
+// a requestState sealed by toolnexus (the upstream's requests and state
+// are not readable in it). A tampered state, Alice's state used by Bob or
+// for other arguments, and an answer of the wrong kind are refused with
+// -32602; Alice's answer gets the prompt. gRPC, which has no round trip,
+// keeps the refusal.
+func TestMCPGatewayModernPromptRound(t *testing.T) {
+	g, alice, bob := roundsRig(t)
+	const prompt = "test_input_required_result_prompt"
+	cs := answering(t, g, alice, nil)
+	get := func(cs *mcp.ClientSession, state string, args map[string]string, resp mcp.InputResponse) (*mcp.GetPromptResult, error) {
+		p := &mcp.GetPromptParams{Name: prompt, Arguments: args, RequestState: state}
+		if resp != nil {
+			p.InputResponses = mcp.InputResponseMap{"user_context": resp}
+		}
+		return cs.GetPrompt(context.Background(), p)
+	}
+	first, err := get(cs, "", nil, nil)
+	if err != nil || !first.NeedsInput() || first.InputRequests["user_context"] == nil || !strings.HasPrefix(first.RequestState, "p.") {
+		t.Fatalf("prompts/get: %v %+v, want input_required with the upstream's key", err, first)
+	}
+	sealed, _ := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(first.RequestState, "p."))
+	if strings.Contains(string(sealed), "context") || strings.Contains(string(sealed), "alice") {
+		t.Fatalf("the sealed state is readable: %q", sealed)
+	}
+	answer := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"context": "tests"}}
+	b := []byte(first.RequestState)
+	b[len(b)/2] ^= 1
+	for _, tc := range []struct {
+		name, state, want string
+		cs                *mcp.ClientSession
+		args              map[string]string
+		resp              mcp.InputResponse
+	}{
+		{"tampered", string(b), "requestState", cs, nil, answer},
+		{"bob with alice's state", first.RequestState, "another caller", answering(t, g, bob, nil), nil, answer},
+		{"other arguments", first.RequestState, "another caller", cs, map[string]string{"x": "y"}, answer},
+		{"wrong kind of answer", first.RequestState, "not an answer", cs, nil, rootsAnswer},
+	} {
+		if res, err := get(tc.cs, tc.state, tc.args, tc.resp); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v %+v, want an error saying %q", tc.name, err, res, tc.want)
+		}
+	}
+	res, err := get(cs, first.RequestState, nil, answer)
+	if err != nil || res.NeedsInput() || len(res.Messages) != 1 || res.Messages[0].Content.(*mcp.TextContent).Text != "Context: tests" {
+		t.Fatalf("alice's answer: %v %+v", err, res)
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+alice)
+	_, err = pb.NewFeatureServiceClient(g.Conn).GetPrompt(ctx, &pb.GetPromptRequest{Name: prompt})
+	if err == nil || !strings.Contains(err.Error(), "tool calls only") {
+		t.Fatalf("gRPC GetPrompt: %v, want the refusal", err)
 	}
 }

@@ -312,8 +312,8 @@ func answerRound(params *sdk.GetPromptParams, in *feature.PromptInput) error {
 			continue
 		}
 		p, check, _ := pendingOf(ir)
-		a, ok := answerOf(resp)
-		if !ok {
+		a, kind := answerOf(resp)
+		if kind != p.Kind {
 			return feature.Errorf(feature.InvalidArgument, "inputResponses[%q] is not an answer to a %s request", key, p.Kind)
 		}
 		if msg := checkAnswer(&pending.Entry{Kind: p.Kind, Check: check}, a); msg != "" {
@@ -328,15 +328,16 @@ func answerRound(params *sdk.GetPromptParams, in *feature.PromptInput) error {
 	return nil
 }
 
-// answerOf is a client's input response as the answer a caller gives.
-func answerOf(resp sdk.InputResponse) (tool.Answer, bool) {
+// answerOf is a client's input response as the answer a caller gives,
+// and the kind of request it answers ("" for none).
+func answerOf(resp sdk.InputResponse) (tool.Answer, string) {
 	switch r := resp.(type) {
 	case *sdk.ElicitResult:
-		return tool.Answer{OK: r.Action == actionAccept, Data: plainjson.Of(r.Content)}, true
+		return tool.Answer{OK: r.Action == actionAccept, Data: plainjson.Of(r.Content)}, KindElicitation
 	case *sdk.CreateMessageResult, *sdk.CreateMessageWithToolsResult:
-		return tool.Answer{OK: true, Data: plainjson.Of(r)}, true
+		return tool.Answer{OK: true, Data: plainjson.Of(r)}, KindSampling
 	case *sdk.ListRootsResult:
-		return tool.Answer{OK: true, Data: plainjson.Of(r)}, true
+		return tool.Answer{OK: true, Data: plainjson.Of(r)}, KindRoots
 	}
-	return tool.Answer{}, false
+	return tool.Answer{}, ""
 }
