@@ -83,11 +83,8 @@ func (s *stateSigner) unseal(state string, want stateClaims, now time.Time) (pro
 	if json.Unmarshal(payload, &c) != nil {
 		return promptClaims{}, errStateMalformed
 	}
-	if c.Tool != want.Tool || c.Args != want.Args || c.Principal != want.Principal || c.Session != want.Session {
-		return promptClaims{}, errStateMoved
-	}
-	if c.Expires != 0 && now.Unix() > c.Expires {
-		return promptClaims{}, errStateExpired
+	if err := c.admits(want, now); err != nil {
+		return promptClaims{}, err
 	}
 	return c, nil
 }
