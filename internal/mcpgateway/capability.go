@@ -11,19 +11,21 @@ import (
 )
 
 // missingCapability is the 2026-07-28 answer to a call that suspended on an
-// upstream MCP server's elicitation or sampling request when the client did
+// upstream MCP server's elicitation, sampling or roots request when the client did
 // not declare that capability in its request's _meta: the protocol's
 // MissingRequiredClientCapabilityError (-32021, which the SDK sends with
 // HTTP 400), naming the capability, rather than a result the client cannot
 // act on. nil for any other call. (toolnexus's own pending kinds — a
 // question, an A2A agent's input — keep the toolnexus/pending _meta
-// contract, which any client can answer.)
+// contract, which any client can answer.) Of a round of several requests
+// the client is shown those it declared (inputRequired), so this is the
+// answer once the next one to answer is of a kind it did not declare.
 func missingCapability(req *mcp.CallToolRequest, r tool.Result) error {
 	p := r.Pending
 	if r.Outcome != tool.OutcomePending || p == nil || !multiRoundTrip(req.Session) {
 		return nil
 	}
-	if p.Kind != kindElicitation && p.Kind != kindSampling || clientCan(req.Session, p.Kind) {
+	if p.Kind != kindElicitation && p.Kind != kindSampling && p.Kind != kindRoots || clientCan(req.Session, p.Kind) {
 		return nil
 	}
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{p.Kind: map[string]any{}}})

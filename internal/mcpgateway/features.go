@@ -307,9 +307,17 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 
 // getPrompt answers prompts/get through the core.
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	res, err := g.core.GetPrompt(ctx, g.featureCall(ctx, req), req.Params.Name, req.Params.Arguments)
+	fc := g.featureCall(ctx, req)
+	ctx, err := g.promptInput(ctx, req, fc)
+	if err != nil {
+		return nil, err
+	}
+	res, err := g.core.GetPrompt(ctx, fc, req.Params.Name, req.Params.Arguments)
 	if err != nil {
 		return nil, featureWireError(err, "")
+	}
+	if res.Input != nil {
+		return g.promptInputRequired(req, fc, res.Input)
 	}
 	out := &mcp.GetPromptResult{Description: res.Description, Messages: make([]*mcp.PromptMessage, 0, len(res.Messages))}
 	for _, m := range res.Messages {

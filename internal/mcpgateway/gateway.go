@@ -519,12 +519,15 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		}
 		call.Answer = ans
 	}
-	if call.Answer == nil && (req.Params.RequestState != "" || len(req.Params.InputResponses) > 0) {
-		ans, refused := g.resumeInput(req, call)
-		if refused != nil {
-			return toCallToolResult(*refused), nil
+	if call.Answer == nil && (req.Params.RequestState != "" || len(req.Params.InputResponses) > 0) && multiRoundTrip(req.Session) {
+		ans, relay, err := g.resumeInput(req, call)
+		if err != nil {
+			return nil, err
 		}
 		call.Answer = ans
+		if relay != nil {
+			call.Relay = relay
+		}
 	}
 	start := time.Now()
 	execCtx := ctx

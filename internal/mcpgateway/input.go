@@ -3,10 +3,12 @@ package mcpgateway
 //lint:file-ignore SA1019 sampling is deprecated in the 2026-07-28 protocol but still what MCP servers ask for; it is relayed as itself.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/core"
@@ -55,7 +57,12 @@ const (
 
 // inputRequired is the input_required result for a call that suspended, or
 // nil when the client is not on the 2026-07-28 protocol or cannot be asked
-// for this kind.
+// for this kind. An upstream's round of requests is shown whole, keyed by
+// the upstream's own keys (those of a kind the client declared; the rest
+// come back as -32021 when their turn comes); the requestState, signed by
+// toolnexus, names the request whose answer resumes the call and binds it
+// to this caller and call. The upstream's own requestState never leaves
+// toolnexus: it stays in the suspended call's entry.
 func (g *Gateway) inputRequired(req *mcp.CallToolRequest, call core.Call, r tool.Result) *mcp.CallToolResult {
 	p := r.Pending
 	if r.Outcome != tool.OutcomePending || p == nil || !multiRoundTrip(req.Session) {
@@ -66,17 +73,26 @@ func (g *Gateway) inputRequired(req *mcp.CallToolRequest, call core.Call, r tool
 		return nil
 	}
 	claims := bindings(call)
-	claims.Pending, claims.Kind = p.ID, p.Kind
+	claims.Pending, claims.Kind, claims.Key, claims.Round = p.ID, p.Kind, p.Key, p.Round
 	if !p.ExpiresAt.IsZero() {
 		claims.Expires = p.ExpiresAt.Unix()
 	}
-	res := &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{p.ID: ir}, RequestState: g.states.sign(claims)}
-	return res
+	if p.Key == "" {
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{p.ID: ir}, RequestState: g.states.sign(claims)}
+	}
+	reqs := mcp.InputRequestMap{p.Key: ir}
+	for i := range p.Also {
+		q := &p.Also[i]
+		if qr := modernInputRequest(q); qr != nil && clientCan(req.Session, askedAs(q.Kind)) {
+			reqs[q.Key] = qr
+		}
+	}
+	return &mcp.CallToolResult{InputRequests: reqs, RequestState: g.states.sign(claims)}
 }
 
 // askedAs is the client capability a pending kind needs (clientCan's kind).
 func askedAs(kind string) string {
-	if kind == kindSampling || kind == kindAuthorization {
+	if kind == kindSampling || kind == kindAuthorization || kind == kindRoots {
 		return kind
 	}
 	return kindElicitation
@@ -98,7 +114,7 @@ func bindings(call core.Call) stateClaims {
 // for a kind the client cannot answer.
 func modernInputRequest(p *tool.Pending) mcp.InputRequest {
 	switch p.Kind {
-	case kindElicitation, kindSampling, kindAuthorization:
+	case kindElicitation, kindSampling, kindAuthorization, kindRoots:
 		return inputRequest(p)
 	case kindQuestion:
 		return &mcp.ElicitParams{Message: p.Prompt, RequestedSchema: questionSchema(p.Data)}
@@ -141,27 +157,71 @@ func questionSchema(data map[string]any) map[string]any {
 }
 
 // resumeInput reads a retry's requestState and inputResponses into the
-// answer that resumes the call; a refusal is the result to return instead.
-func (g *Gateway) resumeInput(req *mcp.CallToolRequest, call core.Call) (*tool.Answer, *tool.Result) {
-	refuse := func(msg string) (*tool.Answer, *tool.Result) {
-		r := tool.FailureWith(tool.OutcomeInvalidArguments, msg)
-		return nil, &r
-	}
+// answer that resumes the call, and the relay that answers the rest of the
+// same round from the same inputResponses (an upstream's round is answered
+// whole); a refusal is the JSON-RPC error to return instead (-32602: the
+// protocol's answer to a requestState that fails its checks), and the call
+// stays suspended. inputResponses without a requestState resume nothing:
+// the call runs afresh, and they answer only the first round it asks
+// (keyed by the upstream's keys; others are ignored, and what they leave
+// unanswered is asked again).
+func (g *Gateway) resumeInput(req *mcp.CallToolRequest, call core.Call) (*tool.Answer, func(context.Context, tool.Result) *tool.Answer, error) {
+	responses := req.Params.InputResponses
 	if req.Params.RequestState == "" {
-		return refuse("inputResponses without requestState: retry with the requestState of the input_required result")
+		return nil, roundRelay(responses, ""), nil
+	}
+	refuse := func(msg string) (*tool.Answer, func(context.Context, tool.Result) *tool.Answer, error) {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 	}
 	c, err := g.states.open(req.Params.RequestState, bindings(call), time.Now())
 	if err != nil {
 		return refuse(err.Error())
 	}
-	resp, ok := req.Params.InputResponses[c.Pending]
+	key := c.Key
+	if key == "" {
+		key = c.Pending
+	}
+	resp, ok := responses[key]
 	if !ok {
-		return refuse(fmt.Sprintf("inputResponses has no answer to %q, the input request of this requestState", c.Pending))
+		return refuse(fmt.Sprintf("inputResponses has no answer to %q, an input request of this requestState: retry with an answer to each input request", key))
 	}
-	if a := answerFor(c, resp, call.Arguments); a != nil {
-		return a, nil
+	a := answerFor(c, resp, call.Arguments)
+	if a == nil {
+		return refuse(fmt.Sprintf("inputResponses[%q] is not an answer to a %s request", key, c.Kind))
 	}
-	return refuse(fmt.Sprintf("inputResponses[%q] is not an answer to a %s request", c.Pending, c.Kind))
+	if c.Key == "" {
+		return a, nil, nil
+	}
+	return a, roundRelay(responses, c.Round), nil
+}
+
+// roundRelay answers, within the call (core.Call.Relay), the requests of
+// the upstream's round named round ("": the first round the call asks)
+// from the client's inputResponses, by the upstream's keys. It answers
+// nothing else: not another round (an answer given for one round is
+// never taken for another, of this upstream call or of another inner call
+// of a run_code script), not toolnexus's own kinds, and nothing the client
+// left out (that request comes back in a fresh input_required). Every
+// answer resumes an entry the same call opened, so it is bound to the
+// caller as any answer is. The core calls it in turn, never at once.
+func roundRelay(responses mcp.InputResponseMap, round string) func(context.Context, tool.Result) *tool.Answer {
+	return func(_ context.Context, r tool.Result) *tool.Answer {
+		p := r.Pending
+		if p == nil || p.Key == "" || !relayed(p.Kind) {
+			return nil
+		}
+		if round == "" {
+			round = p.Round
+		}
+		if p.Round != round {
+			return nil
+		}
+		resp, ok := responses[p.Key]
+		if !ok {
+			return nil
+		}
+		return answerOf(p.ID, resp)
+	}
 }
 
 // answerFor is the answer the client's response carries for the pending
@@ -169,7 +229,7 @@ func (g *Gateway) resumeInput(req *mcp.CallToolRequest, call core.Call) (*tool.A
 // the call's arguments (the same as when it suspended: the state is bound
 // to them), for the question texts.
 func answerFor(c stateClaims, resp mcp.InputResponse, args json.RawMessage) *tool.Answer {
-	if c.Kind == kindElicitation || c.Kind == kindSampling {
+	if c.Kind == kindElicitation || c.Kind == kindSampling || c.Kind == kindRoots {
 		return answerOf(c.Pending, resp)
 	}
 	er, ok := resp.(*mcp.ElicitResult)

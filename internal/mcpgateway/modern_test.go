@@ -197,8 +197,9 @@ func TestMCPGatewayModernQuestionIsInputRequired(t *testing.T) {
 // or moved. Alice's suspended question is retried with a tampered state, a
 // state of our own invention, by Bob, by Alice in another toolnexus
 // session, with other arguments, and with an answer of the wrong kind:
-// each is refused saying why and the question stays unanswered; Alice's own
-// retry then resumes it.
+// each is refused with a JSON-RPC error (-32602, HTTP 400) saying why and
+// the question stays unanswered; inputResponses without a state resume
+// nothing (the call is asked afresh); Alice's own retry then resumes it.
 func TestMCPGatewayModernRequestStateAttacks(t *testing.T) {
 	const alice, bob = "mcp-alice-secret-0001", "mcp-bob-secret-000002"
 	t.Setenv("TN_MCP_ALICE", alice)
@@ -229,19 +230,29 @@ func TestMCPGatewayModernRequestStateAttacks(t *testing.T) {
 		{"claims rewritten for bob", mcpclient.Modern(t, g.MCPURL, "Authorization", "Bearer "+bob, "Toolnexus-Session", "s1"), args, asBob + "." + mac, good, "signature does not match"},
 		{"state invented", aliceS1, args, base64.RawURLEncoding.EncodeToString([]byte(`{"p":"`+id+`","k":"question","t":"question"}`)) + ".AAAA", good, "signature does not match"},
 		{"not a state", aliceS1, args, "opaque", good, "not one this server issued"},
-		{"no state", aliceS1, args, "", good, "without requestState"},
 		{"moved to bob", mcpclient.Modern(t, g.MCPURL, "Authorization", "Bearer "+bob, "Toolnexus-Session", "s1"), args, state, good, "another caller"},
 		{"moved to another session", mcpclient.Modern(t, g.MCPURL, "Authorization", "Bearer "+alice, "Toolnexus-Session", "s2"), args, state, good, "another caller"},
 		{"other arguments", aliceS1, otherArgs, state, good, "another caller"},
 		{"wrong kind of answer", aliceS1, args, state, &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "x"}}, "not an answer"},
+		{"answer under another key", aliceS1, args, state, nil, "no answer to"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := mcpclient.Retry(t, tc.cs, "question", tc.args, tc.state, id, tc.resp)
-			if !res.IsError || res.Meta["toolnexus/outcome"] != "invalid_arguments" || !strings.Contains(mcpclient.Text(t, res), tc.want) {
-				t.Fatalf("got %q (%v), want a refusal saying %q", mcpclient.Text(t, res), res.Meta, tc.want)
+			responses := mcp.InputResponseMap{id: tc.resp}
+			if tc.resp == nil {
+				responses = mcp.InputResponseMap{"user_name": good}
+			}
+			res, err := tc.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "question", Arguments: tc.args, RequestState: tc.state, InputResponses: responses})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "Bad Request") {
+				t.Fatalf("got %v (%+v), want a JSON-RPC error saying %q", err, res, tc.want)
 			}
 		})
 	}
+	t.Run("no state: asked afresh", func(t *testing.T) {
+		res := mcpclient.Retry(t, aliceS1, "question", args, "", id, good)
+		if !res.NeedsInput() || res.RequestState == "" || len(res.InputRequests) != 1 {
+			t.Fatalf("inputResponses without a state: %+v, want the question asked again, unanswered", res)
+		}
+	})
 	res := mcpclient.Retry(t, aliceS1, "question", args, state, id, good)
 	if res.IsError || mcpclient.Text(t, res) != `{"Pick a color?":"red","Why?":"warm"}` {
 		t.Fatalf("alice's own retry: %q", mcpclient.Text(t, res))

@@ -23,6 +23,10 @@ const (
 	// elicitation, which only a client that declared elicitation.url
 	// gets; any other keeps the _meta contract (the URL is in the text).
 	kindAuthorization = "authorization"
+	// kindRoots is an upstream on 2026-07-28 asking for the client's
+	// roots: relayed to a client that declared roots (its own answer to
+	// the upstream's question, on a call it made), declined for any other.
+	kindRoots = "roots"
 )
 
 // answerOf is the answer an MCP client's response to a relayed request
@@ -36,6 +40,8 @@ func answerOf(id string, resp any) *tool.Answer {
 		return &tool.Answer{ID: id, Reason: "the MCP client answered " + r.Action}
 	case *mcp.CreateMessageWithToolsResult, *mcp.CreateMessageResult:
 		return &tool.Answer{ID: id, OK: true, Data: samplingAnswer(r)}
+	case *mcp.ListRootsResult:
+		return &tool.Answer{ID: id, OK: true, Data: plainjson.Of(r)}
 	}
 	return nil
 }
@@ -51,7 +57,7 @@ func answerOf(id string, resp any) *tool.Answer {
 func relayer(req *mcp.CallToolRequest) func(context.Context, tool.Result) *tool.Answer {
 	return func(ctx context.Context, r tool.Result) *tool.Answer {
 		p := r.Pending
-		if p == nil || (p.Kind != kindElicitation && p.Kind != kindSampling && p.Kind != kindAuthorization) {
+		if p == nil || !relayed(p.Kind) {
 			return nil
 		}
 		switch {
@@ -66,6 +72,16 @@ func relayer(req *mcp.CallToolRequest) func(context.Context, tool.Result) *tool.
 		}
 		return askClient(ctx, req.Session, p)
 	}
+}
+
+// relayed reports whether a pending kind is an upstream's request the
+// gateway puts to its MCP client.
+func relayed(kind string) bool {
+	switch kind {
+	case kindElicitation, kindSampling, kindAuthorization, kindRoots:
+		return true
+	}
+	return false
 }
 
 // multiRoundTrip reports whether the client speaks 2026-07-28 or later,
@@ -97,6 +113,8 @@ func askClient(ctx context.Context, ss *mcp.ServerSession, p *tool.Pending) *too
 		res, err = ss.Elicit(ctx, ir)
 	case *mcp.CreateMessageParams:
 		res, err = ss.CreateMessage(ctx, ir)
+	case *mcp.ListRootsParams:
+		res, err = ss.ListRoots(ctx, ir)
 	}
 	if err != nil {
 		// A typed nil comes back with the error: do not read it.
@@ -122,6 +140,8 @@ func clientCan(ss *mcp.ServerSession, kind string) bool {
 		return ip.Capabilities.Elicitation != nil
 	case kindAuthorization:
 		return ip.Capabilities.Elicitation != nil && ip.Capabilities.Elicitation.URL != nil
+	case kindRoots:
+		return ip.Capabilities.RootsV2 != nil
 	}
 	return ip.Capabilities.Sampling != nil
 }
@@ -130,6 +150,9 @@ func clientCan(ss *mcp.ServerSession, kind string) bool {
 func inputRequest(p *tool.Pending) mcp.InputRequest {
 	if p.Kind == kindAuthorization {
 		return &mcp.ElicitParams{Mode: "url", Message: p.Prompt, URL: p.URL, ElicitationID: p.ID}
+	}
+	if p.Kind == kindRoots {
+		return &mcp.ListRootsParams{}
 	}
 	if p.Kind == kindElicitation {
 		ep := &mcp.ElicitParams{Message: p.Prompt, RequestedSchema: p.Data["requestedSchema"], URL: p.URL}

@@ -30,6 +30,8 @@ import (
 type stateClaims struct {
 	Pending   string `json:"p"`           // the pending request's id
 	Kind      string `json:"k"`           // its kind, to read the client's answer
+	Key       string `json:"i,omitempty"` // the upstream's key of the request in its round ("" for none)
+	Round     string `json:"r,omitempty"` // which of the upstream's rounds (with Key)
 	Tool      string `json:"t"`           // the tool called
 	Args      string `json:"a"`           // the arguments' canonical digest (suspend.Bind)
 	Principal string `json:"u,omitempty"` // the caller's principal name
@@ -92,11 +94,20 @@ func (s *stateSigner) open(state string, want stateClaims, now time.Time) (state
 	if err := json.Unmarshal(payload, &c); err != nil || c.Pending == "" {
 		return stateClaims{}, errStateMalformed
 	}
-	if c.Tool != want.Tool || c.Args != want.Args || c.Principal != want.Principal || c.Session != want.Session {
-		return stateClaims{}, errStateMoved
-	}
-	if c.Expires != 0 && now.Unix() > c.Expires {
-		return stateClaims{}, errStateExpired
+	if err := c.admits(want, now); err != nil {
+		return stateClaims{}, err
 	}
 	return c, nil
+}
+
+// admits checks that the claims are for exactly want's call (tool,
+// arguments, principal, session) and not past their expiry.
+func (c stateClaims) admits(want stateClaims, now time.Time) error {
+	if c.Tool != want.Tool || c.Args != want.Args || c.Principal != want.Principal || c.Session != want.Session {
+		return errStateMoved
+	}
+	if c.Expires != 0 && now.Unix() > c.Expires {
+		return errStateExpired
+	}
+	return nil
 }

@@ -89,3 +89,40 @@ func digestOf(args json.RawMessage) string {
 	d, _ := suspend.Digest(args)
 	return d
 }
+
+// TestPromptStateSealed: a prompt's requestState opens only under its key,
+// for its exact call, before its expiry, and any changed byte is refused.
+func TestPromptStateSealed(t *testing.T) {
+	t.Parallel()
+	s := newStateSigner([]byte(strings.Repeat("k", 32)))
+	now := time.Unix(1_800_000_000, 0)
+	bound := stateClaims{Tool: "prompts/get p", Args: digestOf(json.RawMessage(`{}`)), Principal: "alice", Session: "s1"}
+	issued := promptClaims{stateClaims: bound, Requests: json.RawMessage(`{"k":{"method":"roots/list","params":{}}}`), State: "upstream-secret"}
+	issued.Expires = now.Add(time.Minute).Unix()
+	state := s.seal(issued)
+	if strings.Contains(state, "upstream") || s.seal(issued) == state {
+		t.Fatalf("the seal is readable or not randomized: %s", state)
+	}
+	flipped := []byte(state)
+	flipped[len(flipped)-5] ^= 2
+	moved := bound
+	moved.Principal = "bob"
+	for _, tc := range []struct {
+		name, state string
+		want        stateClaims
+		at          time.Time
+		err         error
+	}{
+		{"its call", state, bound, now, nil},
+		{"a changed byte", string(flipped), bound, now, errStateForged},
+		{"other key", newStateSigner([]byte(strings.Repeat("j", 32))).seal(issued), bound, now, errStateForged},
+		{"other principal", state, moved, now, errStateMoved},
+		{"expired", state, bound, now.Add(2 * time.Minute), errStateExpired},
+		{"a tool call's state", s.sign(bound), bound, now, errStateMalformed},
+	} {
+		c, err := s.unseal(tc.state, tc.want, tc.at)
+		if !errors.Is(err, tc.err) || err == nil && (c.State != "upstream-secret" || string(c.Requests) != string(issued.Requests)) {
+			t.Errorf("%s: %+v %v, want %v", tc.name, c, err, tc.err)
+		}
+	}
+}

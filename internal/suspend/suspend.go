@@ -46,6 +46,9 @@ const (
 	KindElicitation Kind = "elicitation" // an MCP server's elicitation/create
 	KindSampling    Kind = "sampling"    // an MCP server's sampling/createMessage
 	KindInput       Kind = "input"       // an A2A agent's input-required task
+	// KindRoots: an MCP server on 2026-07-28 asks for the client's roots
+	// (roots/list as an input request).
+	KindRoots Kind = "roots"
 	// KindAuthorization: the caller must connect its own account at an
 	// OAuth upstream (pkg/sources/oauthclient) before the call can run.
 	KindAuthorization Kind = "authorization"
@@ -56,7 +59,7 @@ const (
 )
 
 // kinds are every Kind, for KindOf.
-var kinds = []Kind{KindApproval, KindQuestion, KindElicitation, KindSampling, KindInput, KindAuthorization, KindRun}
+var kinds = []Kind{KindApproval, KindQuestion, KindElicitation, KindSampling, KindInput, KindRoots, KindAuthorization, KindRun}
 
 // State is where an entry stands.
 type State string

@@ -124,6 +124,9 @@ type Message struct {
 type PromptResult struct {
 	Description string
 	Messages    []Message
+	// Input, when set, is the server asking for input first (only for a
+	// door that takes it, WithPromptInput); Messages are then empty.
+	Input *PromptInput
 }
 
 // Ref names what a completion is for: a prompt (by its upstream name) or a

@@ -112,6 +112,19 @@ type Pending struct {
 	URL       string
 	Data      map[string]any
 	ExpiresAt time.Time
+	// Key is the asker's own name for the request when it is one of a
+	// round of requests asked at once (an MCP server's inputRequests
+	// key); "" for a request asked alone.
+	Key string
+	// Round names the round when Key is set: the same for each of its
+	// requests, another for every other round (of this call or any
+	// other), so that an answer given for one round is never taken for
+	// another.
+	Round string
+	// Also are the round's other requests not answered yet, each with its
+	// Key and no ID (it gets one when its turn comes): a door whose client
+	// answers a round whole shows them with this one.
+	Also []Pending
 }
 
 // Suspend is the result of a call that waits for an answer: IsError is set

@@ -76,6 +76,17 @@ func everyKind(f *testing.F) []suspendedKind {
 			}
 		}
 	}
+	portable := func(kind string) func(*testing.T, tool.Call) func(tool.Call) bool {
+		return func(t *testing.T, c tool.Call) func(tool.Call) bool {
+			e, err := a.OpenPortable(ctx, c, kind, []byte(`{"upstream":"state"}`), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func(r tool.Call) bool {
+				return !b.Answer(ctx, answered(r, e.ID), pending.Answering{Label: "rt", Restore: restoreSaid}).IsError
+			}
+		}
+	}
 	return []suspendedKind{
 		{name: "approval", suspend: func(t *testing.T, c tool.Call) func(tool.Call) bool {
 			e, err := approvals.Create(ctx, approval.Request{Binding: bind(c), Policy: "p"})
@@ -90,15 +101,8 @@ func everyKind(f *testing.F) []suspendedKind {
 		{name: "elicitation (a live connection's)", suspend: live("elicitation")},
 		{name: "sampling (a live connection's)", suspend: live("sampling")},
 		{name: "input (an A2A task's)", suspend: live("input")},
-		{name: "elicitation (a 2026-07-28 round trip, resumed on another replica)", suspend: func(t *testing.T, c tool.Call) func(tool.Call) bool {
-			e, err := a.OpenPortable(ctx, c, "elicitation", []byte(`{"upstream":"state"}`), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return func(r tool.Call) bool {
-				return !b.Answer(ctx, answered(r, e.ID), pending.Answering{Label: "rt", Restore: restoreSaid}).IsError
-			}
-		}},
+		{name: "elicitation (a 2026-07-28 round trip, resumed on another replica)", suspend: portable("elicitation")},
+		{name: "roots (a 2026-07-28 round trip, resumed on another replica)", suspend: portable("roots")},
 		{name: "question", question: true, suspend: func(t *testing.T, c tool.Call) func(tool.Call) bool {
 			res := question.Execute(ctx, c)
 			if res.Pending == nil {

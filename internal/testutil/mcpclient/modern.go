@@ -54,3 +54,15 @@ func Retry(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any
 	}
 	return res
 }
+
+// Refused retries like Retry and returns the text of the JSON-RPC error
+// the server refused the retry with, failing the test on any result.
+func Refused(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any, state, id string, resp mcp.InputResponse) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args, RequestState: state,
+		InputResponses: mcp.InputResponseMap{id: resp}})
+	if err == nil {
+		t.Fatalf("the retry was not refused: %+v", res)
+	}
+	return err.Error()
+}

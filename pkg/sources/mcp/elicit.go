@@ -21,6 +21,9 @@ import (
 const (
 	KindElicitation = "elicitation"
 	KindSampling    = "sampling"
+	// KindRoots is an upstream on 2026-07-28 asking for the client's
+	// roots (roundtrip.go); older upstreams are offered no roots.
+	KindRoots = "roots"
 )
 
 // The elicitation actions (MCP ElicitResult.action).
@@ -123,6 +126,10 @@ func checkAnswer(e *pending.Entry, a tool.Answer) string {
 		}
 	case KindSampling:
 		if _, err := samplingResult(a.Data); err != nil {
+			return err.Error()
+		}
+	case KindRoots:
+		if _, err := rootsResult(a.Data); err != nil {
 			return err.Error()
 		}
 	}

@@ -353,12 +353,26 @@ func (s *Source) GetPrompt(ctx context.Context, name string, args map[string]str
 		return feature.PromptResult{}, err
 	}
 	defer release()
-	res, err := sess.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
+	params := &sdk.GetPromptParams{Name: name, Arguments: args}
+	in := feature.PromptInputFrom(ctx)
+	if in != nil && in.Requests != nil {
+		if err := answerRound(params, in); err != nil {
+			return feature.PromptResult{}, err
+		}
+	}
+	res, err := sess.cs.GetPrompt(ctx, params)
 	if err != nil {
 		return feature.PromptResult{}, s.featureError(ctx, sess, err)
 	}
 	if res.NeedsInput() {
-		return feature.PromptResult{}, s.needsInput("get prompt " + name)
+		if in == nil || !s.suspends() || len(res.InputRequests) == 0 {
+			return feature.PromptResult{}, s.needsInput("get prompt " + name)
+		}
+		reqs, err := json.Marshal(res.InputRequests)
+		if err != nil {
+			return feature.PromptResult{}, feature.Errorf(feature.Upstream, "MCP server %q asked for input to get prompt %s that cannot be passed on: %v", s.name, name, err)
+		}
+		return feature.PromptResult{Input: &feature.PromptInput{Requests: reqs, State: res.RequestState}}, nil
 	}
 	out := feature.PromptResult{Description: res.Description, Messages: make([]feature.Message, 0, len(res.Messages))}
 	for _, m := range res.Messages {

@@ -4,14 +4,18 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"sort"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnexus/toolnexus/internal/plainjson"
 	"github.com/toolnexus/toolnexus/internal/suspend/pending"
+	"github.com/toolnexus/toolnexus/pkg/feature"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
 
@@ -46,6 +50,7 @@ type roundTrip struct {
 	Responses sdk.InputResponseMap `json:"responses,omitempty"`
 	Asking    string               `json:"asking"` // the input request id the open entry shows
 	Rounds    int                  `json:"rounds"`
+	Round     string               `json:"round"` // names the current round (tool.Pending.Round)
 }
 
 // speaksModern reports whether the session negotiated 2026-07-28 or later.
@@ -77,13 +82,23 @@ func (s *Source) inputRequired(ctx context.Context, call tool.Call, rt *roundTri
 	if rt.Rounds > maxRoundTrips {
 		return tool.Failure(name+": the MCP server asked for input more than 10 times in one call; the call was stopped", s.meta)
 	}
-	rt.State, rt.Requests, rt.Responses = res.RequestState, res.InputRequests, sdk.InputResponseMap{}
+	rt.State, rt.Requests, rt.Responses, rt.Round = res.RequestState, res.InputRequests, sdk.InputResponseMap{}, roundName()
 	return s.askNext(ctx, call, rt, name)
 }
 
+// roundName is a new round's name: 96 random bits.
+func roundName() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
 // askNext opens a pending entry for the first input request not answered
-// yet (in id order, so the caller sees a stable sequence), with the round
-// trip as its portable state.
+// yet (in key order, so the caller sees a stable sequence), with the round
+// trip as its portable state. The request carries the upstream's key and
+// the round's other open requests, so a door whose client answers a round
+// whole (/mcp at 2026-07-28) shows them all at once; each answer still
+// resumes its own entry, bound to the call.
 func (s *Source) askNext(ctx context.Context, call tool.Call, rt *roundTrip, name string) tool.Result {
 	ids := make([]string, 0, len(rt.Requests))
 	for id := range rt.Requests {
@@ -92,20 +107,26 @@ func (s *Source) askNext(ctx context.Context, call tool.Call, rt *roundTrip, nam
 		}
 	}
 	sort.Strings(ids)
-	p, _, ok := pendingOf(rt.Requests[ids[0]])
-	if !ok {
-		return tool.Failure(name+": the MCP server asked for input of a kind toolnexus does not pass on (only elicitation and sampling; roots are not offered)", s.meta)
+	round := make([]tool.Pending, len(ids))
+	for i, id := range ids {
+		p, _, ok := pendingOf(rt.Requests[id])
+		if !ok {
+			return tool.Failure(name+": the MCP server asked for input of a kind toolnexus does not pass on (only elicitation, sampling and roots)", s.meta)
+		}
+		p.Key, p.Round = id, rt.Round
+		round[i] = p
 	}
 	rt.Asking = ids[0]
 	state, err := json.Marshal(rt)
 	if err != nil {
 		return tool.Failure(name+": the MCP server's input requests cannot be kept for the answer: "+err.Error(), s.meta)
 	}
+	p := round[0]
 	e, err := s.pending.OpenPortable(ctx, call, p.Kind, state, false)
 	if err != nil {
 		return tool.Failure(name+": "+err.Error(), s.meta)
 	}
-	p.ID, p.ExpiresAt = e.ID, e.ExpiresAt
+	p.ID, p.ExpiresAt, p.Also = e.ID, e.ExpiresAt, round[1:]
 	r := tool.Suspend(p)
 	r.Metadata = s.meta
 	return r
@@ -176,6 +197,8 @@ func pendingOf(ir sdk.InputRequest) (p tool.Pending, check any, ok bool) {
 		data, _ := plainjson.Of(q).(map[string]any)
 		delete(data, "_meta")
 		return tool.Pending{Kind: KindSampling, Prompt: lastUserTextV2(q), Data: data}, nil, true
+	case *sdk.ListRootsParams:
+		return tool.Pending{Kind: KindRoots, Prompt: "The MCP server asks for the client's roots (the directories it may work in)", Data: map[string]any{}}, nil, true
 	}
 	return tool.Pending{}, nil, false
 }
@@ -210,21 +233,48 @@ func (s *Source) resumeRoundTrip(ctx context.Context, call tool.Call, rt *roundT
 func inputResponse(ir sdk.InputRequest, a tool.Answer) (sdk.InputResponse, string) {
 	switch ir.(type) {
 	case *sdk.CreateMessageParams, *sdk.CreateMessageWithToolsParams:
-		if !a.OK {
-			// A sampling input response has no "declined" form.
-			return nil, "the caller declined the sampling request; the call to the MCP server ends here"
-		}
-		res, err := samplingResult(a.Data)
-		if err != nil {
-			return nil, err.Error()
-		}
-		return res, ""
+		return undeclinable(a, "sampling", samplingResult)
+	case *sdk.ListRootsParams:
+		return undeclinable(a, "roots", rootsResult)
 	}
 	if !a.OK {
 		return &sdk.ElicitResult{Action: actionDecline}, ""
 	}
 	content, _ := plainjson.Of(a.Data).(map[string]any)
 	return &sdk.ElicitResult{Action: actionAccept, Content: content}, ""
+}
+
+// undeclinable is the answer to a request whose response has no
+// "declined" form (sampling, roots), read by read; declined, the call ends.
+func undeclinable[R sdk.InputResponse](a tool.Answer, kind string, read func(any) (R, error)) (sdk.InputResponse, string) {
+	if !a.OK {
+		return nil, "the caller declined the " + kind + " request; the call to the MCP server ends here"
+	}
+	res, err := read(a.Data)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return res, ""
+}
+
+// rootsResult reads a roots answer: {"roots": [{"uri": "file:///...",
+// "name": "..."}]}, each URI a file:// URI as the protocol requires.
+func rootsResult(v any) (*sdk.ListRootsResult, error) {
+	bad := errors.New(`the roots answer's data must be {"roots": [{"uri": "file:///path", "name": "..."}]}, every uri a file:// URI`)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, bad
+	}
+	var res sdk.ListRootsResult
+	if json.Unmarshal(b, &res) != nil || res.Roots == nil {
+		return nil, bad
+	}
+	for _, r := range res.Roots {
+		if r == nil || !strings.HasPrefix(r.URI, "file://") {
+			return nil, bad
+		}
+	}
+	return &res, nil
 }
 
 // lastUserTextV2 is lastUserText for a sampling request with array content.
@@ -241,4 +291,53 @@ func lastUserTextV2(p *sdk.CreateMessageWithToolsParams) string {
 		}
 	}
 	return p.SystemPrompt
+}
+
+// answerRound puts a client's answers to a prompt's round of input
+// requests (in, as a door that showed the round whole carries them) on
+// params, each checked against the request it answers as a tool call's
+// answer is: an elicitation against its requestedSchema, sampling and
+// roots by their form. Answers to keys the round did not ask are dropped;
+// a request left unanswered goes unanswered (the server asks again).
+func answerRound(params *sdk.GetPromptParams, in *feature.PromptInput) error {
+	var reqs sdk.InputRequestMap
+	var resps sdk.InputResponseMap
+	if json.Unmarshal(in.Requests, &reqs) != nil || json.Unmarshal(in.Responses, &resps) != nil {
+		return feature.Errorf(feature.InvalidArgument, "inputResponses are not answers to the prompt's input requests")
+	}
+	params.RequestState, params.InputResponses = in.State, sdk.InputResponseMap{}
+	for key, ir := range reqs {
+		resp, ok := resps[key]
+		if !ok {
+			continue
+		}
+		p, check, _ := pendingOf(ir)
+		a, kind := answerOf(resp)
+		if kind != p.Kind {
+			return feature.Errorf(feature.InvalidArgument, "inputResponses[%q] is not an answer to a %s request", key, p.Kind)
+		}
+		if msg := checkAnswer(&pending.Entry{Kind: p.Kind, Check: check}, a); msg != "" {
+			return feature.Errorf(feature.InvalidArgument, "inputResponses[%q]: %s", key, msg)
+		}
+		v, msg := inputResponse(ir, a)
+		if msg != "" {
+			return feature.Errorf(feature.InvalidArgument, "inputResponses[%q]: %s", key, msg)
+		}
+		params.InputResponses[key] = v
+	}
+	return nil
+}
+
+// answerOf is a client's input response as the answer a caller gives,
+// and the kind of request it answers ("" for none).
+func answerOf(resp sdk.InputResponse) (tool.Answer, string) {
+	switch r := resp.(type) {
+	case *sdk.ElicitResult:
+		return tool.Answer{OK: r.Action == actionAccept, Data: plainjson.Of(r.Content)}, KindElicitation
+	case *sdk.CreateMessageResult, *sdk.CreateMessageWithToolsResult:
+		return tool.Answer{OK: true, Data: plainjson.Of(r)}, KindSampling
+	case *sdk.ListRootsResult:
+		return tool.Answer{OK: true, Data: plainjson.Of(r)}, KindRoots
+	}
+	return tool.Answer{}, ""
 }

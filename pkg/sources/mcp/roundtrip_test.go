@@ -26,7 +26,8 @@ import (
 // modernServer is a go-sdk server on 2026-07-28 (stateless handler) whose
 // tools ask the new way: input_required, then the retry with answers.
 // "confirm" asks one elicitation; "both" asks an elicitation and a
-// sampling request in the same round.
+// sampling request in the same round; "roots" asks for the client's
+// roots and answers with the first root's URI.
 func modernServer(t testing.TB) string {
 	t.Helper()
 	s := sdk.NewServer(&sdk.Implementation{Name: "modern", Version: "1"}, nil)
@@ -48,6 +49,12 @@ func modernServer(t testing.TB) string {
 			"a-elicit": &sdk.ElicitParams{Message: "Name?", RequestedSchema: schema},
 			"b-sample": &sdk.CreateMessageParams{MaxTokens: 10, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "Say hi"}}}},
 		}}, nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "roots"}, func(_ context.Context, req *sdk.CallToolRequest, _ map[string]any) (*sdk.CallToolResult, any, error) {
+		if r, ok := req.Params.InputResponses["where"].(*sdk.ListRootsResult); ok && len(r.Roots) > 0 {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: r.Roots[0].URI}}}, nil, nil
+		}
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"where": &sdk.ListRootsParams{}}}, nil, nil
 	})
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(func() {
@@ -151,11 +158,16 @@ func TestModernUpstreamAnswers(t *testing.T) {
 	})
 	t.Run("two requests in one round", func(t *testing.T) {
 		p := exec("up_both", `{}`, "p", nil).Pending
-		if p == nil || p.Kind != "elicitation" || p.Prompt != "Name?" {
+		if p == nil || p.Kind != "elicitation" || p.Prompt != "Name?" || p.Key != "a-elicit" || p.Round == "" {
 			t.Fatalf("first: %+v", p)
 		}
+		// The round's other request, shown with it by a door that
+		// answers rounds whole, under the upstream's key and no id yet.
+		if len(p.Also) != 1 || p.Also[0].Key != "b-sample" || p.Also[0].Kind != "sampling" || p.Also[0].ID != "" || p.Also[0].Round != p.Round {
+			t.Fatalf("the rest of the round: %+v", p.Also)
+		}
 		r := exec("up_both", `{}`, "p", &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"reason": "y"}})
-		if r.Pending == nil || r.Pending.Kind != "sampling" || r.Pending.Prompt != "Say hi" {
+		if r.Pending == nil || r.Pending.Kind != "sampling" || r.Pending.Prompt != "Say hi" || r.Pending.Key != "b-sample" || r.Pending.Round != p.Round || len(r.Pending.Also) != 0 {
 			t.Fatalf("second: %+v", r)
 		}
 		r = exec("up_both", `{}`, "p", &tool.Answer{ID: r.Pending.ID, OK: true, Data: "hi there"})
@@ -163,6 +175,32 @@ func TestModernUpstreamAnswers(t *testing.T) {
 			t.Fatalf("result: %+v", r)
 		}
 	})
+}
+
+// TestModernUpstreamAsksForRoots: an upstream's roots/list input request
+// is a pending request of kind roots; the answer is relayed as the
+// ListRootsResult it is, after its URIs are checked (file:// only); a
+// declined roots request ends the call (a roots response has no declined
+// form).
+func TestModernUpstreamAsksForRoots(t *testing.T) {
+	reg, _ := startEnv(t, "up", remoteConfig(modernServer(t)), sources.Env{Pending: pending.NewLocal(pending.Limits{})})
+	exec := func(args string, a *tool.Answer) tool.Result {
+		return (testutil.Direct{Reg: reg}).Execute(context.Background(), "up_roots", tool.Call{Arguments: json.RawMessage(args), Owner: tool.Owner{Principal: "p"}, Answer: a})
+	}
+	p := exec(`{"n":1}`, nil).Pending
+	if p == nil || p.Kind != "roots" || p.Key != "where" {
+		t.Fatalf("roots request: %+v", p)
+	}
+	if r := exec(`{"n":1}`, &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"roots": []any{map[string]any{"uri": "https://evil.test/"}}}}); !r.IsError || !strings.Contains(r.Output, "file://") {
+		t.Fatalf("a root that is not a file:// URI: %+v", r)
+	}
+	if r := exec(`{"n":1}`, &tool.Answer{ID: p.ID, OK: true, Data: map[string]any{"roots": []any{map[string]any{"uri": "file:///work", "name": "w"}}}}); r.IsError || r.Output != "file:///work" {
+		t.Fatalf("roots answered: %+v", r)
+	}
+	p = exec(`{"n":2}`, nil).Pending
+	if r := exec(`{"n":2}`, &tool.Answer{ID: p.ID}); !r.IsError || !strings.Contains(r.Output, "declined the roots request") {
+		t.Fatalf("declined: %+v", r)
+	}
 }
 
 // BenchmarkPendingThousandModern is BenchmarkPendingThousand against a
