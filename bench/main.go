@@ -26,6 +26,7 @@ import (
 	"github.com/toolnexus/toolnexus/bench/serverproc"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/serverknobs"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -478,14 +479,13 @@ type running struct {
 	srv    *server.Server
 	conn   *grpc.ClientConn
 	client pb.RegistryServiceClient
-	cancel context.CancelFunc
-	done   chan error
+	// stopServe ends Serve (servertest.Run).
+	stopServe func() error
 }
 
 func (r *running) stop() {
 	r.conn.Close()
-	r.cancel()
-	<-r.done
+	_ = r.stopServe()
 }
 
 func startServer(tmp, cfgText string, noChain bool) (*running, error) {
@@ -500,22 +500,16 @@ func startServer(tmp, cfgText string, noChain bool) (*running, error) {
 	opts := server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: mcpListen,
 		Workspace: filepath.Join(tmp, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	serverknobs.Set(&opts, serverknobs.Knobs{DisableInterceptors: noChain})
-	srv, err := server.New(opts)
+	srv, stopServe, err := servertest.Run(opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Listen(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
 	conn, err := dial(srv.Addr().String())
 	if err != nil {
-		cancel()
+		_ = stopServe()
 		return nil, err
 	}
-	return &running{srv: srv, conn: conn, client: pb.NewRegistryServiceClient(conn), cancel: cancel, done: done}, nil
+	return &running{srv: srv, conn: conn, client: pb.NewRegistryServiceClient(conn), stopServe: stopServe}, nil
 }
 
 func dial(addr string) (*grpc.ClientConn, error) {
