@@ -128,16 +128,28 @@ func loadTarget(addr, metricsAddr, name string, conc int, d time.Duration, pid i
 	return nil
 }
 
+// benchDir makes the run's temporary directory (the caller removes it)
+// and builds the MCP echo server into it: what both the table run and
+// the baselines run need first.
+func benchDir() (tmp, mcpecho string, err error) {
+	tmp, err = os.MkdirTemp("", "toolnexus-bench-")
+	if err != nil {
+		return "", "", err
+	}
+	mcpecho = filepath.Join(tmp, "mcpecho")
+	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
+		os.RemoveAll(tmp)
+		return "", "", err
+	}
+	return tmp, mcpecho, nil
+}
+
 func runBaselines(serverBin string, d time.Duration, reps int) error {
-	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
+	tmp, mcpecho, err := benchDir()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	mcpecho := filepath.Join(tmp, "mcpecho")
-	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
-		return err
-	}
 	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
 	rep := &report{}
 	if err := baselineRows(rep, serverBin, tmp, mcpecho, d, reps); err != nil {
@@ -150,16 +162,11 @@ func runBaselines(serverBin string, d time.Duration, reps int) error {
 }
 
 func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
-	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
+	tmp, mcpecho, err := benchDir()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-
-	mcpecho := filepath.Join(tmp, "mcpecho")
-	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
-		return err
-	}
 	fullCfg := fmt.Sprintf(`{"debug": true, "builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho)
 	full, err := startServer(tmp, fullCfg, false)
 	if err != nil {

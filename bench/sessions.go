@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	"github.com/toolnexus/toolnexus/bench/serverproc"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
 
@@ -98,15 +97,11 @@ func sessionsRSS(bin, dir string, n int) (float64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
-	p, err := serverproc.Start(bin, dir, `{"debug": true, "builtins": false, "skills": [], "sessions": {"max": 0}}`)
+	p, conn, err := startDialed(bin, dir, `{"debug": true, "builtins": false, "skills": [], "sessions": {"max": 0}}`)
 	if err != nil {
 		return 0, err
 	}
 	defer p.Stop()
-	conn, err := dial(p.Addr)
-	if err != nil {
-		return 0, err
-	}
 	defer conn.Close()
 	c := pb.NewRegistryServiceClient(conn)
 	req := &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}
