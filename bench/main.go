@@ -128,31 +128,35 @@ func loadTarget(addr, metricsAddr, name string, conc int, d time.Duration, pid i
 	return nil
 }
 
-// benchDir makes the run's temporary directory (the caller removes it)
-// and builds the MCP echo server into it: what both the table run and
-// the baselines run need first.
-func benchDir() (tmp, mcpecho string, err error) {
-	tmp, err = os.MkdirTemp("", "toolnexus-bench-")
-	if err != nil {
-		return "", "", err
-	}
-	mcpecho = filepath.Join(tmp, "mcpecho")
-	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
-		os.RemoveAll(tmp)
-		return "", "", err
-	}
-	return tmp, mcpecho, nil
+// buildMCPEcho builds the MCP echo server into tmp and returns its path:
+// the upstream both the table run and the baselines run call through.
+func buildMCPEcho(tmp string) (string, error) {
+	mcpecho := filepath.Join(tmp, "mcpecho")
+	return mcpecho, serverproc.Build(mcpecho, "mcpecho")
 }
 
 func runBaselines(serverBin string, d time.Duration, reps int) error {
-	tmp, mcpecho, err := benchDir()
+	return printRowsAlone(func(rep *report, tmp string) error {
+		mcpecho, err := buildMCPEcho(tmp)
+		if err != nil {
+			return err
+		}
+		return baselineRows(rep, serverBin, tmp, mcpecho, d, reps)
+	})
+}
+
+// printRowsAlone prints one group of the table on its own (the -baselines,
+// -sandbox, -sessions and -tracing runs): the table's head, the rows rows
+// adds, given a fresh temporary directory (removed after), and their notes.
+func printRowsAlone(rows func(rep *report, tmp string) error) error {
+	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
 	rep := &report{}
-	if err := baselineRows(rep, serverBin, tmp, mcpecho, d, reps); err != nil {
+	if err := rows(rep, tmp); err != nil {
 		return err
 	}
 	for _, n := range rep.notes {
@@ -162,11 +166,15 @@ func runBaselines(serverBin string, d time.Duration, reps int) error {
 }
 
 func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
-	tmp, mcpecho, err := benchDir()
+	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	mcpecho, err := buildMCPEcho(tmp)
+	if err != nil {
+		return err
+	}
 	fullCfg := fmt.Sprintf(`{"debug": true, "builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho)
 	full, err := startServer(tmp, fullCfg, false)
 	if err != nil {

@@ -20,20 +20,7 @@ func inSession(id string) context.Context {
 }
 
 func runSessions(serverBin string, reps int) error {
-	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
-	rep := &report{}
-	if err := sessionRows(rep, serverBin, tmp, reps); err != nil {
-		return err
-	}
-	for _, n := range rep.notes {
-		fmt.Println("Note:", n)
-	}
-	return nil
+	return printRowsAlone(func(rep *report, tmp string) error { return sessionRows(rep, serverBin, tmp, reps) })
 }
 
 // sessionRows are rows 11 and 12: what a new session costs its first call,
