@@ -26,6 +26,7 @@ import (
 	"github.com/toolnexus/toolnexus/bench/serverproc"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/serverknobs"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/sources"
@@ -127,19 +128,35 @@ func loadTarget(addr, metricsAddr, name string, conc int, d time.Duration, pid i
 	return nil
 }
 
+// buildMCPEcho builds the MCP echo server into tmp and returns its path:
+// the upstream both the table run and the baselines run call through.
+func buildMCPEcho(tmp string) (string, error) {
+	mcpecho := filepath.Join(tmp, "mcpecho")
+	return mcpecho, serverproc.Build(mcpecho, "mcpecho")
+}
+
 func runBaselines(serverBin string, d time.Duration, reps int) error {
+	return printRowsAlone(func(rep *report, tmp string) error {
+		mcpecho, err := buildMCPEcho(tmp)
+		if err != nil {
+			return err
+		}
+		return baselineRows(rep, serverBin, tmp, mcpecho, d, reps)
+	})
+}
+
+// printRowsAlone prints one group of the table on its own (the -baselines,
+// -sandbox, -sessions and -tracing runs): the table's head, the rows rows
+// adds, given a fresh temporary directory (removed after), and their notes.
+func printRowsAlone(rows func(rep *report, tmp string) error) error {
 	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	mcpecho := filepath.Join(tmp, "mcpecho")
-	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
-		return err
-	}
 	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
 	rep := &report{}
-	if err := baselineRows(rep, serverBin, tmp, mcpecho, d, reps); err != nil {
+	if err := rows(rep, tmp); err != nil {
 		return err
 	}
 	for _, n := range rep.notes {
@@ -154,9 +171,8 @@ func run(outPath, plotPath, serverBin string, d time.Duration, reps int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-
-	mcpecho := filepath.Join(tmp, "mcpecho")
-	if err := serverproc.Build(mcpecho, "mcpecho"); err != nil {
+	mcpecho, err := buildMCPEcho(tmp)
+	if err != nil {
 		return err
 	}
 	fullCfg := fmt.Sprintf(`{"debug": true, "builtins": false, "mcpServers": {"echo": {"command": [%q]}}}`, mcpecho)
@@ -478,14 +494,13 @@ type running struct {
 	srv    *server.Server
 	conn   *grpc.ClientConn
 	client pb.RegistryServiceClient
-	cancel context.CancelFunc
-	done   chan error
+	// stopServe ends Serve (servertest.Run).
+	stopServe func() error
 }
 
 func (r *running) stop() {
 	r.conn.Close()
-	r.cancel()
-	<-r.done
+	_ = r.stopServe()
 }
 
 func startServer(tmp, cfgText string, noChain bool) (*running, error) {
@@ -500,22 +515,16 @@ func startServer(tmp, cfgText string, noChain bool) (*running, error) {
 	opts := server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: mcpListen,
 		Workspace: filepath.Join(tmp, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	serverknobs.Set(&opts, serverknobs.Knobs{DisableInterceptors: noChain})
-	srv, err := server.New(opts)
+	srv, stopServe, err := servertest.Run(opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Listen(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
 	conn, err := dial(srv.Addr().String())
 	if err != nil {
-		cancel()
+		_ = stopServe()
 		return nil, err
 	}
-	return &running{srv: srv, conn: conn, client: pb.NewRegistryServiceClient(conn), cancel: cancel, done: done}, nil
+	return &running{srv: srv, conn: conn, client: pb.NewRegistryServiceClient(conn), stopServe: stopServe}, nil
 }
 
 func dial(addr string) (*grpc.ClientConn, error) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/toolnexus/toolnexus/bench/serverproc"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
@@ -14,21 +16,33 @@ import (
 // (so the per-revision caches exist), waits for it to settle and reads
 // process_resident_memory_bytes from its own /metrics.
 func serverRSS(bin, tmp, cfg string) (float64, error) {
-	p, err := serverproc.Start(bin, tmp, cfg)
+	p, conn, err := startDialed(bin, tmp, cfg)
 	if err != nil {
 		return 0, err
 	}
 	defer p.Stop()
-	conn, err := dial(p.Addr)
-	if err != nil {
-		return 0, err
-	}
 	defer conn.Close()
 	if _, err := pb.NewRegistryServiceClient(conn).ListTools(context.Background(), &pb.ListToolsRequest{PageSize: 10000}); err != nil {
 		return 0, err
 	}
 	time.Sleep(time.Second) // let the first listing's garbage be collected before reading RSS
 	return p.Metric("process_resident_memory_bytes ")
+}
+
+// startDialed starts the real server binary with cfg in dir and dials its
+// gRPC port: how the memory measurements (tools and sessions) begin. The
+// caller closes conn, then stops p.
+func startDialed(bin, dir, cfg string) (*serverproc.Proc, *grpc.ClientConn, error) {
+	p, err := serverproc.Start(bin, dir, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := dial(p.Addr)
+	if err != nil {
+		_ = p.Stop()
+		return nil, nil, err
+	}
+	return p, conn, nil
 }
 
 // httpToolsConfig declares n HTTP tools (never called): a realistic way to

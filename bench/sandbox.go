@@ -13,25 +13,14 @@ import (
 )
 
 func runSandbox(reps int) error {
-	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	// A root server's sandboxed commands act as uid 65534, which must be
-	// able to reach the workspaces beneath tmp (MkdirTemp makes it 0700).
-	if err := os.Chmod(tmp, 0o711); err != nil {
-		return err
-	}
-	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
-	rep := &report{}
-	if err := sandboxRows(rep, tmp, reps); err != nil {
-		return err
-	}
-	for _, n := range rep.notes {
-		fmt.Println("Note:", n)
-	}
-	return nil
+	return printRowsAlone(func(rep *report, tmp string) error {
+		// A root server's sandboxed commands act as uid 65534, which must be
+		// able to reach the workspaces beneath tmp (MkdirTemp makes it 0700).
+		if err := os.Chmod(tmp, 0o711); err != nil {
+			return err
+		}
+		return sandboxRows(rep, tmp, reps)
+	})
 }
 
 // sandboxRows are rows 13 and 14: bash running `true` with the sandbox on

@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	"github.com/toolnexus/toolnexus/bench/serverproc"
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 )
 
@@ -21,20 +20,7 @@ func inSession(id string) context.Context {
 }
 
 func runSessions(serverBin string, reps int) error {
-	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
-	rep := &report{}
-	if err := sessionRows(rep, serverBin, tmp, reps); err != nil {
-		return err
-	}
-	for _, n := range rep.notes {
-		fmt.Println("Note:", n)
-	}
-	return nil
+	return printRowsAlone(func(rep *report, tmp string) error { return sessionRows(rep, serverBin, tmp, reps) })
 }
 
 // sessionRows are rows 11 and 12: what a new session costs its first call,
@@ -98,15 +84,11 @@ func sessionsRSS(bin, dir string, n int) (float64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
-	p, err := serverproc.Start(bin, dir, `{"debug": true, "builtins": false, "skills": [], "sessions": {"max": 0}}`)
+	p, conn, err := startDialed(bin, dir, `{"debug": true, "builtins": false, "skills": [], "sessions": {"max": 0}}`)
 	if err != nil {
 		return 0, err
 	}
 	defer p.Stop()
-	conn, err := dial(p.Addr)
-	if err != nil {
-		return 0, err
-	}
 	defer conn.Close()
 	c := pb.NewRegistryServiceClient(conn)
 	req := &pb.ExecuteRequest{Name: "debug_echo", Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: payload}}

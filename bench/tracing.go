@@ -17,20 +17,7 @@ import (
 
 // runTracing prints rows 17–18 alone (go -C bench run . -tracing).
 func runTracing(serverBin string, d time.Duration, reps int) error {
-	tmp, err := os.MkdirTemp("", "toolnexus-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	fmt.Println("| # | comparison | concurrency | toolnexus | baseline | ratio | target |\n|---|---|---|---|---|---|---|")
-	rep := &report{}
-	if err := tracingRows(rep, serverBin, tmp, d, reps); err != nil {
-		return err
-	}
-	for _, n := range rep.notes {
-		fmt.Println("Note:", n)
-	}
-	return nil
+	return printRowsAlone(func(rep *report, tmp string) error { return tracingRows(rep, serverBin, tmp, d, reps) })
 }
 
 // receiver is bench/otlprecv running as its own process, as a collector is.

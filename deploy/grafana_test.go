@@ -18,6 +18,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -193,23 +194,9 @@ func serveAndScrape(t *testing.T, fresh bool) scrape {
 	if err := os.WriteFile(cfg, []byte(`{"debug": true, "skills": [], "cluster": {"name": "test", "redis": {"url": "`+redis.URL+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",
+	srv, stop := servertest.Start(t, server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",
 		Workspace: filepath.Join(dir, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	defer stop()
 	conn, err := grpc.NewClient(srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

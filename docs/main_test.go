@@ -1,7 +1,6 @@
 package docs_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -57,18 +57,11 @@ func startShared() (stop func(), err error) {
 	if err := os.WriteFile(cfg, []byte(`{"builtins": {"workspace": "./workspace"}, "skills": ["./skills"], "debug": true}`), 0o600); err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", MCPListen: "127.0.0.1:0", WebListen: "127.0.0.1:0",
+	srv, stopServe, err := servertest.Run(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", MCPListen: "127.0.0.1:0", WebListen: "127.0.0.1:0",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Listen(); err != nil {
-		_ = srv.Close(context.Background())
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
 	shared.grpc, shared.metrics, shared.mcp, shared.web = srv.Addr().String(), srv.MetricsAddr().String(), srv.MCPAddr().String(), srv.WebAddr().String()
-	return func() { cancel(); <-done }, nil
+	return func() { _ = stopServe() }, nil
 }

@@ -22,6 +22,7 @@ import (
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -84,18 +85,8 @@ func serveConfig(t *testing.T, dir, cfg string, mcp bool) *server.Server {
 	if mcp {
 		mcpListen = "127.0.0.1:0"
 	}
-	srv, err := server.New(server.Options{ConfigPath: path, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: mcpListen,
+	srv, _ := servertest.Start(t, server.Options{ConfigPath: path, Listen: "127.0.0.1:0", MetricsListen: "-", MCPListen: mcpListen,
 		Workspace: filepath.Join(dir, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
 	return srv
 }
 

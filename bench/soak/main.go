@@ -178,43 +178,31 @@ func r1(client pb.RegistryServiceClient, srv *serverproc.Proc, p plan, c *checke
 	fmt.Printf("R1  %d Execute calls at %d concurrency: 10%% debug_panic, 10%% debug_fail, 1%% debug_sleep past its deadline\n", p.r1Calls, p.concurrency)
 	goBefore, _ := srv.Metric("go_goroutines")
 	rssBefore, _ := srv.Metric("process_resident_memory_bytes")
-	var next, sent, received, wrong atomic.Int64
+	var sent, received, wrong atomic.Int64
 	var out outcomes
 	start := time.Now()
-	var wg sync.WaitGroup
-	for g := 0; g < p.concurrency; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(p.r1Calls) {
-					return
-				}
-				req, want, deadline := r1Call(i)
-				ctx, cancel := context.WithTimeout(context.Background(), deadline)
-				sent.Add(1)
-				resp, err := client.Execute(ctx, req)
-				cancel()
-				switch {
-				case err == nil:
-					received.Add(1)
-					got := resp.GetResult().GetOutcome().String()
-					out.add(got)
-					if got != want {
-						wrong.Add(1)
-					}
-				case status.Code(err) == codes.DeadlineExceeded && want == "DEADLINE_EXCEEDED":
-					received.Add(1)
-					out.add("DEADLINE_EXCEEDED")
-				default:
-					out.add("other")
-					wrong.Add(1)
-				}
+	callsInParallel(p.concurrency, p.r1Calls, func(i int64) {
+		req, want, deadline := r1Call(i)
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		sent.Add(1)
+		resp, err := client.Execute(ctx, req)
+		cancel()
+		switch {
+		case err == nil:
+			received.Add(1)
+			got := resp.GetResult().GetOutcome().String()
+			out.add(got)
+			if got != want {
+				wrong.Add(1)
 			}
-		}()
-	}
-	wg.Wait()
+		case status.Code(err) == codes.DeadlineExceeded && want == "DEADLINE_EXCEEDED":
+			received.Add(1)
+			out.add("DEADLINE_EXCEEDED")
+		default:
+			out.add("other")
+			wrong.Add(1)
+		}
+	})()
 	took := time.Since(start)
 	time.Sleep(p.settleWindow) // let finished calls' goroutines exit before counting
 	goAfter, _ := srv.Metric("go_goroutines")
@@ -224,6 +212,29 @@ func r1(client pb.RegistryServiceClient, srv *serverproc.Proc, p plan, c *checke
 	c.check(wrong.Load() == 0, "every call had its expected outcome (%d did not)", wrong.Load())
 	c.check(goAfter <= goBefore+10, "server goroutines before %.0f, after %.0f", goBefore, goAfter)
 	c.check(rssAfter < rssBefore+256<<20, "server RSS before %.1f MiB, after %.1f MiB", rssBefore/(1<<20), rssAfter/(1<<20))
+}
+
+// callsInParallel makes calls 0 to total-1 from n goroutines, each taking
+// the next number as it is free, so n calls are in flight until the last;
+// the wait it returns returns once every call has. R1 and R3 drive their
+// calls this way.
+func callsInParallel(n, total int, call func(i int64)) (wait func()) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(total) {
+					return
+				}
+				call(i)
+			}
+		}()
+	}
+	return wg.Wait
 }
 
 // r1Call picks call i of the mix deterministically (no RNG: reproducible).
@@ -327,34 +338,23 @@ func durSince(from, to int64) string {
 func r3(client pb.RegistryServiceClient, srv *serverproc.Proc, mcpecho string, p plan, c *checker) {
 	fmt.Printf("\nR3  %d reloads during %d calls\n", p.r3Reloads, p.r3Calls)
 	okBefore, _ := srv.Metric(`toolnexus_reloads_total{result="ok"}`)
-	var next, failures, done atomic.Int64
+	var failures, done atomic.Int64
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := 0; g < p.concurrency; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(p.r3Calls) {
-					return
-				}
-				name := "debug_echo"
-				if i%2 == 0 {
-					name = "echo_echo"
-				}
-				resp, err := client.Execute(context.Background(), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"r":3}`}})
-				if err != nil || resp.GetResult().GetIsError() {
-					failures.Add(1)
-					if failures.Load() <= 3 {
-						fmt.Printf("  failure: %s: %v %v\n", name, err, resp.GetResult())
-					}
-				}
-				done.Add(1)
+	wait := callsInParallel(p.concurrency, p.r3Calls, func(i int64) {
+		name := "debug_echo"
+		if i%2 == 0 {
+			name = "echo_echo"
+		}
+		resp, err := client.Execute(context.Background(), &pb.ExecuteRequest{Name: name, Input: &pb.ExecuteRequest_ArgumentsJson{ArgumentsJson: `{"r":3}`}})
+		if err != nil || resp.GetResult().GetIsError() {
+			failures.Add(1)
+			if failures.Load() <= 3 {
+				fmt.Printf("  failure: %s: %v %v\n", name, err, resp.GetResult())
 			}
-		}()
-	}
-	go func() { wg.Wait(); close(stop) }()
+		}
+		done.Add(1)
+	})
+	go func() { wait(); close(stop) }()
 	reloads := 0
 	for reloads < p.r3Reloads {
 		// Spread the reloads over the calls: one each time another slice is done.

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -66,7 +67,7 @@ func serve(dir, cfgJSON string, native ...tool.Tool) (*server.Server, func() err
 	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o600); err != nil {
 		return nil, nil, err
 	}
-	srv, err := server.New(server.Options{
+	return servertest.Run(server.Options{
 		ConfigPath:    cfgPath,
 		Listen:        "127.0.0.1:0",
 		MetricsListen: "-",
@@ -75,17 +76,6 @@ func serve(dir, cfgJSON string, native ...tool.Tool) (*server.Server, func() err
 		Logger:        slog.New(slog.DiscardHandler),
 		Native:        native,
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := srv.Listen(); err != nil {
-		_ = srv.Close(context.Background())
-		return nil, nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	return srv, func() error { cancel(); return <-done }, nil
 }
 
 // result is one CLI run.

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolnexus/toolnexus/internal/testutil"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -70,23 +71,8 @@ func serve(t *testing.T, cfgJSON string) string {
 	if err := os.WriteFile(cfg, []byte(cfgJSON), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
+	srv, _ := servertest.Start(t, server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
 		Workspace: filepath.Join(dir, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Native: []tool.Tool{reporter}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
 	return srv.Addr().String()
 }
 

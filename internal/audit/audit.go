@@ -190,18 +190,26 @@ type Call struct {
 	Arguments []byte
 }
 
+// callFacts is who called which tool how, and how it ended: the part of a
+// call line that the file (callLine) and the console (Recorded) both show,
+// written once so the two cannot drift apart. Embedded, its fields keep
+// their place in the JSON line.
+type callFacts struct {
+	Method    string `json:"method"`
+	Protocol  string `json:"protocol"`
+	Principal string `json:"principal"`
+	Session   string `json:"session"`
+	Tool      string `json:"tool"`
+	Source    string `json:"source"`
+	CallID    string `json:"call_id,omitempty"`
+	Outcome   string `json:"outcome"`
+	IsError   bool   `json:"is_error"`
+}
+
 type callLine struct {
-	Time           string          `json:"time"`
-	Event          string          `json:"event"`
-	Method         string          `json:"method"`
-	Protocol       string          `json:"protocol"`
-	Principal      string          `json:"principal"`
-	Session        string          `json:"session"`
-	Tool           string          `json:"tool"`
-	Source         string          `json:"source"`
-	CallID         string          `json:"call_id,omitempty"`
-	Outcome        string          `json:"outcome"`
-	IsError        bool            `json:"is_error"`
+	Time  string `json:"time"`
+	Event string `json:"event"`
+	callFacts
 	DurationMS     float64         `json:"duration_ms"`
 	ArgumentBytes  int             `json:"argument_bytes"`
 	ArgumentSHA256 string          `json:"argument_sha256"`
@@ -222,8 +230,8 @@ func (l *Log) Execute(ctx context.Context, c Call) {
 	}
 	sum := sha256.Sum256(args)
 	line := &callLine{
-		Time: now(), Event: EventExecute, Method: c.Method, Protocol: c.Protocol, Principal: c.Principal,
-		Session: c.Session, Tool: c.Tool, Source: c.Source, CallID: c.CallID, Outcome: c.Outcome, IsError: c.IsError,
+		Time: now(), Event: EventExecute, callFacts: callFacts{Method: c.Method, Protocol: c.Protocol, Principal: c.Principal,
+			Session: c.Session, Tool: c.Tool, Source: c.Source, CallID: c.CallID, Outcome: c.Outcome, IsError: c.IsError},
 		DurationMS:    float64(c.Duration.Microseconds()) / 1000,
 		ArgumentBytes: len(c.Arguments), ArgumentSHA256: hex.EncodeToString(sum[:]),
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -126,25 +125,13 @@ func TestRotationByReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
 	const writers = 4
 	counts := make([]int, writers)
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				l.Execute(context.Background(), audit.Call{Tool: "t", Session: strings.Repeat("x", 100)})
-				counts[w]++
-			}
-		}()
-	}
+	stop := testutil.Hammer(t, writers, func(w int) bool {
+		l.Execute(context.Background(), audit.Call{Tool: "t", Session: strings.Repeat("x", 100)})
+		counts[w]++
+		return true
+	})
 	for i := range 3 {
 		for len(linesOrNone(path)) == 0 { // let the writers reach this file
 		}
@@ -163,8 +150,7 @@ func TestRotationByReopen(t *testing.T) {
 	}
 	for len(linesOrNone(path)) == 0 { // and reach the last file too
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	total := 0
 	for _, c := range counts {
 		total += c

@@ -24,17 +24,12 @@ func (r *ring) add(line *callLine) {
 // Recorded is one call line as a person reads it on the console: what
 // the audit file has, except the arguments, which may hold what a caller
 // would not show another (only their size is here).
+//
+// Its fields Method, Protocol, Principal, Session, Tool, Source, CallID,
+// Outcome and IsError come from callFacts, as in the file's line.
 type Recorded struct {
-	Time          string
-	Method        string
-	Protocol      string
-	Principal     string
-	Session       string
-	Tool          string
-	Source        string
-	CallID        string
-	Outcome       string
-	IsError       bool
+	Time string
+	callFacts
 	DurationMS    float64
 	ArgumentBytes int
 	TraceID       string
@@ -54,9 +49,7 @@ func (l *Log) Recent(n int, keep func(*Recorded) bool) []Recorded {
 		if c == nil {
 			continue
 		}
-		r := Recorded{Time: c.Time, Method: c.Method, Protocol: c.Protocol, Principal: c.Principal, Session: c.Session,
-			Tool: c.Tool, Source: c.Source, CallID: c.CallID, Outcome: c.Outcome, IsError: c.IsError,
-			DurationMS: c.DurationMS, ArgumentBytes: c.ArgumentBytes, TraceID: c.TraceID}
+		r := Recorded{Time: c.Time, callFacts: c.callFacts, DurationMS: c.DurationMS, ArgumentBytes: c.ArgumentBytes, TraceID: c.TraceID}
 		if keep == nil || keep(&r) {
 			out = append(out, r)
 		}

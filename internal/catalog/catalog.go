@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolnexus/toolnexus/internal/every"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 	"github.com/toolnexus/toolnexus/pkg/tool"
@@ -85,10 +86,10 @@ type Catalog struct {
 	layers map[registry.LayerID]*layer
 
 	recheck time.Duration
-	started bool // the recheck loop runs (from the first Configure that pins)
-	closed  bool
-	stop    chan struct{}
-	done    chan struct{}
+	// stopRecheck ends the recheck loop; nil until the first Configure
+	// that pins starts it.
+	stopRecheck func()
+	closed      bool
 }
 
 // layer is what the catalog remembers of one source layer: the last tools
@@ -115,7 +116,7 @@ var _ sources.Publisher = (*Catalog)(nil)
 func New(next sources.Publisher, opts Options) *Catalog {
 	c := &Catalog{next: next, store: opts.Store, log: opts.Logger, onChange: opts.OnChange,
 		set: Settings{Mode: ModeOff}, layers: map[registry.LayerID]*layer{},
-		recheck: opts.Recheck, stop: make(chan struct{}), done: make(chan struct{})}
+		recheck: opts.Recheck}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -130,12 +131,11 @@ func New(next sources.Publisher, opts Options) *Catalog {
 // (the engine closes its sources after).
 func (c *Catalog) Close() {
 	c.mu.Lock()
-	started, closed := c.started, c.closed
+	stop, closed := c.stopRecheck, c.closed
 	c.closed = true
 	c.mu.Unlock()
-	if started && !closed {
-		close(c.stop)
-		<-c.done
+	if stop != nil && !closed {
+		stop()
 	}
 }
 
@@ -159,9 +159,8 @@ func (c *Catalog) Configure(s Settings) {
 	}
 	modeChanged := s.Mode != c.set.Mode || s.HoldFirstSight != c.set.HoldFirstSight
 	c.set = s
-	if s.Mode != ModeOff && !c.started && !c.closed {
-		c.started = true
-		go c.recheckLoop()
+	if s.Mode != ModeOff && c.stopRecheck == nil && !c.closed {
+		c.stopRecheck = every.Start(c.recheck, c.recheckHeld)
 	}
 	c.ovr = compileOverrides(s.Overrides)
 	for id, l := range c.layers {
@@ -207,24 +206,10 @@ func (c *Catalog) publishLocked(id registry.LayerID, l *layer) error {
 	return c.next.Replace(id, c.ovr.apply(tools, c.log))
 }
 
-// recheckLoop looks the held definitions up again every c.recheck, and
+// recheckHeld, every c.recheck, looks the held definitions up again, and
 // republishes a layer only when one of them is now pinned (approved on
 // another replica) or the store came back: nothing else changes, so
 // watchers are not told of a change that is none.
-func (c *Catalog) recheckLoop() {
-	defer close(c.done)
-	t := time.NewTicker(c.recheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-			c.recheckHeld()
-		}
-	}
-}
-
 func (c *Catalog) recheckHeld() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

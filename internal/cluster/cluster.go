@@ -29,6 +29,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/toolnexus/toolnexus/internal/config"
+	"github.com/toolnexus/toolnexus/internal/every"
 )
 
 // DefaultHealthInterval is how often the client PINGs Redis and refreshes
@@ -73,9 +74,10 @@ type Client struct {
 	// servesReloads is set once ServeReloads subscribed this replica.
 	servesReloads atomic.Bool
 	// fwd is set once ServeForwards subscribed this replica (forward.go).
-	fwd  *forwarding
-	stop chan struct{}
-	wg   sync.WaitGroup
+	fwd *forwarding
+	// stopWatch ends the health checks (every.Start).
+	stopWatch func()
+	wg        sync.WaitGroup
 
 	// subs are the subscriptions Close ends (subscribe.go).
 	subsMu sync.Mutex
@@ -103,7 +105,7 @@ func New(cfg config.Redis, opts Options) (*Client, error) {
 		reg = prometheus.NewRegistry()
 	}
 	c := &Client{rdb: redis.NewUniversalClient(uo), cfg: cfg, log: log, metrics: newMetrics(reg),
-		replica: replicaID(), onHealth: opts.OnHealth, interval: opts.HealthInterval, stop: make(chan struct{})}
+		replica: replicaID(), onHealth: opts.OnHealth, interval: opts.HealthInterval}
 	if c.interval <= 0 {
 		c.interval = DefaultHealthInterval
 	}
@@ -112,8 +114,8 @@ func New(cfg config.Redis, opts Options) (*Client, error) {
 	}
 	c.rdb.AddHook(c.metrics.hook())
 	c.check(context.Background()) // the first answer before serving
-	c.wg.Add(1)
-	go c.watch()
+	// The health check, every interval: PING and the heartbeat.
+	c.stopWatch = every.Start(c.interval, func() { c.check(context.Background()) })
 	return c, nil
 }
 
@@ -207,21 +209,6 @@ func (c *Client) Failed(err error) {
 	}
 }
 
-// watch PINGs Redis and refreshes the heartbeat every interval.
-func (c *Client) watch() {
-	defer c.wg.Done()
-	t := time.NewTicker(c.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-			c.check(context.Background())
-		}
-	}
-}
-
 // check is one health check: PING and this replica's heartbeat in one
 // round trip.
 func (c *Client) check(ctx context.Context) {
@@ -275,7 +262,7 @@ func (c *Client) LiveReplicas(ctx context.Context) ([]string, error) {
 func (c *Client) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
-		close(c.stop)
+		c.stopWatch()
 		c.subsMu.Lock()
 		subs := c.subs
 		c.subs, c.closed = nil, true

@@ -40,11 +40,6 @@ func truncateContent(res tool.Result, limit int) tool.Result {
 		}
 	}
 	res.Content = out
-	meta := make(map[string]any, len(res.Metadata)+1)
-	for k, v := range res.Metadata {
-		meta[k] = v
-	}
-	meta["truncated"] = true
-	res.Metadata = meta
+	markTruncated(&res)
 	return res
 }

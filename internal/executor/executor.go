@@ -224,13 +224,20 @@ func truncate(res tool.Result, limit int) tool.Result {
 	}
 	omitted := prior + int64(len(body)-cut)
 	res.Output = body[:cut] + fmt.Sprintf("%s%d bytes omitted; limits.maxOutputBytes is %d]", TruncationMarker, omitted, limit)
+	markTruncated(&res)
+	return res
+}
+
+// markTruncated sets "truncated" in res's metadata, on a copy: the map
+// may be the tool's own, shared by every result it returns. The output
+// and the content cut both say so this way.
+func markTruncated(res *tool.Result) {
 	meta := make(map[string]any, len(res.Metadata)+1)
 	for k, v := range res.Metadata {
 		meta[k] = v
 	}
 	meta["truncated"] = true
 	res.Metadata = meta
-	return res
 }
 
 // table is everything a call needs for one snapshot, built off the hot path.

@@ -42,16 +42,23 @@ func (s *Set) DecideConnect(in ConnectInput) Verdict {
 	return s.allowOrDeny(cedar.Authorize(s.ordered, ents, req))
 }
 
+// denied is the verdict of a Deny decision: it names the first forbid
+// that matched, or no policy when nothing permitted. Every decision
+// (connections and calls) names its deny the same way.
+func (s *Set) denied(diag cedar.Diagnostic) Verdict {
+	v := Verdict{Effect: Deny}
+	if len(diag.Reasons) > 0 {
+		r := s.rules[diag.Reasons[0].PolicyID]
+		v.Policy, v.Reason = r.id, r.reason
+	}
+	return v
+}
+
 // allowOrDeny is the verdict of a decision without approvals: a deny names
 // the first forbid (or no policy, when nothing permits).
 func (s *Set) allowOrDeny(decision cedar.Decision, diag cedar.Diagnostic) Verdict {
 	if decision == cedar.Deny {
-		v := Verdict{Effect: Deny}
-		if len(diag.Reasons) > 0 {
-			r := s.rules[diag.Reasons[0].PolicyID]
-			v.Policy, v.Reason = r.id, r.reason
-		}
-		return v
+		return s.denied(diag)
 	}
 	return Verdict{Effect: Allow}
 }

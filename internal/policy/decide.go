@@ -86,12 +86,7 @@ func (s *Set) Decide(in Input) Verdict {
 	}
 	decision, diag := cedar.Authorize(&ix.policies, ents, req) // a pointer: no copy of the slice header to the heap
 	if decision == cedar.Deny {
-		v := Verdict{Effect: Deny}
-		if len(diag.Reasons) > 0 {
-			r := s.rules[diag.Reasons[0].PolicyID]
-			v.Policy, v.Reason = r.id, r.reason
-		}
-		return v
+		return s.denied(diag)
 	}
 	for _, d := range diag.Reasons {
 		if r := s.rules[d.PolicyID]; r.approval {

@@ -310,11 +310,9 @@ func (f *sendFiles) null() (*os.File, error) {
 func (f *sendFiles) stdio(cmd *exec.Cmd, proc *Process) error {
 	switch r := cmd.Stdin.(type) {
 	case nil:
-		n, err := f.null()
-		if err != nil {
+		if err := f.sendFile(nil); err != nil {
 			return err
 		}
-		f.fds = append(f.fds, int(n.Fd()))
 	case *os.File:
 		f.fds = append(f.fds, int(r.Fd()))
 	default:
@@ -334,14 +332,24 @@ func (f *sendFiles) stdio(cmd *exec.Cmd, proc *Process) error {
 		return err
 	}
 	for _, x := range cmd.ExtraFiles {
-		if x == nil {
-			var err error
-			if x, err = f.null(); err != nil {
-				return err
-			}
+		if err := f.sendFile(x); err != nil {
+			return err
 		}
-		f.fds = append(f.fds, int(x.Fd()))
 	}
+	return nil
+}
+
+// sendFile adds file as it is, or /dev/null when file is nil: how each of
+// stdin, stdout, stderr and the extra files is sent when it needs no pipe.
+func (f *sendFiles) sendFile(file *os.File) error {
+	if file == nil {
+		n, err := f.null()
+		if err != nil {
+			return err
+		}
+		file = n
+	}
+	f.fds = append(f.fds, int(file.Fd()))
 	return nil
 }
 
@@ -352,11 +360,9 @@ func (f *sendFiles) output(cmd *exec.Cmd) error {
 	for i, wr := range []io.Writer{cmd.Stdout, cmd.Stderr} {
 		switch w := wr.(type) {
 		case nil:
-			n, err := f.null()
-			if err != nil {
+			if err := f.sendFile(nil); err != nil {
 				return err
 			}
-			f.fds = append(f.fds, int(n.Fd()))
 		case *os.File:
 			f.fds = append(f.fds, int(w.Fd()))
 		default:

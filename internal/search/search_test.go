@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
+	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/pkg/registry"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -223,29 +223,17 @@ func TestCacheFollowsSnapshots(t *testing.T) {
 func TestConcurrentSearchAndReload(t *testing.T) {
 	r := registry.New()
 	var c Cache
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				snap := r.Snapshot()
-				hits := c.For(snap, All).Search("tool generation", 100, nil).Hits
-				// Each revision n publishes exactly n tools whose names
-				// share the generation word: a mixed snapshot would not.
-				if len(hits) != snap.Len() {
-					t.Errorf("revision %d: %d hits for %d tools", snap.Revision(), len(hits), snap.Len())
-					return
-				}
-			}
-		}()
-	}
+	stop := testutil.Hammer(t, 4, func(int) bool {
+		snap := r.Snapshot()
+		hits := c.For(snap, All).Search("tool generation", 100, nil).Hits
+		// Each revision n publishes exactly n tools whose names share the
+		// generation word: a mixed snapshot would not.
+		if len(hits) != snap.Len() {
+			t.Errorf("revision %d: %d hits for %d tools", snap.Revision(), len(hits), snap.Len())
+			return false
+		}
+		return true
+	})
 	for gen := 1; gen <= 50; gen++ {
 		tools := make([]tool.Tool, gen)
 		for i := range tools {
@@ -255,6 +243,5 @@ func TestConcurrentSearchAndReload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 }

@@ -34,23 +34,12 @@ var serial atomic.Int64
 // NewCA makes a CA named name.
 func NewCA(t testing.TB, name string) *CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serial.Add(1)),
+	key, der := newCert(t, &x509.Certificate{
 		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
 		IsCA:                  true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, nil, nil)
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +48,29 @@ func NewCA(t testing.TB, name string) *CA {
 	c.Pool.AddCert(cert)
 	c.PEM = c.write(t, name+"-ca.pem", "CERTIFICATE", der)
 	return c
+}
+
+// newCert makes a fresh P-256 key and a certificate for it from tmpl,
+// given a serial number and a validity of one hour either side of now,
+// signed by parent with parentKey, or by itself when parent is nil (a
+// CA). The CA and every leaf it issues are made this way, so each has a
+// serial of its own and the same validity.
+func newCert(t testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.SerialNumber = big.NewInt(serial.Add(1))
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, der
 }
 
 func (c *CA) write(t testing.TB, name, typ string, der []byte) string {
@@ -74,24 +86,13 @@ func (c *CA) write(t testing.TB, name, typ string, der []byte) string {
 // returns its PEM cert and key files plus the loaded pair.
 func (c *CA) Issue(t testing.TB, name string, usage x509.ExtKeyUsage) (certFile, keyFile string, pair tls.Certificate) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.Cert, &key.PublicKey, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key, der := newCert(t, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:    []string{"localhost"},
+	}, c.Cert, c.key)
 	kder, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -17,6 +16,7 @@ import (
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
 	"github.com/toolnexus/toolnexus/internal/testutil/mcpclient"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -55,26 +55,7 @@ func launch(t testing.TB, cfgJSON string, mod func(*server.Options)) (srv *serve
 	if mod != nil {
 		mod(&opts)
 	}
-	srv, err := server.New(opts)
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
+	srv, stop = servertest.Start(t, opts)
 	return srv, cfgPath, stop
 }
 

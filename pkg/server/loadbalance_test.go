@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/resolver/manual"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/tool"
 )
@@ -39,7 +40,7 @@ func startReplica(t *testing.T, name string) *replica {
 	whoami := tool.Must(tool.Native("whoami", func(context.Context, map[string]any) (any, error) {
 		return name, nil
 	}, tool.WithDescription("Names the replica that answered.")))
-	srv, err := server.New(server.Options{
+	srv, stop := servertest.Start(t, server.Options{
 		ConfigPath:    cfg,
 		Listen:        "127.0.0.1:0",
 		MetricsListen: "-",
@@ -47,29 +48,7 @@ func startReplica(t *testing.T, name string) *replica {
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Native:        []tool.Tool{whoami},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	r := &replica{name: name, addr: srv.Addr().String()}
-	var stopped bool
-	r.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("%s: Serve: %v", name, err)
-		}
-	}
-	t.Cleanup(r.stop)
-	return r
+	return &replica{name: name, addr: srv.Addr().String(), stop: stop}
 }
 
 // whoami makes n calls one after another and counts who answered. Every

@@ -26,7 +26,23 @@ import (
 // consistent hashing on the toolnexus-session header, so a session's calls
 // reach the replica that holds its files, and losing one replica moves
 // only that replica's sessions.
-const nginxConfig = `%s
+const nginxConfig = nginxHead + `    upstream toolnexus {
+        hash $http_toolnexus_session consistent;
+%[3]s    }
+    server {
+        listen %[4]s http2;
+        location / {
+            grpc_pass grpc://toolnexus;
+        }
+    }
+}
+`
+
+// nginxHead opens every config startNginxWith runs: the user line (%s),
+// one worker, and the pid and every temp file in the test's directory
+// (%[2]s), so nginx needs nothing of the machine's. A config goes on with
+// its upstream and server blocks, and closes the http block.
+const nginxHead = `%s
 worker_processes 1;
 pid %[2]s/nginx.pid;
 events { worker_connections 1024; }
@@ -37,16 +53,6 @@ http {
     fastcgi_temp_path %[2]s/fastcgi;
     uwsgi_temp_path %[2]s/uwsgi;
     scgi_temp_path %[2]s/scgi;
-    upstream toolnexus {
-        hash $http_toolnexus_session consistent;
-%[3]s    }
-    server {
-        listen %[4]s http2;
-        location / {
-            grpc_pass grpc://toolnexus;
-        }
-    }
-}
 `
 
 // nginxPath finds nginx: on PATH, or where Debian's package puts it.

@@ -7,6 +7,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/every"
 	"github.com/toolnexus/toolnexus/pkg/sources"
 )
 
@@ -76,20 +77,5 @@ func setAll(h *health.Server, st healthpb.HealthCheckResponse_ServingStatus) {
 
 // watchReadiness re-checks the sources every readinessInterval until stop.
 func (s *Server) watchReadiness() (stop func()) {
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(readinessInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				s.refreshReadiness()
-			}
-		}
-	}()
-	return func() { close(done); <-ended }
+	return every.Start(readinessInterval, s.refreshReadiness)
 }

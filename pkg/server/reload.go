@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolnexus/toolnexus/internal/config"
 	"github.com/toolnexus/toolnexus/internal/core"
+	"github.com/toolnexus/toolnexus/internal/every"
 )
 
 // Reload re-reads the config and applies it: a config that does not parse
@@ -116,26 +117,13 @@ func (s *Server) watchConfigFile() (stop func()) {
 	if s.opts.ConfigPath == "" || !s.core.Config().Server.WatchConfig {
 		return func() {}
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		last := s.configModTime()
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if m := s.configModTime(); m != last {
-					last = m
-					_, _ = s.reload(context.Background(), "watch")
-				}
-			}
+	last := s.configModTime()
+	return every.Start(2*time.Second, func() {
+		if m := s.configModTime(); m != last {
+			last = m
+			_, _ = s.reload(context.Background(), "watch")
 		}
-	}()
-	return func() { close(done); <-finished }
+	})
 }
 
 // configModTime is the modification times of the config file and its

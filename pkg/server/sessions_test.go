@@ -16,6 +16,7 @@ import (
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
 	"github.com/toolnexus/toolnexus/internal/testutil"
 	"github.com/toolnexus/toolnexus/internal/testutil/inproc"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 	"github.com/toolnexus/toolnexus/pkg/sources/builtin"
 )
@@ -54,19 +55,10 @@ func TestSessionsSurviveReloadAndRestart(t *testing.T) {
 	}
 	write(`{"skills": [], "sessions": {"idleTimeout": 3600000}}`)
 	run := func() (*fixture, func()) {
-		srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Workspace: ws,
+		srv, stopServer := servertest.Start(t, server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Workspace: ws,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Listen(); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- srv.Serve(ctx) }()
 		conn := (&served{srv: srv}).dial(t)
-		return &fixture{srv: srv, conn: conn, reg: pb.NewRegistryServiceClient(conn)}, func() { cancel(); <-done; conn.Close() }
+		return &fixture{srv: srv, conn: conn, reg: pb.NewRegistryServiceClient(conn)}, func() { stopServer(); conn.Close() }
 	}
 	f, stop := run()
 	if r := execIn(t, inSession("", "keep"), f.reg, "write", map[string]any{"path": "k.txt", "content": "kept"}); r.GetIsError() {

@@ -147,18 +147,7 @@ func (r *replicaProc) kill(t *testing.T) {
 // nginxRoundRobin is the recipe for a shared root: no hash, plain round
 // robin, each request to the next replica; a replica that refuses the
 // connection is skipped (grpc_next_upstream's default, "error timeout").
-const nginxRoundRobin = `%s
-worker_processes 1;
-pid %[2]s/nginx.pid;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path %[2]s/body;
-    proxy_temp_path %[2]s/proxy;
-    fastcgi_temp_path %[2]s/fastcgi;
-    uwsgi_temp_path %[2]s/uwsgi;
-    scgi_temp_path %[2]s/scgi;
-    upstream toolnexus {
+const nginxRoundRobin = nginxHead + `    upstream toolnexus {
 %[3]s    }
     upstream toolnexus_mcp {
 %[5]s    }

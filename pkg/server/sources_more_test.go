@@ -54,8 +54,11 @@ func TestQuestionSuspendsAndResumesOverGRPC(t *testing.T) {
 }
 
 // a2aAgent is a minimal protocol-1.0 JSON-RPC agent: every task completes
-// on the first poll.
-func a2aAgent(t *testing.T) *httptest.Server {
+// on the first poll, or at once (in SendMessage's answer) when atOnce is
+// set. seen, when not nil, is shown each JSON-RPC request first. The
+// source tests and the tracing test share it, so both talk to the same
+// agent.
+func a2aAgent(t *testing.T, atOnce bool, seen func(*http.Request)) *httptest.Server {
 	t.Helper()
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,6 +68,9 @@ func a2aAgent(t *testing.T) *httptest.Server {
 				"skills":[{"id":"review","name":"Review","description":"Review a text"}]}`, srv.URL+"/rpc")
 			return
 		}
+		if seen != nil {
+			seen(r)
+		}
 		var req struct {
 			ID     any             `json:"id"`
 			Method string          `json:"method"`
@@ -72,7 +78,7 @@ func a2aAgent(t *testing.T) *httptest.Server {
 		}
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		task := map[string]any{"id": "task-1", "status": map[string]any{"state": "TASK_STATE_WORKING"}}
-		if req.Method == "GetTask" {
+		if atOnce || req.Method == "GetTask" {
 			task = map[string]any{"id": "task-1", "status": map[string]any{"state": "TASK_STATE_COMPLETED"},
 				"artifacts": []any{map[string]any{"parts": []any{map[string]any{"text": "looks good"}}}}}
 		}
@@ -88,7 +94,7 @@ func a2aAgent(t *testing.T) *httptest.Server {
 
 func TestA2AAndHTTPSourcesOverGRPC(t *testing.T) {
 	t.Parallel()
-	agent := a2aAgent(t)
+	agent := a2aAgent(t, false, nil)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "pong") }))
 	defer api.Close()
 	cfg := fmt.Sprintf(`{"builtins": false, "agents": {"reviewer": {"card": %q, "pollEvery": 1}},

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -58,34 +57,11 @@ func tracedMCPServer(t *testing.T, rec *traceparents) string {
 	return testutil.ServeMCP(t, s)
 }
 
-// tracedA2AAgent is an A2A 1.0 agent that completes every task on the first
-// poll and records the traceparent of each JSON-RPC request ("a2a").
+// tracedA2AAgent is an A2A 1.0 agent that completes every task at once
+// and records the traceparent of each JSON-RPC request ("a2a").
 func tracedA2AAgent(t *testing.T, rec *traceparents) string {
 	t.Helper()
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			fmt.Fprintf(w, `{"name":"Review Bot","description":"Reviews things","version":"1.0.0",
-				"supportedInterfaces":[{"url":%q,"protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
-				"skills":[{"id":"review","name":"Review","description":"Review a text"}]}`, srv.URL+"/rpc")
-			return
-		}
-		rec.add("a2a", r.Header.Get("traceparent"))
-		var req struct {
-			ID     any    `json:"id"`
-			Method string `json:"method"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		task := map[string]any{"id": "task-1", "status": map[string]any{"state": "TASK_STATE_COMPLETED"},
-			"artifacts": []any{map[string]any{"parts": []any{map[string]any{"text": "looks good"}}}}}
-		result := any(task)
-		if req.Method == "SendMessage" {
-			result = map[string]any{"task": task}
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return a2aAgent(t, true, func(r *http.Request) { rec.add("a2a", r.Header.Get("traceparent")) }).URL
 }
 
 // traceparent parts: version-traceid-parentid-flags.

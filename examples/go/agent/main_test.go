@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -33,21 +34,13 @@ func serve(cfgJSON string) (addr string, stop func(), err error) {
 	if err := os.WriteFile(cfg, []byte(cfgJSON), 0o600); err != nil {
 		return "", nil, err
 	}
-	srv, err := server.New(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
+	srv, stopServe, err := servertest.Run(server.Options{ConfigPath: cfg, Listen: "127.0.0.1:0", MetricsListen: "-",
 		Workspace: filepath.Join(dir, "ws"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return "", nil, err
 	}
-	if err := srv.Listen(); err != nil {
-		_ = srv.Close(context.Background())
-		return "", nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
 	return srv.Addr().String(), func() {
-		cancel()
-		<-done
+		_ = stopServe()
 		os.RemoveAll(dir)
 	}, nil
 }

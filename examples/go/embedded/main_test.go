@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/toolnexus/toolnexus/gen/toolnexus/v1"
+	"github.com/toolnexus/toolnexus/internal/testutil/servertest"
 	"github.com/toolnexus/toolnexus/pkg/server"
 )
 
@@ -68,23 +69,9 @@ func execute(t *testing.T, c pb.RegistryServiceClient, name, args string) *pb.To
 // TestToolsInProcess serves tools() the way server.Main does and calls them
 // over gRPC.
 func TestToolsInProcess(t *testing.T) {
-	srv, err := server.New(server.Options{ConfigPath: writeConfig(t), Listen: "127.0.0.1:0", MetricsListen: "-",
+	srv, stop := servertest.Start(t, server.Options{ConfigPath: writeConfig(t), Listen: "127.0.0.1:0", MetricsListen: "-",
 		Workspace: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Native: tools()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	defer stop()
 	c := dial(t, srv.Addr().String())
 
 	list, err := c.ListTools(context.Background(), &pb.ListToolsRequest{Sources: []string{"acme"}})

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // Provider is the test's identity provider.
@@ -44,9 +46,9 @@ type Provider struct {
 	maxAge  int           // Cache-Control max-age of the JWKS; < 0 = no-store
 	hold    chan struct{} // non-nil: JWKS requests wait for it to close
 	held    int           // JWKS requests waiting on hold now
-	srv     *http.Server
-	served  chan struct{}
-	fetches int // JWKS requests answered
+	fetches int           // JWKS requests answered
+
+	http testutil.BackgroundHTTP
 }
 
 type signingKey struct {
@@ -67,28 +69,13 @@ func Start(t testing.TB) *Provider {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", p.discovery)
 	mux.HandleFunc("GET /keys", p.jwks)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	p.srv, p.served = srv, done
-	go func() {
-		defer close(done)
-		_ = srv.Serve(l)
-	}()
+	p.http.Serve(l, mux)
 	t.Cleanup(p.Stop)
 	return p
 }
 
 // Stop stops answering (idempotent).
-func (p *Provider) Stop() {
-	p.mu.Lock()
-	srv, done := p.srv, p.served
-	p.srv = nil
-	p.mu.Unlock()
-	if srv != nil {
-		_ = srv.Close()
-		<-done
-	}
-}
+func (p *Provider) Stop() { p.http.Stop() }
 
 func newRSAKey(t testing.TB, kid string) signingKey {
 	k, err := rsa.GenerateKey(rand.Reader, 2048)

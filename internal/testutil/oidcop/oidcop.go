@@ -29,11 +29,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/toolnexus/toolnexus/internal/testutil"
 )
 
 // DefaultLifetime is how long the provider's access tokens live.
@@ -51,9 +52,7 @@ type Provider struct {
 	store   *storage
 	handler http.Handler
 
-	mu     sync.Mutex
-	srv    *http.Server
-	served chan struct{}
+	http testutil.BackgroundHTTP
 
 	knobs browserKnobs
 }
@@ -130,29 +129,12 @@ func (p *Provider) Serve() {
 	if err != nil {
 		p.t.Fatalf("oidcop: listen %s again: %v", p.addr, err)
 	}
-	srv := &http.Server{Handler: p.handler, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	p.mu.Lock()
-	p.srv, p.served = srv, done
-	p.mu.Unlock()
-	go func() {
-		defer close(done)
-		_ = srv.Serve(l)
-	}()
+	p.http.Serve(l, p.handler)
 }
 
 // Stop stops answering (idempotent); the keys and clients stay, so Serve
 // brings the same provider back.
-func (p *Provider) Stop() {
-	p.mu.Lock()
-	srv, done := p.srv, p.served
-	p.srv = nil
-	p.mu.Unlock()
-	if srv != nil {
-		_ = srv.Close()
-		<-done
-	}
-}
+func (p *Provider) Stop() { p.http.Stop() }
 
 // Rotate makes a new EC P-256 key the signing key and returns its id. The
 // old keys stay published, so the tokens they signed stay valid until

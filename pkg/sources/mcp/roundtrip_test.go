@@ -214,31 +214,7 @@ func BenchmarkPendingThousandModern(b *testing.B) {
 	const n = 1000
 	store := pending.NewLocal(pending.Limits{MaxPerPrincipal: 2 * n})
 	reg, _ := startEnv(b, "up", remoteConfig(modernServer(b)), sources.Env{Pending: store})
-	ctx := context.Background()
-	owner := tool.Owner{Principal: "bench"}
-	for range b.N {
-		runtime.GC()
-		g0, rss0, mem0 := runtime.NumGoroutine(), rssKiB(b), inUseKiB()
-		ids := make([]string, n)
-		for i := range n {
-			r := (testutil.Direct{Reg: reg}).Execute(ctx, "up_confirm", tool.Call{Arguments: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`), Owner: owner})
-			if r.Pending == nil {
-				b.Fatalf("call %d did not suspend: %+v", i, r)
-			}
-			ids[i] = r.Pending.ID
-		}
-		runtime.GC()
-		g1, rss1, mem1 := runtime.NumGoroutine(), rssKiB(b), inUseKiB()
-		b.ReportMetric(float64(g1-g0)/n, "goroutines/pending")
-		b.ReportMetric(float64(mem1-mem0)/n, "heap+stack-KiB/pending")
-		b.ReportMetric(float64(rss1-rss0)/n, "KiB/pending")
-		for i, id := range ids {
-			r := (testutil.Direct{Reg: reg}).Execute(ctx, "up_confirm", tool.Call{Arguments: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`), Owner: owner, Answer: &tool.Answer{ID: id}})
-			if r.IsError {
-				b.Fatalf("decline %d: %+v", i, r)
-			}
-		}
-	}
+	measurePending(b, reg, "up_confirm", n)
 }
 
 // TestModernUpstreamResumesOnAnotherReplica: two replicas (each its own
