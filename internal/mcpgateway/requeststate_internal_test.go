@@ -1,6 +1,7 @@
 package mcpgateway
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -103,8 +104,14 @@ func TestPromptStateSealed(t *testing.T) {
 	if strings.Contains(state, "upstream") || s.seal(issued) == state {
 		t.Fatalf("the seal is readable or not randomized: %s", state)
 	}
-	flipped := []byte(state)
-	flipped[len(flipped)-5] ^= 2
+	// Flip a bit of the sealed bytes, not of their text: a flipped
+	// character can leave the base64 alphabet, which is another refusal.
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(state, promptStatePrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)-5] ^= 2
+	flipped := promptStatePrefix + base64.RawURLEncoding.EncodeToString(raw)
 	moved := bound
 	moved.Principal = "bob"
 	for _, tc := range []struct {
@@ -114,7 +121,7 @@ func TestPromptStateSealed(t *testing.T) {
 		err         error
 	}{
 		{"its call", state, bound, now, nil},
-		{"a changed byte", string(flipped), bound, now, errStateForged},
+		{"a changed byte", flipped, bound, now, errStateForged},
 		{"other key", newStateSigner([]byte(strings.Repeat("j", 32))).seal(issued), bound, now, errStateForged},
 		{"other principal", state, moved, now, errStateMoved},
 		{"expired", state, bound, now.Add(2 * time.Minute), errStateExpired},
