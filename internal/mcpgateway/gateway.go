@@ -188,6 +188,10 @@ type Options struct {
 	// behind one load balancer need the same key. Empty: a random key of
 	// this process (a retry must then reach this replica).
 	StateKey []byte
+	// EventStoreBytes bounds the events stateful /mcp keeps so that a
+	// 2025-11-25 client can resume a cut stream (resume.go); 0:
+	// DefaultEventStoreBytes.
+	EventStoreBytes int
 }
 
 // New builds the gateway over c and starts keeping its tool set in step
@@ -219,12 +223,16 @@ func New(c Core, opts Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels, g.filterFeatures, g.declareFeatures)
-	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
+	sdkOpts := &mcp.StreamableHTTPOptions{
 		Logger:              sdkLog,
 		SessionTimeout:      sessionTimeout,
 		MaxRequestBodyBytes: max(opts.MaxBodyBytes, 0), // 0 = the SDK default
 		Stateless:           opts.Stateless,
-	})
+	}
+	if !opts.Stateless { // resume.go
+		sdkOpts.EventStore = newResumeStore(&g.wire, opts.EventStoreBytes)
+	}
+	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, sdkOpts)
 	g.handler = g.bearer(sdkHandler)
 	g.unauthed = sdkHandler
 	g.modern, g.modernUnauthed = g.handler, g.unauthed
