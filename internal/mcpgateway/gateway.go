@@ -125,6 +125,9 @@ type Gateway struct {
 
 	// levels holds the sessions that sent logging/setLevel (trackLevels).
 	levels sync.Map
+	// resumable holds the ids of the sessions initialized at 2025-11-25
+	// (resume.go).
+	resumable sync.Map
 	// levelWatchers are the goroutines that forget a session's entry in
 	// levels when it ends; Close joins them. levelsClosed (under
 	// levelsMu) stops new ones once Close has begun.
@@ -222,7 +225,7 @@ func New(c Core, opts Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels, g.filterFeatures, g.declareFeatures)
+	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels, g.filterFeatures, g.declareFeatures, g.noteResumable)
 	sdkOpts := &mcp.StreamableHTTPOptions{
 		Logger:              sdkLog,
 		SessionTimeout:      sessionTimeout,
@@ -700,6 +703,8 @@ func (g *Gateway) serveSDK(h, modern http.Handler, w http.ResponseWriter, r *htt
 		if r, ok = g.statelessSession(w, r); !ok {
 			return
 		}
+	} else if r.Method == http.MethodPost {
+		g.sessionVersion(r) // resume.go
 	}
 	h.ServeHTTP(w, r)
 }

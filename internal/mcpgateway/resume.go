@@ -3,6 +3,7 @@ package mcpgateway
 import (
 	"bytes"
 	"context"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -76,4 +77,41 @@ func withRetry(p []byte) ([]byte, bool) {
 	out := make([]byte, 0, len(p)+len(primeRetry))
 	out = append(append(append(out, p[:len(p)-len(tail)+1]...), primeRetry...), tail[1:]...)
 	return out, true
+}
+
+// resumableVersion is the protocol whose POST streams the SDK primes.
+const resumableVersion = "2025-11-25"
+
+// noteResumable is receiving middleware that keeps the id of each stateful
+// session initialized at resumableVersion, until the session ends.
+func (g *Gateway) noteResumable(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "initialize" || err != nil || g.stateless {
+			return res, err
+		}
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if ir, isInit := res.(*mcp.InitializeResult); ok && isInit && ir.ProtocolVersion == resumableVersion && ss.ID() != "" {
+			id := ss.ID()
+			g.resumable.Store(id, struct{}{})
+			g.forgetWhenDone(ss, func() { g.resumable.Delete(id) })
+		}
+		return res, err
+	}
+}
+
+// sessionVersion names, on a POST of a session initialized at
+// resumableVersion whose MCP-Protocol-Version header names an older
+// version, the session's own: the SDK frames a POST's stream (the priming
+// event) by the header, and the header SHOULD be the negotiated version
+// anyway. The conformance suite's server-sse-polling sends 2025-03-26 on
+// its 2025-11-25 session. r's headers are the gateway's copy (wire.go).
+func (g *Gateway) sessionVersion(r *http.Request) {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	if v == "" || v >= resumableVersion {
+		return
+	}
+	if _, ok := g.resumable.Load(r.Header.Get("Mcp-Session-Id")); ok {
+		r.Header.Set("Mcp-Protocol-Version", resumableVersion)
+	}
 }
