@@ -19,12 +19,19 @@ import (
 type rawSession struct {
 	t              *testing.T
 	url, token, id string
+	version        string // the MCP-Protocol-Version header after initialize
 }
 
 func openRaw(t *testing.T, url, token string) *rawSession {
 	t.Helper()
-	s := &rawSession{t: t, url: url, token: token}
-	resp := s.do(http.MethodPost, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, "")
+	return openRawAt(t, url, token, "2025-11-25")
+}
+
+// openRawAt initializes a session at version.
+func openRawAt(t *testing.T, url, token, version string) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, url: url, token: token, version: version}
+	resp := s.do(http.MethodPost, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, "")
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if s.id = resp.Header.Get("Mcp-Session-Id"); s.id == "" {
@@ -50,7 +57,7 @@ func (s *rawSession) do(method, body, lastEventID string) *http.Response {
 	}
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Protocol-Version", cmpOr(s.version, "2025-11-25"))
 	}
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
@@ -287,5 +294,32 @@ func TestResumeStoreStaysWithinItsBound(t *testing.T) {
 	}
 	if kept > 2 {
 		t.Errorf("%d answers of ~54 KiB resumable: the store holds more than its %d bytes and the newest answer", kept, bound)
+	}
+}
+
+// TestResumePrimesBySessionVersion: a POST of a 2025-11-25 session that
+// names an older MCP-Protocol-Version (as the conformance suite does) is
+// primed like its session's; a session initialized at 2025-06-18 gets no
+// priming event, whatever version a POST names.
+func TestResumePrimesBySessionVersion(t *testing.T) {
+	t.Parallel()
+	f, _ := resumeFixture(t, mcpgateway.Options{}, 0)
+	for _, tc := range []struct {
+		session, header string
+		primed          bool
+	}{
+		{"2025-11-25", "2025-03-26", true},
+		{"2025-11-25", "2025-11-25", true},
+		{"2025-06-18", "2025-06-18", false},
+		{"2025-06-18", "2025-03-26", false},
+	} {
+		s := openRawAt(t, f.url, fullToken, tc.session)
+		s.version = tc.header
+		resp, r := s.read("file:///shared.txt")
+		first, _ := readEvent(r)
+		resp.Body.Close()
+		if primed := first.name == "prime" && first.retry == "1000"; primed != tc.primed {
+			t.Errorf("session %s, POST naming %s: first event %+v, want primed %v", tc.session, tc.header, first, tc.primed)
+		}
 	}
 }
