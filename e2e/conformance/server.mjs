@@ -42,6 +42,10 @@ const tools = [
   { name: "test_tool_with_logging", description: "Logs three messages while it runs", inputSchema: noArgs },
   { name: "test_tool_with_progress", description: "Reports progress while it runs", inputSchema: noArgs },
   { name: "test_error_handling", description: "Always fails", inputSchema: noArgs },
+  // server-sse-polling calls it expecting the server to close the POST's stream
+  // mid-call; over stdio there is no stream to close, so it just answers, on the
+  // gateway's stream to the suite.
+  { name: "test_reconnection", description: "Answers the SSE polling scenario's call", inputSchema: noArgs },
   {
     name: "test_sampling", description: "Asks the client's model for a completion",
     inputSchema: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] },
@@ -100,6 +104,7 @@ async function elicit(params) {
 
 const handlers = {
   test_simple_text: () => text("This is a simple text response for testing."),
+  test_reconnection: () => text("Reconnection test completed"),
   test_image_content: () => ({ content: [{ type: "image", data: png, mimeType: "image/png" }] }),
   test_audio_content: () => ({ content: [{ type: "audio", data: wav, mimeType: "audio/wav" }] }),
   test_embedded_resource: () => ({

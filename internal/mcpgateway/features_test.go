@@ -52,6 +52,12 @@ func startFeatureFixtureWith(t *testing.T, alphaOpts, betaOpts testutil.FeatureU
 // startFixtureOver is startFeatureFixture over the given servers.
 func startFixtureOver(t *testing.T, alpha, beta *testutil.FeatureUpstream, extra string) *featureFixture {
 	t.Helper()
+	return startFixtureOverWith(t, alpha, beta, extra, mcpgateway.Options{})
+}
+
+// startFixtureOverWith is startFixtureOver with the gateway's options.
+func startFixtureOverWith(t *testing.T, alpha, beta *testutil.FeatureUpstream, extra string, opts mcpgateway.Options) *featureFixture {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Parse(testutil.FeatureConfig(t, dir, alpha, beta, extra), filepath.Join(dir, "config.json"), dir)
 	if err != nil {
@@ -61,7 +67,8 @@ func startFixtureOver(t *testing.T, alpha, beta *testutil.FeatureUpstream, extra
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := mcpgateway.New(c, mcpgateway.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	opts.Version, opts.Logger = "test", slog.New(slog.DiscardHandler)
+	g := mcpgateway.New(c, opts)
 	hs := httptest.NewServer(g)
 	t.Cleanup(func() {
 		hs.Close()

@@ -125,6 +125,9 @@ type Gateway struct {
 
 	// levels holds the sessions that sent logging/setLevel (trackLevels).
 	levels sync.Map
+	// resumable holds the ids of the sessions initialized at 2025-11-25
+	// (resume.go).
+	resumable sync.Map
 	// levelWatchers are the goroutines that forget a session's entry in
 	// levels when it ends; Close joins them. levelsClosed (under
 	// levelsMu) stops new ones once Close has begun.
@@ -188,6 +191,10 @@ type Options struct {
 	// behind one load balancer need the same key. Empty: a random key of
 	// this process (a retry must then reach this replica).
 	StateKey []byte
+	// EventStoreBytes bounds the events stateful /mcp keeps so that a
+	// 2025-11-25 client can resume a cut stream (resume.go); 0:
+	// DefaultEventStoreBytes.
+	EventStoreBytes int
 }
 
 // New builds the gateway over c and starts keeping its tool set in step
@@ -218,13 +225,17 @@ func New(c Core, opts Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels, g.filterFeatures, g.declareFeatures)
-	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, &mcp.StreamableHTTPOptions{
+	g.sdk.AddReceivingMiddleware(g.recoverPanics, g.filterList, g.trackLevels, g.filterFeatures, g.declareFeatures, g.noteResumable)
+	sdkOpts := &mcp.StreamableHTTPOptions{
 		Logger:              sdkLog,
 		SessionTimeout:      sessionTimeout,
 		MaxRequestBodyBytes: max(opts.MaxBodyBytes, 0), // 0 = the SDK default
 		Stateless:           opts.Stateless,
-	})
+	}
+	if !opts.Stateless { // resume.go
+		sdkOpts.EventStore = newResumeStore(&g.wire, opts.EventStoreBytes)
+	}
+	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.sdk }, sdkOpts)
 	g.handler = g.bearer(sdkHandler)
 	g.unauthed = sdkHandler
 	g.modern, g.modernUnauthed = g.handler, g.unauthed
@@ -692,6 +703,8 @@ func (g *Gateway) serveSDK(h, modern http.Handler, w http.ResponseWriter, r *htt
 		if r, ok = g.statelessSession(w, r); !ok {
 			return
 		}
+	} else if r.Method == http.MethodPost {
+		g.sessionVersion(r) // resume.go
 	}
 	h.ServeHTTP(w, r)
 }

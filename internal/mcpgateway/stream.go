@@ -21,7 +21,7 @@ func (g *Gateway) trackLevels(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "logging/setLevel" && err == nil {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 				if _, had := g.levels.LoadOrStore(ss, struct{}{}); !had {
-					g.watchLevel(ss)
+					g.forgetWhenDone(ss, func() { g.levels.Delete(ss) })
 				}
 			}
 		}
@@ -29,9 +29,9 @@ func (g *Gateway) trackLevels(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// watchLevel forgets ss's entry in levels when ss ends, on a goroutine
-// Close joins.
-func (g *Gateway) watchLevel(ss *mcp.ServerSession) {
+// forgetWhenDone runs forget (which drops ss's entry in levels or
+// resumable) when ss ends, on a goroutine Close joins.
+func (g *Gateway) forgetWhenDone(ss *mcp.ServerSession, forget func()) {
 	g.levelsMu.Lock()
 	defer g.levelsMu.Unlock()
 	if g.levelsClosed {
@@ -39,7 +39,7 @@ func (g *Gateway) watchLevel(ss *mcp.ServerSession) {
 	}
 	g.levelWatchers.Go(func() {
 		_ = ss.Wait()
-		g.levels.Delete(ss)
+		forget()
 	})
 }
 
