@@ -427,6 +427,25 @@ func TestTunnelFirstBytes(t *testing.T) {
 	}
 	conn.Close()
 
+	// The TLS client goes to a host that waits for it: against the
+	// banner host its handshake would fail on the banner at once, and the
+	// proxy could be stopped before it read the ClientHello it refuses.
+	quiet, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	go func() {
+		for {
+			c, err := quiet.Accept()
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	port = quiet.Addr().(*net.TCPAddr).Port
 	conn, _ = tunnel()
 	defer conn.Close()
 	tc := tls.Client(conn, &tls.Config{ServerName: "elsewhere.test", InsecureSkipVerify: true})
