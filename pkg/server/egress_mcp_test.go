@@ -111,8 +111,20 @@ func TestEgressSandboxedMCPServer(t *testing.T) {
 	if out := exec("fetcher_fetch", fmt.Sprintf(`{"url": %q}`, u)); out != "200 served to the fetcher" {
 		t.Fatalf("the server's own rules allow it: %s", out)
 	}
-	if out := exec("fetcher_fetch", fmt.Sprintf(`{"url": %q, "direct": true}`, u)); !strings.Contains(out, "connection refused") && !strings.Contains(out, "unreachable") {
-		t.Fatalf("a direct GET from the sandboxed server must find nothing: %s", out)
+	direct := func() string { return exec("fetcher_fetch", fmt.Sprintf(`{"url": %q, "direct": true}`, u)) }
+	out := direct()
+	if strings.Contains(out, "is down (restarting)") {
+		// Seen once in a loaded CI run and never alone: the child died
+		// during this call. What it said is in the logs; the claim under
+		// test is about the network, so ask the restarted server again.
+		t.Logf("the fetcher died during the direct GET (%s); its logs:\n%s", out, s.logs.String())
+		for i := 0; i < 50 && strings.Contains(out, "is down"); i++ {
+			time.Sleep(200 * time.Millisecond)
+			out = direct()
+		}
+	}
+	if !strings.Contains(out, "connection refused") && !strings.Contains(out, "unreachable") {
+		t.Fatalf("a direct GET from the sandboxed server must find nothing: %s\nlogs:\n%s", out, s.logs.String())
 	}
 	if out := exec("bash", fmt.Sprintf(`{"command": "curl -sS --fail-with-body %s"}`, u)); !strings.Contains(out, "is refused: it is a loopback address") {
 		t.Fatalf("bash, under the global rules: %s", out)
