@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+	"unicode"
 )
 
 // Search is the `search` section: how SearchTools and /mcp's search_tools
@@ -26,6 +27,12 @@ type Embeddings struct {
 	// QueryTimeout is the longest a search waits for its query's vector
 	// (default 250 ms).
 	QueryTimeout time.Duration
+	// QueryPrefix and DocumentPrefix go before each query and each tool's
+	// text: the task prefixes retrieval-trained models are trained with.
+	QueryPrefix, DocumentPrefix string
+	// Weight is the semantic ranking's weight in the fusion (0 = the
+	// default, 0.25).
+	Weight float64
 }
 
 // String never shows the key.
@@ -43,10 +50,13 @@ func parseSearch(raw json.RawMessage) (Search, error) {
 	}
 	var r struct {
 		Embeddings *struct {
-			URL            string `json:"url"`
-			Model          string `json:"model"`
-			APIKey         string `json:"apiKey"`
-			QueryTimeoutMS *int64 `json:"queryTimeoutMs"`
+			URL            string   `json:"url"`
+			Model          string   `json:"model"`
+			APIKey         string   `json:"apiKey"`
+			QueryTimeoutMS *int64   `json:"queryTimeoutMs"`
+			QueryPrefix    string   `json:"queryPrefix"`
+			DocumentPrefix string   `json:"documentPrefix"`
+			Weight         *float64 `json:"weight"`
 		} `json:"embeddings"`
 	}
 	if err := strictDecode("search", raw, &r); err != nil {
@@ -72,6 +82,39 @@ func parseSearch(raw json.RawMessage) (Search, error) {
 		}
 		e.QueryTimeout = time.Duration(*ms) * time.Millisecond
 	}
+	if e.QueryPrefix, err = embeddingsPrefix("search.embeddings.queryPrefix", r.Embeddings.QueryPrefix); err != nil {
+		return s, err
+	}
+	if e.DocumentPrefix, err = embeddingsPrefix("search.embeddings.documentPrefix", r.Embeddings.DocumentPrefix); err != nil {
+		return s, err
+	}
+	if w := r.Embeddings.Weight; w != nil {
+		if !(*w > 0 && *w <= MaxEmbeddingsWeight) {
+			return s, keyErr("search.embeddings.weight", "must be above 0 and at most %g: the semantic ranking's weight in the fusion, the lexical one's being 1 (default %g)", MaxEmbeddingsWeight, DefaultEmbeddingsWeight)
+		}
+		e.Weight = *w
+	}
 	s.Embeddings = e
 	return s, nil
+}
+
+// Bounds of search.embeddings' weight and prefixes.
+const (
+	DefaultEmbeddingsWeight = 0.25
+	MaxEmbeddingsWeight     = 10.0
+	maxEmbeddingsPrefix     = 256
+)
+
+// embeddingsPrefix checks a task prefix: short, one line of printable
+// text, as the models' cards give them ("search_query: ", "query: ").
+func embeddingsPrefix(key, p string) (string, error) {
+	if len(p) > maxEmbeddingsPrefix {
+		return "", keyErr(key, "is %d bytes; a task prefix is short (at most %d), e.g. \"search_query: \"", len(p), maxEmbeddingsPrefix)
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return "", keyErr(key, "has a control character (%U); a task prefix is one line of text, e.g. \"search_query: \"", r)
+		}
+	}
+	return p, nil
 }

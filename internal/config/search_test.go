@@ -10,12 +10,14 @@ import (
 func TestSearchEmbeddings(t *testing.T) {
 	t.Setenv("EMBED_KEY", "sk-from-env-0123")
 	cfg, err := config.Parse([]byte(`{"search": {"embeddings": {"url": "http://127.0.0.1:11434/v1/embeddings",
-		"model": "nomic-embed-text", "apiKey": "${EMBED_KEY}", "queryTimeoutMs": 80}}}`), "", t.TempDir())
+		"model": "nomic-embed-text", "apiKey": "${EMBED_KEY}", "queryTimeoutMs": 80,
+		"queryPrefix": "search_query: ", "documentPrefix": "search_document: ", "weight": 1}}}`), "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := cfg.Search.Embeddings
-	if e == nil || e.APIKey != "sk-from-env-0123" || e.Model != "nomic-embed-text" || e.QueryTimeout.Milliseconds() != 80 {
+	if e == nil || e.APIKey != "sk-from-env-0123" || e.Model != "nomic-embed-text" || e.QueryTimeout.Milliseconds() != 80 ||
+		e.QueryPrefix != "search_query: " || e.DocumentPrefix != "search_document: " || e.Weight != 1 {
 		t.Fatalf("embeddings %+v", e)
 	}
 	if s := e.String(); strings.Contains(s, "sk-from-env") {
@@ -30,6 +32,10 @@ func TestSearchEmbeddings(t *testing.T) {
 		{`{"search": {"embeddings": {"url": "http://h/v1/embeddings"}}}`, "search.embeddings.model"},
 		{`{"search": {"embeddings": {"url": "http://h/v1/embeddings", "model": "m", "queryTimeoutMs": 0}}}`, "search.embeddings.queryTimeoutMs"},
 		{`{"search": {"embeddings": {"url": "http://h/v1/embeddings", "model": "m", "apiKey": "${NO_SUCH_VAR_X}"}}}`, "search.embeddings.apiKey"},
+		{`{"search": {"embeddings": {"url": "http://h/v1/embeddings", "model": "m", "weight": 0}}}`, "search.embeddings.weight"},
+		{`{"search": {"embeddings": {"url": "http://h/v1/embeddings", "model": "m", "weight": 11}}}`, "search.embeddings.weight"},
+		{`{"search": {"embeddings": {"url": "http://h/v1/embeddings", "model": "m", "queryPrefix": "query:\n"}}}`, "search.embeddings.queryPrefix"},
+		{`{"search": {"embeddings": {"url": "http://h/v1/embeddings", "model": "m", "documentPrefix": "` + strings.Repeat("p", 300) + `"}}}`, "search.embeddings.documentPrefix"},
 		{`{"search": {"embedding": {}}}`, "search"},
 	} {
 		_, err := config.Parse([]byte(tc.raw), "", t.TempDir())

@@ -37,7 +37,13 @@ var EmbedOutcomes = []string{EmbedUsed, EmbedNotReady, EmbedUnavailable, EmbedTi
 // Defaults of EmbedOptions.
 const (
 	DefaultEmbedQueryTimeout = 250 * time.Millisecond
-	embedBatch               = 32
+	// DefaultEmbedWeight is the semantic ranking's weight in the fusion,
+	// chosen with a general sentence encoder (eval_embed_test.go): at
+	// equal weight it pulled good lexical answers down. A
+	// retrieval-trained model may deserve more; none could be measured
+	// here (docs/search.md).
+	DefaultEmbedWeight = 0.25
+	embedBatch         = 32
 	// embedRequestTimeout bounds one background request: long enough for a
 	// model on a CPU (32 tools of Universal Sentence Encoder on a busy
 	// 2-core machine take ~10 s); a search never waits on it.
@@ -59,6 +65,15 @@ type EmbedOptions struct {
 	// (0 = DefaultEmbedQueryTimeout); past it the search answers lexically
 	// and the endpoint counts as down until a background probe succeeds.
 	QueryTimeout time.Duration
+	// QueryPrefix and DocumentPrefix are put before every query and every
+	// tool's text sent to be embedded. Retrieval-trained models are
+	// trained with them and rank markedly worse without: nomic-embed-text
+	// wants "search_query: " and "search_document: ", e5 "query: " and
+	// "passage: ", bge a query instruction alone.
+	QueryPrefix, DocumentPrefix string
+	// Weight is the semantic ranking's weight in the fusion, the lexical
+	// one's being 1 (0 = DefaultEmbedWeight, the ranking's own).
+	Weight float64
 	// Count records a search's outcome (one of EmbedOutcomes); nil counts
 	// nothing.
 	Count func(outcome string)
@@ -105,6 +120,7 @@ func NewEmbedder(opts EmbedOptions) *Embedder {
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = DefaultEmbedQueryTimeout
 	}
+
 	if opts.Client == nil {
 		opts.Client = &http.Client{}
 	}
@@ -200,7 +216,7 @@ func (e *Embedder) fill() error {
 	e.mu.Lock()
 	for _, en := range snap.Entries() {
 		if _, ok := e.digests[en.Tool]; !ok {
-			text := e.textOf(en.Tool, serverLabel(en.Layer, info))
+			text := e.opts.DocumentPrefix + e.textOf(en.Tool, serverLabel(en.Layer, info))
 			d := textDigest(text)
 			e.digests[en.Tool] = d
 			if _, ok := e.vectors[d]; !ok && !containsKey(keys, d) {

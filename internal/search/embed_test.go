@@ -287,3 +287,51 @@ func TestEmbeddedTextNamesTheServer(t *testing.T) {
 		t.Fatalf("after the reload embedded %q, want the changed tool alone", got)
 	}
 }
+
+// TestEmbeddingsPrefixesAndWeight: the configured prefixes reach the
+// endpoint — every tool's text after DocumentPrefix, the query after
+// QueryPrefix, as retrieval-trained models (nomic, e5, bge) are trained —
+// and Weight decides the fusion: a query whose words name one tool
+// (repo_list_issues) while its meaning is another's (repo_fork, "duplicate
+// them") gets the lexical answer first at the default weight, the
+// semantic one at weight 4.
+func TestEmbeddingsPrefixesAndWeight(t *testing.T) {
+	srv := startEmbedServer(t)
+	snap := embedCatalog(t)
+	first := func(weight float64) string {
+		e := NewEmbedder(EmbedOptions{URL: srv.url, Model: "test", QueryTimeout: 5 * time.Second,
+			QueryPrefix: "search_query: ", DocumentPrefix: "search_document: ", Weight: weight})
+		defer e.Close()
+		c := &Cache{Embedder: e}
+		e.Update(snap)
+		waitFor(t, "the tools' vectors", func() bool { return c.For(snap, All).vectorsOf(e) != nil })
+		hits := c.For(snap, All).Search("listing them, then duplicate duplicate copy", 3, nil).Hits
+		if len(hits) == 0 {
+			t.Fatalf("weight %g: no hits", weight)
+		}
+		for _, h := range hits {
+			t.Logf("weight %g: %s %.4f %s", weight, h.Entry.Tool.Name, h.Score, h.Reason)
+		}
+		return hits[0].Entry.Tool.Name
+	}
+	if got := first(0); got != "repo_list_issues" {
+		t.Fatalf("at the default weight %q ranks first, want the lexical answer repo_list_issues", got)
+	}
+	if got := first(10); got != "repo_fork" {
+		t.Fatalf("at weight 10 %q ranks first, want the semantic answer repo_fork", got)
+	}
+	var docs, queries int
+	for _, in := range srv.asked() {
+		switch {
+		case strings.HasPrefix(in, "search_document: "):
+			docs++
+		case in == "search_query: listing them, then duplicate duplicate copy":
+			queries++
+		default:
+			t.Errorf("asked %q: neither a prefixed tool text nor the prefixed query", in)
+		}
+	}
+	if docs != 2*len(snap.Entries()) || queries != 2 {
+		t.Fatalf("asked %d tool texts and %d queries, want %d and 2", docs, queries, 2*len(snap.Entries()))
+	}
+}

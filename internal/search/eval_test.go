@@ -245,7 +245,8 @@ func bm25Ranker(s evalSplit) ranker {
 
 // TestRankingOnUnseenCatalogs reports recall@1, recall@5 and MRR of the
 // ranking and of the BM25 baseline, in the same run, on the tuning split,
-// the held-out, fresh and blind splits and the written 1,005-tool catalog.
+// the held-out, fresh, blind and sealed splits and the written 1,005-tool
+// catalog.
 // With SEARCH_EVAL_MISSES=1 it lists the tuning split's misses (never the
 // other splits': those tasks are not read while tuning; see showMisses).
 func TestRankingOnUnseenCatalogs(t *testing.T) {
@@ -290,4 +291,4 @@ func showMisses(s evalSplit) bool {
 
 // evalFloors are recall@5 floors a little under what the ranking reaches:
 // a change that loses tasks must say so.
-var evalFloors = map[string]float64{"tune": 0.86, "heldout": 0.73, "fresh": 0.68, "blind": 0.49, "written-1005": 0.95}
+var evalFloors = map[string]float64{"tune": 0.86, "heldout": 0.73, "fresh": 0.68, "blind": 0.49, "sealed": 0.41, "written-1005": 0.95}

@@ -62,7 +62,7 @@ func (e *Embedder) queryVector(viewKey, query string) ([]float32, string) {
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, e.opts.QueryTimeout)
 	defer cancel()
-	vecs, err := e.embed(ctx, []string{query})
+	vecs, err := e.embed(ctx, []string{e.opts.QueryPrefix + query})
 	if err != nil {
 		outcome := EmbedError
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -160,6 +160,9 @@ func dot(a, b []float32) float32 {
 // accepts. A tool the semantic side alone found says so in its reason.
 func (ix *Index) fuse(lexical []Hit, semantic []int32, k int, keep func(int32) bool) []Hit {
 	f := ix.rk.fusion
+	if w := ix.embedder.opts.Weight; w > 0 {
+		f.semantic = w
+	}
 	score := map[int32]float64{}
 	byDoc := map[int32]Hit{}
 	for r, h := range lexical {

@@ -70,7 +70,7 @@ var defaultRanking = ranking{
 	derived:  0.4,
 	software: 0.5,
 	light:    0.5,
-	fusion:   fusion{k: 10, lexical: 1, semantic: 0.25, lexicalDepth: 50, semanticDepth: 50},
+	fusion:   fusion{k: 10, lexical: 1, semantic: DefaultEmbedWeight, lexicalDepth: 50, semanticDepth: 50},
 }
 
 // serverDocs analyses each layer's server field once per build.

@@ -30,6 +30,7 @@ func (s *Server) startEmbeddings(cfg *config.Config, log *slog.Logger) *search.E
 	}
 	s.prom.MustRegister(outcomes)
 	emb := search.NewEmbedder(search.EmbedOptions{URL: e.URL, Model: e.Model, APIKey: e.APIKey, QueryTimeout: e.QueryTimeout,
+		QueryPrefix: e.QueryPrefix, DocumentPrefix: e.DocumentPrefix, Weight: e.Weight,
 		Count: func(o string) { outcomes.WithLabelValues(o).Inc() }, Logger: log.With("component", "search-embeddings"),
 		Servers: func() map[string]search.ServerInfo {
 			out := map[string]search.ServerInfo{}
