@@ -210,12 +210,13 @@ func TestEmbeddingsFusionSweep(t *testing.T) {
 // first.
 func evalSplits(t *testing.T) []evalSplit {
 	return []evalSplit{loadSplit(t, "tune.json", false), loadSplit(t, "heldout.json", true), loadSplit(t, "fresh.json", true),
-		loadSplit(t, "blind.json", true), loadSplit(t, "sealed.json", true), writtenSplit(t)}
+		loadSplit(t, "blind.json", true), loadSplit(t, "sealed.json", true),
+		loadSplit(t, "final.json", true), writtenSplit(t)}
 }
 
 // fusedFloors are recall@1 and recall@5 floors of the fused ranking, a
 // little under what it reaches with the Universal Sentence Encoder
 // (BENCHMARKS.md, "Tool search with embeddings").
 var fusedFloors = map[string][2]float64{
-	"tune": {0.64, 0.88}, "heldout": {0.47, 0.73}, "fresh": {0.40, 0.67}, "blind": {0.19, 0.50}, "sealed": {0.21, 0.46}, "written-1005": {0.86, 0.92},
+	"tune": {0.64, 0.88}, "heldout": {0.47, 0.73}, "fresh": {0.40, 0.67}, "blind": {0.19, 0.50}, "sealed": {0.21, 0.46}, "final": {0.24, 0.42}, "written-1005": {0.86, 0.92},
 }
