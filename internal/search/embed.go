@@ -120,7 +120,6 @@ func NewEmbedder(opts EmbedOptions) *Embedder {
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = DefaultEmbedQueryTimeout
 	}
-
 	if opts.Client == nil {
 		opts.Client = &http.Client{}
 	}
