@@ -28,7 +28,10 @@ type Index struct {
 	// postings maps a term to every visible tool containing it, with the
 	// term's whole BM25F contribution (idf included) precomputed.
 	postings map[string][]posting
-	scratch  sync.Pool // *accumulator sized to entries
+	// plain is the plain view's postings (plain.go), nil when the ranking
+	// leaves it out.
+	plain   map[string][]posting
+	scratch sync.Pool // *accumulator sized to entries
 	semanticField
 }
 
@@ -89,6 +92,9 @@ func build(snap *registry.Snapshot, v View, rk *ranking, info map[string]ServerI
 		ix.addServer(sd.of(e.Layer))
 	}
 	ix.index()
+	if rk.plain.weight > 0 {
+		ix.indexPlain()
+	}
 	n := len(ix.entries)
 	ix.scratch.New = func() any { return &accumulator{score: make([]float32, n), group: make([]float32, n)} }
 	return ix
@@ -268,14 +274,29 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 		}
 		acc.grouped = acc.grouped[:0]
 	}
-	if ix.embedder == nil {
-		res.Hits = ix.top(acc, k, keep, ix.mentioned(terms))
+	want := k // the lexical hits the next step takes
+	if ix.embedder != nil {
+		want = max(k, ix.rk.fusion.lexicalDepth)
+	}
+	var lexical []Hit
+	if ix.rk.plain.weight > 0 {
+		depth := ix.rk.plain.depth
+		plain, walked := ix.plainTop(query, depth, keep, acc)
+		res.Postings += walked
+		lexical = ix.withPlain(ix.top(acc, depth, keep, ix.mentioned(terms)), plain, want)
 	} else {
-		res.Hits = ix.withSemantic(query, ix.top(acc, max(k, ix.rk.fusion.lexicalDepth), keep, ix.mentioned(terms)), k, keep)
+		lexical = ix.top(acc, want, keep, ix.mentioned(terms))
+	}
+	if ix.embedder == nil {
+		res.Hits = lexical
+	} else {
+		res.Hits = ix.withSemantic(query, lexical, k, keep)
 	}
 	var sc reasonScratch
 	for i := range res.Hits {
 		if r := ix.reason(res.Hits[i].doc, terms, words, reached, &sc); r != "" {
+			res.Hits[i].Reason = r
+		} else if r := ix.plainReason(res.Hits[i].doc, query); r != "" {
 			res.Hits[i].Reason = r
 		}
 	}
