@@ -1,7 +1,6 @@
 package search
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 	"strings"
@@ -33,8 +32,21 @@ type plainCounts struct {
 // appendPlainWords appends the plain words of s: lowercased runs of
 // letters and digits.
 func appendPlainWords(dst []string, s string) []string {
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		dst = append(dst, strings.ToLower(w))
+	start := -1
+	for i, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			dst = append(dst, strings.ToLower(s[start:i]))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, strings.ToLower(s[start:]))
 	}
 	return dst
 }
@@ -106,44 +118,47 @@ func (ix *Index) plainTop(query string, depth int, keep func(*registry.Entry) bo
 			acc.group[p.doc] += p.score
 		}
 	}
-	top := make(hitHeap, 0, depth)
+	best := newBestHits(depth)
 	for _, d := range acc.grouped {
 		h := Hit{Score: float64(acc.group[d]), doc: d}
 		acc.group[d] = 0
-		if len(top) == depth && !better(h, top[0]) || keep != nil && !keep(ix.entries[d]) {
-			continue
-		}
-		if len(top) < depth {
-			heap.Push(&top, h)
-		} else {
-			top[0] = h
-			heap.Fix(&top, 0)
+		if best.wants(h) && (keep == nil || keep(ix.entries[d])) {
+			best.add(h)
 		}
 	}
 	acc.grouped = acc.grouped[:0]
-	out := make([]int32, len(top))
-	for i := len(top) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&top).(Hit).doc
+	hits := best.sorted()
+	out := make([]int32, len(hits))
+	for i, h := range hits {
+		out[i] = h.doc
 	}
 	return out, walked
 }
 
 // withPlain fuses the fielded hits with the plain view's ranking: each
 // tool scores 1/(k + its fielded rank) + weight/(k + its plain rank), over
-// the top depth of each, and the best n are kept.
-func (ix *Index) withPlain(fielded []Hit, plain []int32, n int) []Hit {
+// the top depth of each, and the best n are kept. acc's group scratch
+// holds the sums (no map on the search path).
+func (ix *Index) withPlain(fielded []Hit, plain []int32, n int, acc *accumulator) []Hit {
 	f := ix.rk.plain
-	score := make(map[int32]float64, len(fielded)+len(plain))
+	add := func(d int32, s float64) {
+		if acc.group[d] == 0 {
+			acc.grouped = append(acc.grouped, d)
+		}
+		acc.group[d] += float32(s)
+	}
 	for r, h := range fielded {
-		score[h.doc] += 1 / (f.k + float64(r+1))
+		add(h.doc, 1/(f.k+float64(r+1)))
 	}
 	for r, d := range plain {
-		score[d] += f.weight / (f.k + float64(r+1))
+		add(d, f.weight/(f.k+float64(r+1)))
 	}
-	out := make([]Hit, 0, len(score))
-	for d, s := range score {
-		out = append(out, Hit{Entry: ix.entries[d], Score: s, doc: d})
+	out := make([]Hit, 0, len(acc.grouped))
+	for _, d := range acc.grouped {
+		out = append(out, Hit{Entry: ix.entries[d], Score: float64(acc.group[d]), doc: d})
+		acc.group[d] = 0
 	}
+	acc.grouped = acc.grouped[:0]
 	slices.SortFunc(out, func(a, b Hit) int {
 		if better(a, b) {
 			return -1
