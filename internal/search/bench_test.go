@@ -34,7 +34,16 @@ func benchQueries(b testing.TB) []string {
 // filter that keeps everything, as for an unrestricted caller) over the
 // catalog grown to n tools, cycling through the 50 recall queries. Besides
 // the mean it reports the median (p50-ns): the budget is 1 ms at 10,000.
-func BenchmarkSearch(b *testing.B) { benchSearch(b, nil) }
+func BenchmarkSearch(b *testing.B) { benchSearch(b, &defaultRanking, nil) }
+
+// BenchmarkSearchFielded is BenchmarkSearch without the plain view: the
+// fielded ranking alone, the baseline the plain view's cost is read
+// against in the same run.
+func BenchmarkSearchFielded(b *testing.B) {
+	rk := defaultRanking
+	rk.plain.weight = 0
+	benchSearch(b, &rk, nil)
+}
 
 // BenchmarkSearchFused is BenchmarkSearch with the semantic side on, once
 // its work off the search path is done: every tool has its vector (512
@@ -42,7 +51,7 @@ func BenchmarkSearch(b *testing.B) { benchSearch(b, nil) }
 // is cached. What remains is the fusion's own cost on the search path: a
 // dot product per visible tool, the best of them, and the fusion.
 func BenchmarkSearchFused(b *testing.B) {
-	benchSearch(b, func(ix *Index, queries []string) {
+	benchSearch(b, &defaultRanking, func(ix *Index, queries []string) {
 		e := NewEmbedder(EmbedOptions{URL: "http://127.0.0.1:1/v1/embeddings"}) // never asked: nothing is missing
 		b.Cleanup(e.Close)
 		rnd := rand.New(rand.NewPCG(1, 2))
@@ -64,7 +73,7 @@ func BenchmarkSearchFused(b *testing.B) {
 	})
 }
 
-func benchSearch(b *testing.B, semantic func(ix *Index, queries []string)) {
+func benchSearch(b *testing.B, rk *ranking, semantic func(ix *Index, queries []string)) {
 	queries := benchQueries(b)
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
@@ -72,7 +81,7 @@ func benchSearch(b *testing.B, semantic func(ix *Index, queries []string)) {
 			if err := r.Replace(layer, searchtest.Tools(n)); err != nil {
 				b.Fatal(err)
 			}
-			ix := Build(r.Snapshot(), All, nil)
+			ix := build(r.Snapshot(), All, rk, nil, nil)
 			if semantic != nil {
 				semantic(ix, queries)
 			}

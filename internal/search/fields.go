@@ -28,6 +28,7 @@ type doc struct {
 	terms []string
 	tf    [][numFields]float32 // parallel to terms
 	len   [numFields]int32     // terms per field
+	plain plainCounts          // the plain view (plain.go)
 }
 
 func (a *analyzer) analyse(name, description string, schema json.RawMessage) *doc {
@@ -58,7 +59,9 @@ func (a *analyzer) analyse(name, description string, schema json.RawMessage) *do
 	for _, t := range texts {
 		add(fieldParamText, t)
 	}
-	return newDoc(counts, lens)
+	d := newDoc(counts, lens)
+	d.plain = plainOf(name, description)
+	return d
 }
 
 func newDoc(counts map[string]*[numFields]float32, lens [numFields]int32) *doc {

@@ -166,7 +166,14 @@ func (ix *Index) fuse(lexical []Hit, semantic []int32, k int, keep func(int32) b
 	score := map[int32]float64{}
 	byDoc := map[int32]Hit{}
 	for r, h := range lexical {
-		score[h.doc] += f.lexical / (f.k + float64(r+1))
+		if ix.rk.plain.weight > 0 {
+			// Already a reciprocal rank fusion (of the fielded ranking and
+			// the plain view, same k): the semantic ranking joins it as a
+			// third, rather than fusing a fusion's ranks.
+			score[h.doc] += h.Score
+		} else {
+			score[h.doc] += f.lexical / (f.k + float64(r+1))
+		}
 		byDoc[h.doc] = h
 	}
 	for r, d := range semantic {

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 	"sync"
@@ -28,7 +27,10 @@ type Index struct {
 	// postings maps a term to every visible tool containing it, with the
 	// term's whole BM25F contribution (idf included) precomputed.
 	postings map[string][]posting
-	scratch  sync.Pool // *accumulator sized to entries
+	// plain is the plain view's postings (plain.go), nil when the ranking
+	// leaves it out.
+	plain   map[string][]posting
+	scratch sync.Pool // *accumulator sized to entries
 	semanticField
 }
 
@@ -89,6 +91,9 @@ func build(snap *registry.Snapshot, v View, rk *ranking, info map[string]ServerI
 		ix.addServer(sd.of(e.Layer))
 	}
 	ix.index()
+	if rk.plain.weight > 0 {
+		ix.indexPlain()
+	}
 	n := len(ix.entries)
 	ix.scratch.New = func() any { return &accumulator{score: make([]float32, n), group: make([]float32, n)} }
 	return ix
@@ -268,14 +273,29 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 		}
 		acc.grouped = acc.grouped[:0]
 	}
-	if ix.embedder == nil {
-		res.Hits = ix.top(acc, k, keep, ix.mentioned(terms))
+	want := k // the lexical hits the next step takes
+	if ix.embedder != nil {
+		want = max(k, ix.rk.fusion.lexicalDepth)
+	}
+	var lexical []Hit
+	if ix.rk.plain.weight > 0 {
+		depth := ix.rk.plain.depth
+		plain, walked := ix.plainTop(query, depth, keep, acc)
+		res.Postings += walked
+		lexical = ix.withPlain(ix.top(acc, depth, keep, ix.mentioned(terms)), plain, want, acc)
 	} else {
-		res.Hits = ix.withSemantic(query, ix.top(acc, max(k, ix.rk.fusion.lexicalDepth), keep, ix.mentioned(terms)), k, keep)
+		lexical = ix.top(acc, want, keep, ix.mentioned(terms))
+	}
+	if ix.embedder == nil {
+		res.Hits = lexical
+	} else {
+		res.Hits = ix.withSemantic(query, lexical, k, keep)
 	}
 	var sc reasonScratch
 	for i := range res.Hits {
 		if r := ix.reason(res.Hits[i].doc, terms, words, reached, &sc); r != "" {
+			res.Hits[i].Reason = r
+		} else if r := ix.plainReason(res.Hits[i].doc, query); r != "" {
 			res.Hits[i].Reason = r
 		}
 	}
@@ -296,31 +316,18 @@ func (ix *Index) withSemantic(query string, lexical []Hit, k int, keep func(*reg
 // top selects the k best of the scored tools that keep accepts, those of a
 // server the query names counting more.
 func (ix *Index) top(acc *accumulator, k int, keep func(*registry.Entry) bool, mentioned []bool) []Hit {
-	top := make(hitHeap, 0, k)
+	best := newBestHits(k)
 	for _, d := range acc.touched {
 		e := ix.entries[d]
 		h := Hit{Entry: e, Score: float64(acc.score[d]), doc: d}
 		if mentioned != nil && mentioned[ix.serverOf[d]] {
 			h.Score *= ix.rk.mention
 		}
-		if len(top) == k && !better(h, top[0]) {
-			continue
-		}
-		if keep != nil && !keep(e) {
-			continue
-		}
-		if len(top) < k {
-			heap.Push(&top, h)
-		} else {
-			top[0] = h
-			heap.Fix(&top, 0)
+		if best.wants(h) && (keep == nil || keep(e)) {
+			best.add(h)
 		}
 	}
-	out := make([]Hit, len(top))
-	for i := len(top) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&top).(Hit)
-	}
-	return out
+	return best.sorted()
 }
 
 func seen(terms []string, t string) bool {
@@ -343,16 +350,61 @@ func better(a, b Hit) bool {
 	return a.doc < b.doc
 }
 
-// hitHeap is a min-heap by better: its root is the worst hit kept so far.
-type hitHeap []Hit
+// bestHits keeps the k best hits offered, by better: a min-heap whose root
+// is the worst kept so far. Written out rather than with container/heap,
+// whose any-typed Push and Pop box every Hit: an allocation each, a
+// hundred per search at a fusion's depth of 50.
+type bestHits struct {
+	h []Hit
+	k int
+}
 
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func newBestHits(k int) bestHits { return bestHits{h: make([]Hit, 0, k), k: k} }
+
+// wants reports whether h would be kept.
+func (b *bestHits) wants(h Hit) bool {
+	return b.k > 0 && (len(b.h) < b.k || better(h, b.h[0]))
+}
+
+// add keeps h, dropping the worst kept when k are: call it only when
+// wants(h).
+func (b *bestHits) add(h Hit) {
+	if len(b.h) < b.k {
+		b.h = append(b.h, h)
+		for i := len(b.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !better(b.h[p], b.h[i]) {
+				break
+			}
+			b.h[p], b.h[i] = b.h[i], b.h[p]
+			i = p
+		}
+		return
+	}
+	b.h[0] = h
+	for i, n := 0, len(b.h); ; {
+		worse := 2*i + 1
+		if worse >= n {
+			return
+		}
+		if r := worse + 1; r < n && better(b.h[worse], b.h[r]) {
+			worse = r
+		}
+		if !better(b.h[i], b.h[worse]) {
+			return
+		}
+		b.h[i], b.h[worse] = b.h[worse], b.h[i]
+		i = worse
+	}
+}
+
+// sorted is the kept hits, best first.
+func (b *bestHits) sorted() []Hit {
+	slices.SortFunc(b.h, func(x, y Hit) int {
+		if better(x, y) {
+			return -1
+		}
+		return 1
+	})
+	return b.h
 }

@@ -43,6 +43,17 @@ type ranking struct {
 	// candidates and lifts a few it missed; at equal weights it pulled good
 	// lexical answers down.
 	fusion fusion
+	// plain is how the plain view (plain.go) joins the fielded ranking;
+	// weight 0 leaves it out.
+	plain plainFusion
+}
+
+// plainFusion is the plain view's part in the lexical ranking: its weight
+// in the reciprocal rank fusion (the fielded ranking's being 1), RRF's k,
+// and how many of each ranking take part.
+type plainFusion struct {
+	weight, k float64
+	depth     int
 }
 
 // lightVerbs are the verbs English pairs with a noun that carries the
@@ -61,7 +72,7 @@ func (rk *ranking) termWeight(t string) float32 {
 
 var defaultRanking = ranking{
 	an:       &textAnalyzer,
-	weights:  [numFields]float64{fieldName: 3, fieldDescription: 1, fieldDetail: 0.2, fieldParamNames: 1.5, fieldParamText: 0.4, fieldServer: 0.5},
+	weights:  [numFields]float64{fieldName: 3, fieldDescription: 1, fieldDetail: 1, fieldParamNames: 1.5, fieldParamText: 0.4, fieldServer: 0.5},
 	b:        [numFields]float64{fieldName: 0.3, fieldDescription: 0.75, fieldDetail: 0.75, fieldParamNames: 0.5, fieldParamText: 0.75, fieldServer: 0.3},
 	servers:  true,
 	mention:  2,
@@ -71,6 +82,7 @@ var defaultRanking = ranking{
 	software: 0.5,
 	light:    0.5,
 	fusion:   fusion{k: 10, lexical: 1, semantic: DefaultEmbedWeight, lexicalDepth: 50, semanticDepth: 50},
+	plain:    plainFusion{weight: 0.5, k: 10, depth: 50},
 }
 
 // serverDocs analyses each layer's server field once per build.
