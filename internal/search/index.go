@@ -279,7 +279,9 @@ func (ix *Index) Search(query string, k int, keep func(*registry.Entry) bool) Re
 	}
 	var lexical []Hit
 	if ix.rk.plain.weight > 0 {
-		depth := ix.rk.plain.depth
+		// Each view takes part to its fusion depth, or deeper when the
+		// caller asks for more: a page of 100 is 100 hits.
+		depth := max(want, ix.rk.plain.depth)
 		plain, walked := ix.plainTop(query, depth, keep, acc)
 		res.Postings += walked
 		lexical = ix.withPlain(ix.top(acc, depth, keep, ix.mentioned(terms)), plain, want, acc)

@@ -151,6 +151,15 @@ func TestSearchEdges(t *testing.T) {
 			t.Fatalf("hits %v", names(hits))
 		}
 	})
+	t.Run("a page deeper than the fusion", func(t *testing.T) {
+		tools := make([]tool.Tool, 150)
+		for i := range tools {
+			tools[i] = mkTool(t, fmt.Sprintf("chat_%03d", i), fmt.Sprintf("Send message number %d.", i), "")
+		}
+		if hits := Build(snapshotOf(t, tools...), All, nil).Search("message", 100, nil).Hits; len(hits) != 100 {
+			t.Fatalf("a page of 100 over 150 matching tools has %d hits", len(hits))
+		}
+	})
 	t.Run("keep hides tools", func(t *testing.T) {
 		hits := ix.Search("github issue", 5, func(e *registry.Entry) bool { return e.Tool.Name != "github_create_issue" }).Hits
 		if slices.Contains(names(hits), "github_create_issue") || len(hits) == 0 {
