@@ -11,15 +11,15 @@ import (
 
 // The plain view: a second lexical ranking over each tool's name and
 // description as one text, cut at every character that is not a letter or
-// a digit and lowercased — no fields, no stemming, no stopwords, no
-// related words; only the query's stopwords are left out — scored by BM25
-// and fused with the fielded ranking by
-// reciprocal rank fusion. The two err differently: the fielded ranking
-// lets a name's incidental word or a stem's false friend win, the plain
-// one reads whole words as written (a tool name like "listDeploymentFiles"
-// stays one word, so a query's "files" does not reach it). Chosen on every
-// evaluation split at once (385 tasks) and measured once on a split built
-// afterwards (BENCHMARKS.md, "The plain view").
+// a digit and lowercased — no fields, no stemming, no related words; only
+// the query's stopwords are left out — scored by BM25 and fused with the
+// fielded ranking by reciprocal rank fusion. The two err differently: the
+// fielded ranking lets a name's incidental word (weighed 3) or a related
+// word carry a tool; the plain view counts only the user's own words,
+// wherever the tool's text has them, and misses what analysis would have
+// found (a camelCase name such as listDeploymentFiles stays one word).
+// Chosen on every evaluation split at once (385 tasks) and measured once on
+// a split built afterwards (BENCHMARKS.md, "The plain view").
 
 // plainCounts is a tool's plain view: its distinct words in byte order,
 // each with its count, and its length in words.
