@@ -389,23 +389,7 @@ func TestParsePattern(t *testing.T) {
 // the look for a ClientHello; TLS naming another server than the one the
 // tunnel was decided for is refused.
 func TestTunnelFirstBytes(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("SSH-2.0-test\r\n"))
-			io.Copy(io.Discard, c)
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := tcpHost(t, "SSH-2.0-test\r\n")
 	res := &resolver{m: map[string][]netip.Addr{"git.test": addrs(public)}}
 	p := start(t, []string{"git.test"}, nil, res, egress.DefaultLimits, nil)
 	tunnel := func() (net.Conn, *bufio.Reader) {
@@ -430,22 +414,7 @@ func TestTunnelFirstBytes(t *testing.T) {
 	// The TLS client goes to a host that waits for it: against the
 	// banner host its handshake would fail on the banner at once, and the
 	// proxy could be stopped before it read the ClientHello it refuses.
-	quiet, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer quiet.Close()
-	go func() {
-		for {
-			c, err := quiet.Accept()
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, c)
-			c.Close()
-		}
-	}()
-	port = quiet.Addr().(*net.TCPAddr).Port
+	port = tcpHost(t, "")
 	conn, _ = tunnel()
 	defer conn.Close()
 	tc := tls.Client(conn, &tls.Config{ServerName: "elsewhere.test", InsecureSkipVerify: true})
@@ -461,6 +430,30 @@ func TestTunnelFirstBytes(t *testing.T) {
 	if !sni {
 		t.Fatalf("%+v", p.records())
 	}
+}
+
+// tcpHost is a TCP server on 127.0.0.1 that writes greeting (if any) to
+// each connection, then reads it to its end; it returns its port and
+// closes when the test ends.
+func tcpHost(t *testing.T, greeting string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(greeting))
+			io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // The command's end closes its tunnels, even to a host that never
